@@ -1,0 +1,134 @@
+// Command switchboard is a gateway that puts every configured MCP server
+// behind one MCP endpoint (stdio or Streamable HTTP), with verbs to list,
+// call and check them from the terminal.
+//
+// Usage:
+//
+//	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless]
+//	                    [--auth-token-env NAME] [--insecure]
+//	switchboard tools   [--config F]... [--json]
+//	switchboard call    [--config F]... TOOL [JSON-ARGS]
+//	switchboard status  [--config F]... [--json]
+//	switchboard check   [--config F]...
+//	switchboard demo-server [--name NAME]
+//	switchboard version
+//
+// Without --config, the files are ./.mcp.json and
+// $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
+// starts two built-in demo servers.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, stop, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// env is what a verb runs with: its streams and the process's signal
+// handling.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// stopSignals restores the default signal handling, so that a second
+	// interrupt during a graceful shutdown ends the process at once.
+	stopSignals func()
+}
+
+// run runs the verb of args. It is main without the exit, for tests.
+func run(ctx context.Context, stopSignals func(), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stopSignals: stopSignals}
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	verb, rest := args[0], args[1:]
+	switch verb {
+	case "serve":
+		return e.serve(ctx, rest)
+	case "tools":
+		return e.tools(ctx, rest)
+	case "call":
+		return e.call(ctx, rest)
+	case "status":
+		return e.status(ctx, rest)
+	case "check":
+		return e.check(ctx, rest)
+	case "demo-server":
+		return e.demoServer(ctx, rest)
+	case "version":
+		return e.version(rest)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		return usageErrorf("unknown command %q", verb)
+	}
+}
+
+const usage = `switchboard puts every configured MCP server behind one MCP endpoint.
+
+Usage:
+  switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless]
+                      [--auth-token-env NAME] [--insecure]
+  switchboard tools   [--config F]... [--json]
+  switchboard call    [--config F]... TOOL [JSON-ARGS]
+  switchboard status  [--config F]... [--json]
+  switchboard check   [--config F]...
+  switchboard demo-server [--name NAME]
+  switchboard version
+
+Without --config, the files are ./.mcp.json and
+$XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
+starts two built-in demo servers. SWITCHBOARD_TIMEOUT_MS overrides every
+server's timeout.
+`
+
+// errUsage reports a usage error whose message was already printed.
+var errUsage = errors.New("usage")
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// exitError ends the process with a status and no further message: the verb
+// has said what there was to say.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// exitCode prints err, if it says anything, and returns the process's exit
+// status: 0 for success, 2 for usage errors, 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	var ee *exitError
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "switchboard: %v\nRun 'switchboard help' for usage.\n", ue)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "switchboard: %v\n", err)
+		return 1
+	}
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/gateway"
+)
+
+// shutdownTimeout bounds a graceful shutdown: in-flight calls get this long
+// to finish before their connections are closed.
+const shutdownTimeout = 10 * time.Second
+
+// serve runs the gateway until SIGINT or SIGTERM.
+func (e *env) serve(ctx context.Context, args []string) error {
+	var paths configPaths
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure]")
+	fs.Var(&paths, "config", "config `file` (repeatable)")
+	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
+	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
+	stateless := fs.Bool("stateless", false, "serve Streamable HTTP without sessions (for replicas behind a load balancer)")
+	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, with TOKEN read from the environment variable `NAME`")
+	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	listenSet := false
+	fs.Visit(func(f *flag.Flag) { listenSet = listenSet || f.Name == "listen" })
+	if *stdio && listenSet {
+		return usageErrorf("serve: --stdio and --listen exclude each other")
+	}
+
+	var token string
+	if *tokenEnv != "" {
+		token = os.Getenv(*tokenEnv)
+		if token == "" {
+			return fmt.Errorf("serve: --auth-token-env %s: the variable is unset or empty", *tokenEnv)
+		}
+	}
+	if !*stdio && token == "" && !*insecure && !isLoopback(*listen) {
+		return fmt.Errorf("serve: refusing to listen on %s, which is not a loopback address, without --auth-token-env NAME (or --insecure)", *listen)
+	}
+
+	cfg, err := e.loadConfig(paths)
+	if err != nil {
+		return err
+	}
+	logger := e.logger(slog.LevelInfo)
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger})
+	g := gateway.New(m, &gateway.Options{
+		Implementation: implementation(),
+		Logger:         logger,
+		Stateless:      *stateless,
+		AuthToken:      token,
+	})
+	if *stdio {
+		return e.serveStdio(ctx, m, g)
+	}
+	return e.serveHTTP(ctx, *listen, m, g, logger)
+}
+
+// serveStdio connects every server, then serves one client on stdin and
+// stdout until it disconnects or a signal arrives.
+func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway) error {
+	err := m.Connect(ctx)
+	if err == nil {
+		err = g.ServeStdio(ctx)
+	}
+	e.stopSignals()
+	g.Close()
+	if cerr := m.Close(); cerr != nil {
+		fmt.Fprintf(e.stderr, "switchboard: close: %v\n", cerr)
+	}
+	if ctx.Err() != nil {
+		return nil // a signal: a normal way to stop
+	}
+	return err
+}
+
+// serveHTTP listens at once, so that /healthz answers while the servers
+// connect in the background, and shuts down gracefully on a signal: the
+// listener stops, in-flight calls get shutdownTimeout to finish, and every
+// server is closed.
+func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		g.Close()
+		m.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+
+	connected := make(chan struct{})
+	go func() {
+		defer close(connected)
+		if err := m.Connect(ctx); err == nil {
+			for _, s := range m.Status() {
+				if s.Err != nil {
+					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)
+				}
+			}
+			logger.Info("servers settled", "tools", len(m.Tools()))
+		}
+	}()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+	}
+	e.stopSignals()
+	logger.Info("shutting down")
+
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- srv.Shutdown(shutdownCtx) }()
+	if err := g.Drain(shutdownCtx); err != nil {
+		logger.Warn("in-flight calls did not finish in time", "timeout", shutdownTimeout)
+	}
+	g.Close() // ends the clients' streams, so that Shutdown can finish
+	if err := <-shutdown; err != nil {
+		srv.Close()
+	}
+	<-connected
+	if err := m.Close(); err != nil {
+		logger.Warn("close", "error", err)
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", serveErr)
+	}
+	return nil
+}
+
+// isLoopback reports whether addr (HOST:PORT) names a loopback address. An
+// empty host or a name other than localhost binds more than loopback.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

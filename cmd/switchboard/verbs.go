@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// tools lists every exposed tool.
+func (e *env) tools(ctx context.Context, args []string) (err error) {
+	var paths configPaths
+	fs := e.flags("tools", "[--config F]... [--json]")
+	fs.Var(&paths, "config", "config `file` (repeatable)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
+	}
+	m, err := e.connect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer e.closeManager(m, &err)
+	reportFailures(e.stderr, m)
+	tools := m.Tools()
+	if *asJSON {
+		type jsonTool struct {
+			Name        string               `json:"name"`
+			Server      string               `json:"server"`
+			Tool        string               `json:"tool"`
+			Title       string               `json:"title,omitempty"`
+			Description string               `json:"description,omitempty"`
+			InputSchema any                  `json:"inputSchema,omitempty"`
+			Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+		}
+		out := make([]jsonTool, 0, len(tools))
+		for _, t := range tools {
+			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Tool.Title, t.Tool.Description, t.Tool.InputSchema, t.Tool.Annotations})
+		}
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Tool.Description))
+	}
+	return tw.Flush()
+}
+
+// summary is the first line of a description, cut to fit a terminal.
+func summary(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 80 {
+		s = string(r[:79]) + "…"
+	}
+	return s
+}
+
+// call calls one tool and prints its result.
+func (e *env) call(ctx context.Context, args []string) (err error) {
+	var paths configPaths
+	fs := e.flags("call", "[--config F]... TOOL [JSON-ARGS]")
+	fs.Var(&paths, "config", "config `file` (repeatable)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return usageErrorf("call: want TOOL [JSON-ARGS], got %d arguments", fs.NArg())
+	}
+	name := fs.Arg(0)
+	var toolArgs map[string]any
+	if fs.NArg() == 2 {
+		if err := json.Unmarshal([]byte(fs.Arg(1)), &toolArgs); err != nil || toolArgs == nil {
+			return usageErrorf("call: JSON-ARGS must be a JSON object, such as '{\"text\": \"hi\"}'")
+		}
+	}
+	m, err := e.connect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer e.closeManager(m, &err)
+	res, err := m.CallTool(ctx, name, toolArgs)
+	if err != nil {
+		reportFailures(e.stderr, m)
+		return err
+	}
+	if res.IsError {
+		printContent(e.stderr, res)
+		return &exitError{code: 1}
+	}
+	printContent(e.stdout, res)
+	return nil
+}
+
+// printContent prints a result: text as is, anything else as JSON, and the
+// structured content when there is nothing else.
+func printContent(w io.Writer, res *mcp.CallToolResult) {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			fmt.Fprintln(w, t.Text)
+			continue
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			fmt.Fprintf(w, "[unprintable %T content]\n", c)
+			continue
+		}
+		fmt.Fprintln(w, string(b))
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		b, err := json.MarshalIndent(res.StructuredContent, "", "  ")
+		if err == nil {
+			fmt.Fprintln(w, string(b))
+		}
+	}
+}
+
+// status prints every server's state.
+func (e *env) status(ctx context.Context, args []string) (err error) {
+	var paths configPaths
+	fs := e.flags("status", "[--config F]... [--json]")
+	fs.Var(&paths, "config", "config `file` (repeatable)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("status: unexpected argument %q", fs.Arg(0))
+	}
+	m, err := e.connect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer e.closeManager(m, &err)
+	statuses := m.Status()
+	if *asJSON {
+		type jsonStatus struct {
+			Name      string              `json:"name"`
+			State     switchboard.State   `json:"state"`
+			Transport string              `json:"transport"`
+			Source    string              `json:"source,omitempty"`
+			Required  bool                `json:"required"`
+			Tools     int                 `json:"tools"`
+			Error     string              `json:"error,omitempty"`
+			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
+		}
+		out := make([]jsonStatus, 0, len(statuses))
+		for _, s := range statuses {
+			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required, Tools: s.Tools, Server: s.ServerInfo}
+			if s.Err != nil {
+				js.Error = s.Err.Error()
+			}
+			out = append(out, js)
+		}
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tERROR")
+	for _, s := range statuses {
+		msg := ""
+		if s.Err != nil {
+			msg = s.Err.Error()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, s.Tools, msg)
+	}
+	return tw.Flush()
+}
+
+// check exits 0 only if every enabled server connects.
+func (e *env) check(ctx context.Context, args []string) (err error) {
+	var paths configPaths
+	fs := e.flags("check", "[--config F]...")
+	fs.Var(&paths, "config", "config `file` (repeatable)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("check: unexpected argument %q", fs.Arg(0))
+	}
+	m, err := e.connect(ctx, paths)
+	if err != nil {
+		return err
+	}
+	defer e.closeManager(m, &err)
+	bad := 0
+	for _, s := range m.Status() {
+		switch {
+		case s.State == switchboard.StateDisabled:
+			fmt.Fprintf(e.stdout, "skip  %s: disabled\n", s.Name)
+		case s.State == switchboard.StateConnected:
+			fmt.Fprintf(e.stdout, "ok    %s: %d tools\n", s.Name, s.Tools)
+		default:
+			bad++
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %v\n", s.Name, s.State, s.Err)
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(e.stderr, "switchboard: %d of the enabled servers are not ready\n", bad)
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// demoServer runs the built-in demo MCP server on stdin and stdout.
+func (e *env) demoServer(ctx context.Context, args []string) error {
+	fs := e.flags("demo-server", "[--name NAME]")
+	name := fs.String("name", "demo", "the server's `name`, as reported to clients")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("demo-server: unexpected argument %q", fs.Arg(0))
+	}
+	return mcptest.ServeDemo(ctx, *name, e.stdin, e.stdout)
+}
+
+// version prints the version of switchboard and of its protocol library.
+func (e *env) version(args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("version: unexpected argument %q", args[0])
+	}
+	sdk := "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/modelcontextprotocol/go-sdk" {
+				sdk = dep.Version
+			}
+		}
+	}
+	fmt.Fprintf(e.stdout, "switchboard %s (go-sdk %s, %s)\n", versionString(), sdk, runtime.Version())
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

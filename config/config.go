@@ -1,0 +1,280 @@
+// Package config loads, merges and validates config files (JSON or JSONC).
+// It resolves ${VAR} at connect time, never at load. It fingerprints the
+// unresolved config.
+//
+// A file holds an object of servers under "mcpServers" (or "servers", as VS
+// Code writes it), in the format shared with Claude Desktop, Cursor and VS
+// Code. A bad entry is reported as a [Rejected] server and skipped; the others
+// load. Values that [Server.Resolve] takes from the environment are collected
+// in [Secrets], so that callers can redact them from anything they show.
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Transport is the kind of connection to a server.
+type Transport string
+
+// The transports a server entry can name in its "type" field.
+const (
+	Stdio Transport = "stdio"
+	HTTP  Transport = "http" // MCP Streamable HTTP; "streamable-http" is an alias.
+	SSE   Transport = "sse"  // The legacy HTTP+SSE transport.
+)
+
+// DefaultTimeout is the connect timeout and default per-request timeout of a
+// server whose entry has no "timeout".
+const DefaultTimeout = 30 * time.Second
+
+// EmbeddedSource is the Source of servers that come from the embedded default
+// config (see [Default]).
+const EmbeddedSource = "<embedded>"
+
+// maxTimeoutMillis is the largest timeout that fits in a time.Duration.
+const maxTimeoutMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// ToolFilter selects which of a server's tools are exposed. Both lists hold
+// globs in [path.Match] syntax. Allow is applied first, then Deny.
+type ToolFilter struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Allows reports whether the filter exposes the tool called name: it must
+// match an Allow glob (or Allow must be empty) and no Deny glob.
+// Malformed globs match nothing; [Server.Validate] reports them.
+func (f ToolFilter) Allows(name string) bool {
+	matches := func(globs []string) bool {
+		for _, g := range globs {
+			if ok, _ := path.Match(g, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	if len(f.Allow) > 0 && !matches(f.Allow) {
+		return false
+	}
+	return !matches(f.Deny)
+}
+
+// Server is one server entry. Pointer fields distinguish "absent" from the
+// zero value.
+//
+// After [Load] or [Parse], Type is never empty and aliases are normalized, and
+// the ${...} templates in Args, Env, URL and Headers are still unresolved: call
+// [Server.Resolve] when connecting.
+type Server struct {
+	Name   string `json:"-"` // The key in the file.
+	Source string `json:"-"` // The file it came from, EmbeddedSource, or "" when built in code.
+
+	Type       Transport         `json:"type,omitempty"`
+	Command    string            `json:"command,omitempty"`
+	Args       []string          `json:"args,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
+	Cwd        string            `json:"cwd,omitempty"`
+	InheritEnv bool              `json:"inheritEnv,omitempty"`
+	URL        string            `json:"url,omitempty"`
+	Headers    map[string]string `json:"headers,omitempty"`
+
+	Enabled           *bool      `json:"enabled,omitempty"`
+	Timeout           *int64     `json:"timeout,omitempty"` // In milliseconds; 0 disables it.
+	Tools             ToolFilter `json:"tools,omitzero"`
+	Prefix            *string    `json:"prefix,omitempty"`
+	Required          bool       `json:"required,omitempty"`
+	ProtocolVersion   string     `json:"protocolVersion,omitempty"`
+	SerializeRequests bool       `json:"serializeRequests,omitempty"`
+}
+
+// IsEnabled reports whether the server should be connected: Enabled is unset
+// or true.
+func (s *Server) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// TimeoutDuration returns the connect timeout, which is also the default
+// per-request timeout. It is [DefaultTimeout] when Timeout is unset, and 0,
+// meaning no timeout, when Timeout is 0. An invalid negative Timeout gives the
+// default.
+func (s *Server) TimeoutDuration() time.Duration {
+	switch {
+	case s.Timeout == nil || *s.Timeout < 0:
+		return DefaultTimeout
+	case *s.Timeout > maxTimeoutMillis:
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Duration(*s.Timeout) * time.Millisecond
+}
+
+// PublicPrefix returns the prefix of the server's public tool names: its Name
+// unless Prefix is set. An empty Prefix means no prefix.
+func (s *Server) PublicPrefix() string {
+	if s.Prefix == nil {
+		return s.Name
+	}
+	return *s.Prefix
+}
+
+// TransportType returns Type, with the alias "streamable-http" normalized to
+// [HTTP]. When Type is empty, as it may be for a Server built in code, it is
+// inferred: [Stdio] if Command is set, else [HTTP] if URL is set, else "".
+func (s *Server) TransportType() Transport {
+	switch {
+	case s.Type == "streamable-http":
+		return HTTP
+	case s.Type != "":
+		return s.Type
+	case s.Command != "":
+		return Stdio
+	case s.URL != "":
+		return HTTP
+	}
+	return ""
+}
+
+// DisplayURL returns the server's URL without userinfo, query or fragment,
+// for logs and status. See [RedactURL].
+func (s *Server) DisplayURL() string { return RedactURL(s.URL) }
+
+// Clone returns a deep copy of s.
+func (s *Server) Clone() Server {
+	c := *s
+	c.Args = slices.Clone(s.Args)
+	c.Env = maps.Clone(s.Env)
+	c.Headers = maps.Clone(s.Headers)
+	c.Tools.Allow = slices.Clone(s.Tools.Allow)
+	c.Tools.Deny = slices.Clone(s.Tools.Deny)
+	c.Enabled = clonePtr(s.Enabled)
+	c.Timeout = clonePtr(s.Timeout)
+	c.Prefix = clonePtr(s.Prefix)
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// Fingerprint returns the hex SHA-256 of a canonical JSON encoding of the
+// unresolved entry, without Name and Source. It does not depend on the key
+// order or layout of the file, nor on the environment, and any change to a
+// field changes it. It keys caches of what a server offers.
+func (s *Server) Fingerprint() string {
+	c := s.Clone()
+	c.Type = s.TransportType()
+	// Empty and absent collections mean the same; encode them the same.
+	if len(c.Args) == 0 {
+		c.Args = nil
+	}
+	if len(c.Env) == 0 {
+		c.Env = nil
+	}
+	if len(c.Headers) == 0 {
+		c.Headers = nil
+	}
+	if len(c.Tools.Allow) == 0 {
+		c.Tools.Allow = nil
+	}
+	if len(c.Tools.Deny) == 0 {
+		c.Tools.Deny = nil
+	}
+	// Struct fields encode in declaration order and map keys sorted, so the
+	// encoding is canonical. It cannot fail: every field is a plain value.
+	b, err := json.Marshal(&c)
+	if err != nil {
+		panic("config: fingerprint: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// RedactURL returns raw without userinfo, query or fragment:
+// "https://user:pw@h/p?token=x#f" gives "https://h/p". A URL that does not
+// parse, or has no scheme or host, gives "<invalid-url>", since it cannot be
+// shown safely.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "<invalid-url>"
+	}
+	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	return clean.String()
+}
+
+// Error is one problem in a config file.
+type Error struct {
+	File         string
+	Line, Column int    // 1-based; set for syntax errors only.
+	Server       string // "" for file-level problems.
+	Field        string // A dotted path, such as "headers.Authorization", "args[2]" or "tools.allow[0]".
+	Problem      string
+
+	entry bool  // about an entry, even one whose name is ""
+	err   error // the cause, if any
+}
+
+// Error formats e as "FILE:LINE:COLUMN: PROBLEM" for syntax errors,
+// `FILE: server "NAME": FIELD: PROBLEM` for entries, and "FILE: PROBLEM" for
+// other problems with the file. Parts that are not set are left out.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+		}
+		b.WriteString(": ")
+	}
+	if e.Server != "" || e.entry {
+		fmt.Fprintf(&b, "server %q: ", e.Server)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Problem)
+	return b.String()
+}
+
+// Unwrap returns the cause of e, such as the error from reading the file, or
+// nil.
+func (e *Error) Unwrap() error { return e.err }
+
+// Rejected is an entry that did not validate. It is skipped, but kept so that
+// callers can show it as failed.
+type Rejected struct {
+	Name     string
+	Source   string
+	Required bool  // Best effort: true if the entry had "required": true.
+	Err      error // All its problems, joined *Error values.
+}
+
+// Config is the result of loading one or more config files.
+type Config struct {
+	Servers  []Server   // Valid entries in configured order, disabled ones included.
+	Rejected []Rejected // Invalid entries in configured order.
+	Warnings []error    // Unknown fields, ignored values and the like.
+	Files    []string   // The files read, lowest precedence first; EmbeddedSource for the default.
+}
+
+// Lookup returns a copy of the valid server called name.
+func (c *Config) Lookup(name string) (Server, bool) {
+	for i := range c.Servers {
+		if c.Servers[i].Name == name {
+			return c.Servers[i].Clone(), true
+		}
+	}
+	return Server{}, false
+}

@@ -1,0 +1,161 @@
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// LoadOptions configures [Load]. The zero value discovers the usual files.
+type LoadOptions struct {
+	// Paths are explicit files (--config, repeatable), lowest precedence
+	// first. Empty means discovery.
+	Paths []string
+	// Dir is the directory of the project file ./.mcp.json; "" means ".".
+	Dir string
+	// LookupEnv reads XDG_CONFIG_HOME, HOME and SWITCHBOARD_TIMEOUT_MS;
+	// nil means os.LookupEnv. It is never used for ${VAR}: see
+	// [Server.Resolve].
+	LookupEnv func(string) (string, bool)
+	// Executable is the path of the running switchboard binary, which the
+	// embedded default runs; "" means "switchboard".
+	Executable string
+}
+
+// TimeoutEnv names the environment variable that overrides the timeout of
+// every server, in milliseconds; 0 disables timeouts.
+const TimeoutEnv = "SWITCHBOARD_TIMEOUT_MS"
+
+// Load reads and merges config files. It never returns a nil Config.
+//
+// With opts.Paths, it reads each file in order. Without, it discovers the
+// user file $XDG_CONFIG_HOME/switchboard/mcp.json (XDG_CONFIG_HOME defaults to
+// $HOME/.config), then the project file .mcp.json in opts.Dir, skipping those
+// that do not exist; when neither exists, the config is [Default]. An entry in
+// a later file replaces an entry with the same name in an earlier one, whole,
+// and keeps its place in the order.
+//
+// Problems with a file as a whole are returned joined, each an [*Error],
+// next to the Config from the other files. Problems with an entry never make
+// Load fail: they are in [Config.Rejected].
+func Load(opts *LoadOptions) (*Config, error) {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+
+	cfg := &Config{}
+	var m merger
+	var errs []error
+	read := func(path string, mustExist bool) (found bool) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if !mustExist && errors.Is(err, fs.ErrNotExist) {
+				return false
+			}
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the path is already in the message
+			}
+			errs = append(errs, &Error{File: path, Problem: "read: " + err.Error(), err: err})
+			return true
+		}
+		cfg.Files = append(cfg.Files, path)
+		items, warnings, err := parse(path, data)
+		cfg.Warnings = append(cfg.Warnings, warnings...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, it := range items {
+			m.put(it)
+		}
+		return true
+	}
+
+	if len(o.Paths) > 0 {
+		for _, p := range o.Paths {
+			read(p, true)
+		}
+	} else {
+		found := false
+		if p := userFile(o.LookupEnv); p != "" {
+			found = read(p, false)
+		}
+		dir := o.Dir
+		if dir == "" {
+			dir = "."
+		}
+		found = read(filepath.Join(dir, ".mcp.json"), false) || found
+		if !found {
+			def := Default(o.Executable)
+			cfg.Files = def.Files
+			for i := range def.Servers {
+				m.put(item{name: def.Servers[i].Name, server: &def.Servers[i]})
+			}
+		}
+	}
+	m.fill(cfg)
+
+	if v, ok := o.LookupEnv(TimeoutEnv); ok && v != "" {
+		if ms, ok := parseMillis(v); ok {
+			for i := range cfg.Servers {
+				cfg.Servers[i].Timeout = clonePtr(&ms)
+			}
+		} else {
+			cfg.Warnings = append(cfg.Warnings, fmt.Errorf("%s: invalid value %q (want a non-negative whole number of milliseconds); ignored", TimeoutEnv, v))
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// userFile returns the path of the user config file, or "" without a home.
+func userFile(lookup func(string) (string, bool)) string {
+	// The XDG spec says to ignore a relative XDG_CONFIG_HOME.
+	if x, _ := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "switchboard", "mcp.json")
+	}
+	if h, _ := lookup("HOME"); h != "" {
+		return filepath.Join(h, ".config", "switchboard", "mcp.json")
+	}
+	return ""
+}
+
+// parseMillis parses digits only: no sign, space, fraction or exponent.
+func parseMillis(v string) (int64, bool) {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n <= maxTimeoutMillis
+}
+
+//go:embed default.jsonc
+var defaultJSONC []byte
+
+// Default returns the embedded default config: the servers "clock" and
+// "notes", each running the built-in demo server. Their Source is
+// [EmbeddedSource]. A non-empty executable replaces the command
+// "switchboard", so that the default works when the binary is not on PATH.
+func Default(executable string) *Config {
+	cfg, err := Parse(EmbeddedSource, defaultJSONC)
+	if err != nil || len(cfg.Rejected) > 0 || len(cfg.Warnings) > 0 {
+		panic(fmt.Sprintf("config: embedded default is broken: %v %v", err, cfg))
+	}
+	if executable != "" {
+		for i := range cfg.Servers {
+			if cfg.Servers[i].Command == "switchboard" {
+				cfg.Servers[i].Command = executable
+			}
+		}
+	}
+	return cfg
+}

@@ -1,0 +1,30 @@
+// Package switchboard keeps an agent connected to all of its MCP servers.
+//
+// A [Manager] reads the servers from a [config.Config], connects to them in
+// parallel, and exposes their tools under public names (see [Tool]), merged
+// and sorted. It routes each call to the server that owns the tool, by the
+// tool's original name, and tells subscribers when anything changes.
+//
+// # Lifecycle
+//
+//	New ──▶ Connect ──▶ Tools / CallTool / Status / Subscribe ──▶ Close
+//
+// [New] does no I/O. [Manager.Connect] starts every enabled server at once,
+// each in its own goroutine, and returns when they have all settled: a server
+// that fails is recorded, shown by [Manager.Status], and left out of the
+// tools; the others go on (non-strict mode). [Manager.Close] closes the
+// servers in reverse configured order, carries on past failures and returns
+// them joined, and ends every stdio server's process group.
+//
+// # Snapshots
+//
+// Everything the manager returns is a copy: mutating a returned tool, schema
+// or status never changes the manager.
+//
+// # Errors
+//
+// Errors name the server and the operation. Branch on them with errors.Is
+// and the sentinels of this package ([ErrUnknownTool], [ErrNotConnected],
+// [ErrInvalidArguments], [ErrTimeout], [ErrClosed]), or errors.As with
+// [*ServerError]. No error carries a value substituted from the environment.
+package switchboard

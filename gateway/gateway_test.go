@@ -1,0 +1,334 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// upstreams maps server names to in-memory test servers; a name mapped to
+// nil fails to connect.
+type upstreams map[string]*mcptest.Server
+
+func (u upstreams) dial(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+	s := u[srv.Name]
+	if s == nil {
+		return nil, errors.New("connection refused")
+	}
+	return s.ConnectInMemory(ctx)
+}
+
+func entry(name string, required bool) config.Server {
+	return config.Server{Name: name, Command: "in-memory", Required: required}
+}
+
+// setup returns a connected manager over ups and a gateway over it.
+func setup(t *testing.T, ups upstreams, servers []config.Server, opts *Options) (*switchboard.Manager, *Gateway) {
+	t.Helper()
+	for _, s := range ups {
+		if s != nil {
+			t.Cleanup(func() { s.Close() })
+		}
+	}
+	m := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: ups.dial})
+	t.Cleanup(func() { m.Close() })
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g := New(m, opts)
+	t.Cleanup(func() { g.Close() })
+	return m, g
+}
+
+// client connects an MCP client to g in memory.
+func client(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := g.Server().Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+func listNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	var names []string
+	for tool, err := range cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func textOf(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestGatewayServesMergedTools(t *testing.T) {
+	ups := upstreams{
+		"files": mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "read", Behavior: mcptest.Echo}}}),
+		"math":  mcptest.NewServer(mcptest.Script{}),
+	}
+	_, g := setup(t, ups, []config.Server{entry("files", false), entry("math", false)}, nil)
+	cs := client(t, g, nil)
+	want := []string{"files__read", "math__add", "math__big", "math__echo", "math__fail", "math__increment", "math__sleep"}
+	if diff := cmp.Diff(want, listNames(t, cs)); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "math__add", Arguments: map[string]any{"a": 20, "b": 22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || textOf(res) != "42" {
+		t.Errorf("math__add = %q (isError %v), want 42", textOf(res), res.IsError)
+	}
+	if got := ups["math"].Counts().ByTool["add"]; got != 1 {
+		t.Errorf("upstream add ran %d times, want 1", got)
+	}
+}
+
+func TestGatewayToolErrorsAreResults(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false)}, nil)
+	cs := client(t, g, nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__fail", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(textOf(res), "tool fail failed") {
+		t.Errorf("m__fail = %q (isError %v), want the upstream's error result", textOf(res), res.IsError)
+	}
+}
+
+func TestGatewayUnknownTool(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false)}, nil)
+	cs := client(t, g, nil)
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__nope"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(rpcErr.Message, "m__nope") {
+		t.Errorf("call of an unknown tool = %v, want invalid params naming it", err)
+	}
+}
+
+func TestGatewayRejectsNonObjectArguments(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false)}, nil)
+	cs := client(t, g, nil)
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__echo", Arguments: []int{1, 2}})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("array arguments = %v, want invalid params", err)
+	}
+	for _, want := range []string{`server "m"`, `"m__echo"`, "must be a JSON object"} {
+		if !strings.Contains(rpcErr.Message, want) {
+			t.Errorf("message %q lacks %q", rpcErr.Message, want)
+		}
+	}
+	if got := ups["m"].Counts().Calls; got != 0 {
+		t.Errorf("upstream saw %d calls, want none", got)
+	}
+}
+
+func TestGatewayAddsToolsThatArriveLater(t *testing.T) {
+	ups := upstreams{"late": mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "t"}}})}
+	t.Cleanup(func() { ups["late"].Close() })
+	m := switchboard.New(&config.Config{Servers: []config.Server{entry("late", false)}}, &switchboard.Options{Dial: ups.dial})
+	defer m.Close()
+	g := New(m, nil)
+	defer g.Close()
+	changed := make(chan struct{}, 1)
+	cs := client(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	if got := listNames(t, cs); len(got) != 0 {
+		t.Fatalf("tools before connecting: %v", got)
+	}
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-changed
+	if diff := cmp.Diff([]string{"late__t"}, listNames(t, cs)); diff != "" {
+		t.Errorf("tools after list_changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestExposable(t *testing.T) {
+	for _, tc := range []struct {
+		schema any
+		ok     bool
+	}{
+		{nil, true},
+		{map[string]any{"type": "object"}, true},
+		{map[string]any{"type": "string"}, false},
+		{"nonsense", false},
+	} {
+		_, err := exposable(&mcp.Tool{Name: "t", InputSchema: tc.schema})
+		if (err == nil) != tc.ok {
+			t.Errorf("exposable(%v) = %v, want ok=%v", tc.schema, err, tc.ok)
+		}
+	}
+}
+
+func get(t *testing.T, h http.Handler, path string, header http.Header) (int, string) {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	srv.Client().CloseIdleConnections()
+	return resp.StatusCode, string(body)
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	secret := "s3cr3t-value"
+	ups := upstreams{"up": mcptest.NewServer(mcptest.Script{}), "down": nil}
+	down := entry("down", true)
+	down.URL, down.Command, down.Type = "https://user:"+secret+"@example.invalid/mcp?token="+secret, "", config.HTTP
+	_, g := setup(t, ups, []config.Server{entry("up", true), down, {Name: "off", Command: "x", Enabled: new(bool)}}, nil)
+	h := g.Handler()
+
+	code, body := get(t, h, "/healthz", nil)
+	if code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	code, body = get(t, h, "/readyz", nil)
+	if code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d, want 503 with a required server down", code)
+	}
+	var got readiness
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("/readyz body %q: %v", body, err)
+	}
+	want := readiness{Status: "not_ready", Servers: map[string]string{"up": "connected", "down": "failed", "off": "disabled"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("/readyz (-want +got):\n%s", diff)
+	}
+	for _, leak := range []string{secret, "example.invalid", "refused"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("/readyz body %q contains %q", body, leak)
+		}
+	}
+}
+
+func TestReadyWhenRequiredConnected(t *testing.T) {
+	ups := upstreams{"up": mcptest.NewServer(mcptest.Script{}), "opt": nil}
+	_, g := setup(t, ups, []config.Server{entry("up", true), entry("opt", false)}, nil)
+	code, body := get(t, g.Handler(), "/readyz", nil)
+	if code != http.StatusOK || !strings.Contains(body, `"status":"ready"`) {
+		t.Errorf("/readyz = %d %s, want 200 ready", code, body)
+	}
+}
+
+func TestAuthToken(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false)}, &Options{AuthToken: "letmein"})
+	h := g.Handler()
+	for _, tc := range []struct {
+		path   string
+		header string
+		want   int
+	}{
+		{"/mcp", "", http.StatusUnauthorized},
+		{"/mcp", "Bearer wrong", http.StatusUnauthorized},
+		{"/mcp", "Basic letmein", http.StatusUnauthorized},
+		{"/healthz", "", http.StatusOK},
+		{"/readyz", "", http.StatusOK},
+	} {
+		hdr := http.Header{}
+		if tc.header != "" {
+			hdr.Set("Authorization", tc.header)
+		}
+		if code, _ := get(t, h, tc.path, hdr); code != tc.want {
+			t.Errorf("GET %s with %q = %d, want %d", tc.path, tc.header, code, tc.want)
+		}
+	}
+	// With the token, an MCP client gets through.
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	httpClient := &http.Client{Transport: bearer{"letmein", http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: httpClient}, nil)
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	if got := len(listNames(t, cs)); got == 0 {
+		t.Error("no tools over authorized HTTP")
+	}
+	cs.Close()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", fmt.Sprintf("Bearer %s", b.token))
+	return b.base.RoundTrip(r)
+}
+
+func TestDrainWaitsForCalls(t *testing.T) {
+	var c inflight
+	c.init()
+	if err := c.wait(t.Context()); err != nil {
+		t.Fatalf("wait with nothing in flight = %v", err)
+	}
+	c.add()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := c.wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait with a call in flight = %v, want the context's error", err)
+	}
+	c.done()
+	if err := c.wait(t.Context()); err != nil {
+		t.Errorf("wait after the call = %v", err)
+	}
+}

@@ -1,0 +1,43 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// healthz answers liveness: the process can serve. It never looks at
+// upstreams.
+func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readiness is the body of /readyz. It carries states only: never a URL, a
+// header or an error text.
+type readiness struct {
+	Status  string            `json:"status"`
+	Servers map[string]string `json:"servers"`
+}
+
+// readyz answers readiness from last-known state: 200 when every required
+// server is connected, else 503. It opens no session.
+func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
+	statuses := g.m.Status()
+	body := readiness{Status: "ready", Servers: make(map[string]string, len(statuses))}
+	for _, s := range statuses {
+		body.Servers[s.Name] = s.State.String()
+	}
+	code := http.StatusOK
+	if !switchboard.Ready(statuses) {
+		body.Status, code = "not_ready", http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, body)
+}
+
+func writeJSON(w http.ResponseWriter, code int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(body)
+}

@@ -1,0 +1,153 @@
+package catalog
+
+import (
+	"cmp"
+	"crypto/sha1"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+const (
+	// maxNameLen is the longest public name, the limit most model providers
+	// put on function names.
+	maxNameLen = 64
+	// hashLen is the number of hex digits of the hash suffix.
+	hashLen = 8
+	// maxStemLen leaves room for "_" and the hash suffix.
+	maxStemLen = maxNameLen - 1 - hashLen
+
+	prefixFallback = "server"
+	toolFallback   = "tool"
+	stemFallback   = "mcp"
+	separator      = "__"
+	trimSet        = "_-"
+)
+
+// Sanitize returns part with every character outside ASCII [A-Za-z0-9_-]
+// replaced by "_", then with leading and trailing "_" and "-" trimmed. The
+// result may be empty; [Build] substitutes "server" for an empty prefix and
+// "tool" for an empty tool name.
+func Sanitize(part string) string {
+	var b strings.Builder
+	b.Grow(len(part))
+	for _, r := range part {
+		if r < 0x80 && isNameByte(byte(r)) {
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return strings.Trim(b.String(), trimSet)
+}
+
+// isNameByte reports whether c may appear in a public name.
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// isPlainName reports whether s is already a valid public name: 1 to 64
+// characters of [A-Za-z0-9_-].
+func isPlainName(s string) bool {
+	if len(s) == 0 || len(s) > maxNameLen {
+		return false
+	}
+	for i := range len(s) {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// candidateName returns the public name of tool under prefix before any
+// length or collision handling. With prefix "", a tool name that is already a
+// valid public name is kept exactly, untrimmed.
+func candidateName(prefix, tool string) string {
+	if prefix == "" {
+		if isPlainName(tool) {
+			return tool
+		}
+		return cmp.Or(Sanitize(tool), toolFallback)
+	}
+	return cmp.Or(Sanitize(prefix), prefixFallback) + separator + cmp.Or(Sanitize(tool), toolFallback)
+}
+
+// hashSeed returns the seed of the hash suffix for tool on server. Round 0 is
+// the first try; later rounds resolve a suffixed name that is still taken.
+func hashSeed(server, tool string, round int) string {
+	seed := server + "\x00" + tool
+	if round > 0 {
+		seed += "\x00" + strconv.Itoa(round)
+	}
+	return seed
+}
+
+// hashedName returns candidate cut to fit, followed by "_" and the first 8
+// hex digits of the SHA-1 of seed.
+func hashedName(candidate, seed string) string {
+	stem := candidate
+	if len(stem) > maxStemLen {
+		stem = stem[:maxStemLen]
+	}
+	stem = cmp.Or(strings.TrimRight(stem, trimSet), stemFallback)
+	sum := sha1.Sum([]byte(seed))
+	return stem + "_" + hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// entry is one exposed tool while names are being allocated.
+type entry struct {
+	candidate string
+	Tool
+}
+
+// allocateNames sets the Name of every entry, and sorts entries by
+// (candidate, server, original tool name).
+//
+// A candidate that is too long, or that more than one entry shares, is
+// suffixed for all entries that share it. Bare names are reserved first, so a
+// suffixed name never displaces a bare one: a suffixed name that is taken is
+// hashed again with the round appended to its seed until it is free.
+func allocateNames(entries []entry) {
+	counts := make(map[string]int, len(entries))
+	for _, e := range entries {
+		counts[e.candidate]++
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(
+			strings.Compare(a.candidate, b.candidate),
+			strings.Compare(a.Server, b.Server),
+			strings.Compare(a.Original, b.Original),
+		)
+	})
+	needsHash := func(e *entry) bool {
+		return len(e.candidate) > maxNameLen || counts[e.candidate] > 1
+	}
+
+	used := make(map[string]bool, len(entries))
+	for i := range entries {
+		if e := &entries[i]; !needsHash(e) {
+			e.Name = e.candidate
+			used[e.Name] = true
+		}
+	}
+	for i := range entries {
+		e := &entries[i]
+		if !needsHash(e) {
+			continue
+		}
+		name := hashedName(e.candidate, hashSeed(e.Server, e.Original, 0))
+		for round := 1; used[name]; round++ {
+			name = hashedName(e.candidate, hashSeed(e.Server, e.Original, round))
+		}
+		e.Name = name
+		used[name] = true
+	}
+}
+
+// sortByName sorts tools by public name. Public names are unique, so the
+// order is total.
+func sortByName(tools []Tool) {
+	slices.SortFunc(tools, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
+}

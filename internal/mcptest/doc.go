@@ -1,0 +1,64 @@
+// Package mcptest is a scriptable MCP server for tests, which can inject
+// faults. Its command form also serves the `switchboard demo-server` verb
+// (see [NewDemo] and [ServeDemo]).
+//
+// A [Script] says how a server behaves. The server is a real go-sdk
+// mcp.Server: the faults are injected by its middleware, and JSON-RPC and
+// the transports are the SDK's own. One Script runs in three forms:
+//
+//	NewServer(script)           in process
+//	  .ConnectInMemory(ctx)     net.Pipe transports; works under testing/synctest
+//	  .Handler()                Streamable HTTP, stateful sessions (httptest.NewServer)
+//	  .SSEHandler()             2024-11-05 HTTP+SSE
+//	StartHTTP(server)           a real listener that can Stop and Start again
+//	StdioCommand(script)        a child process: the test binary re-executed;
+//	                            TestMain calls RunIfChild, which runs ServeStdio
+//
+// # Knobs
+//
+// Tools: Script.Tools (default [DefaultTools]) with a [Behavior] each: [Echo],
+// [Fail], [Sleep], [Big], [Add], [Increment], [Hang]. PageSize paginates
+// tools/list. [Server.SetTools] changes the list at run time (clients get a
+// debounced list_changed) and [Server.NotifyToolsChanged] sends list_changed
+// at once, for storms.
+//
+// Slowness and hangs: CallDelay delays every call; HangOnInitialize and
+// HangOnListTools never answer. Every wait selects on the request context and
+// on the session and server closing, so cancellation, [Server.Close] and a
+// closing session release it; waits use timers, so synctest can drive them.
+//
+// Exits: ExitAfterInitialize, ExitAfterListTools and ExitOnCall. What "exit"
+// means depends on the form:
+//
+//	form          after a written answer        ExitOnCall (nothing answered)
+//	command       os.Exit(0)                    os.Exit(0)
+//	in memory     the session is closed         the connection is dropped
+//	HTTP          the session is closed         Restart: every session is lost,
+//	                                            requests in flight are aborted
+//
+// Protocol eras: the go-sdk client tries server/discover (revision 2026-07-28,
+// stateless) before initialize. LegacyOnly answers server/discover with
+// "method not found", as older servers do, so that clients fall back to
+// initialize. The Streamable HTTP handler serves stateful sessions, which
+// always end up in the legacy era.
+//
+// Stale sessions: [Server.Restart] (or [HTTPServer.Stop] and Start) forgets
+// every HTTP session; [Server.SetUnknownSession] then chooses between the
+// go-sdk's 404 and the 400 that popular TypeScript servers answer.
+//
+// Stdio misbehaviour: GarbageOnStart and GarbageOnCall write lines that are
+// not JSON to stdout.
+//
+// # Counting
+//
+// [Server.Counts] reports handshakes, tools/list requests and calls, in total
+// and per tool. A command-form server records the same events, plus its
+// process starts, under Script.StateDir, one line per event appended with
+// O_APPEND so that several processes can share it; [ReadCounts] totals them.
+//
+// # Goroutines
+//
+// Every goroutine a [Server] starts is owned by it: [Server.Close] closes
+// every session, releases every wait and returns only when all of them have
+// ended. [HTTPServer.Stop] and [HTTPServer.Close] wait for their handlers.
+package mcptest

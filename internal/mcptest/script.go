@@ -1,0 +1,294 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Behavior says what a tool does when it is called.
+type Behavior string
+
+// The behaviors a [ToolSpec] can have.
+const (
+	// Echo returns one text content: the JSON of the arguments, as
+	// encoding/json marshals them as a map[string]any (keys sorted). It is
+	// the default.
+	Echo Behavior = "echo"
+	// Fail returns a result with IsError set and the text "tool NAME failed".
+	Fail Behavior = "fail"
+	// Sleep waits for arguments["ms"] milliseconds (a number; absent means
+	// 0) and returns "slept N ms". If the request is cancelled first, the
+	// call ends with the context's error (a protocol error, not a result).
+	// The wait is a timer in a select, so it runs on fake time under
+	// testing/synctest.
+	Sleep Behavior = "sleep"
+	// Big returns a text of [Script.ResponseBytes] bytes of 'x' (default
+	// 1 MiB).
+	Big Behavior = "big"
+	// Add returns the sum of the number arguments "a" and "b" as text. Missing
+	// or non-number arguments give an IsError result.
+	Add Behavior = "add"
+	// Increment adds one to a counter kept by the server for its lifetime
+	// (for the command form, the process) and returns the new count as text.
+	// It is not idempotent, which makes it the tool to prove that a call
+	// never runs twice.
+	Increment Behavior = "increment"
+	// Hang never answers: it waits until the request is cancelled or the
+	// session or server closes.
+	Hang Behavior = "hang"
+)
+
+// DefaultResponseBytes is the size of a [Big] response when
+// [Script.ResponseBytes] is zero.
+const DefaultResponseBytes = 1 << 20
+
+// ToolSpec describes one tool of a scriptable server.
+type ToolSpec struct {
+	Name        string               `json:"name"`
+	Description string               `json:"description,omitempty"`
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	// InputSchema is the tool's input schema. Nil means {"type":"object"}.
+	//
+	// A schema whose type is not "object" is served as given in tools/list
+	// (the go-sdk itself refuses to register it), so that tests can publish
+	// the broken schemas real servers sometimes do.
+	InputSchema map[string]any `json:"inputSchema,omitempty"`
+	// Behavior is what a call does; "" means [Echo].
+	Behavior Behavior `json:"behavior,omitempty"`
+}
+
+// Script is a server's behaviour. It is JSON-serializable so that the command
+// form (see [StdioCommand]) can receive it in its environment.
+//
+// The zero Script serves [DefaultTools] and injects no fault.
+type Script struct {
+	// Name is the implementation name reported to clients; "" means "mcptest".
+	Name         string `json:"name,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+	// Tools is the initial tool list. Nil means [DefaultTools]. (An empty,
+	// non-nil list serves no tools in process; the command form cannot tell
+	// it from nil, because the field is omitted when empty.)
+	Tools []ToolSpec `json:"tools,omitempty"`
+	// PageSize is the tools/list page size (go-sdk ServerOptions.PageSize);
+	// 0 means the SDK default.
+	PageSize int `json:"pageSize,omitempty"`
+	// CallDelay is how long every tools/call waits before it runs (a timer in
+	// a select with the request context, so it honours cancellation and
+	// synctest).
+	CallDelay time.Duration `json:"callDelay,omitempty"`
+	// HangOnInitialize never answers initialize (nor server/discover) until
+	// the request is cancelled or the session or server closes.
+	HangOnInitialize bool `json:"hangOnInitialize,omitempty"`
+	// HangOnListTools never answers tools/list until the request is
+	// cancelled or the session or server closes.
+	HangOnListTools bool `json:"hangOnListTools,omitempty"`
+	// ExitAfterInitialize answers the handshake, then exits once
+	// notifications/initialized arrives (or, for a 2026-07-28 client, right
+	// after the server/discover answer is written).
+	ExitAfterInitialize bool `json:"exitAfterInitialize,omitempty"`
+	// ExitAfterListTools answers the first tools/list of each session, then
+	// exits right after that answer is written.
+	ExitAfterListTools bool `json:"exitAfterListTools,omitempty"`
+	// ExitOnCall exits without answering on receipt of the Nth tools/call
+	// (1-based, counted over the server's lifetime; for the command form,
+	// over the process's lifetime). 0 never exits.
+	ExitOnCall int `json:"exitOnCall,omitempty"`
+	// GarbageOnStart (stdio only) writes a line that is not JSON to stdout
+	// at start, before anything else.
+	GarbageOnStart bool `json:"garbageOnStart,omitempty"`
+	// GarbageOnCall (stdio only) writes a line that is not JSON to stdout on
+	// every tools/call, before answering it.
+	GarbageOnCall bool `json:"garbageOnCall,omitempty"`
+	// ResponseBytes is the size of a [Big] response; 0 means
+	// [DefaultResponseBytes].
+	ResponseBytes int `json:"responseBytes,omitempty"`
+	// LegacyOnly answers server/discover with JSON-RPC "method not found"
+	// (-32601), as servers from before revision 2026-07-28 do, so that
+	// clients fall back to initialize and, over HTTP, to stateful sessions.
+	LegacyOnly bool `json:"legacyOnly,omitempty"`
+	// StateDir, for the command form only, is a directory where each
+	// process records its events, for [ReadCounts].
+	StateDir string `json:"stateDir,omitempty"`
+}
+
+// implName returns the implementation name to report.
+func (s *Script) implName() string {
+	if s.Name == "" {
+		return "mcptest"
+	}
+	return s.Name
+}
+
+// bigBytes returns the size of a Big response.
+func (s *Script) bigBytes() int {
+	if s.ResponseBytes <= 0 {
+		return DefaultResponseBytes
+	}
+	return s.ResponseBytes
+}
+
+// DefaultTools returns the tools a [Script] with nil Tools serves:
+//
+//	echo       Echo       readOnlyHint
+//	add        Add        readOnlyHint; required numbers a and b
+//	fail       Fail
+//	sleep      Sleep      optional number ms
+//	big        Big
+//	increment  Increment  no hints: not read-only, not idempotent
+//
+// Each call returns a fresh slice.
+func DefaultTools() []ToolSpec {
+	return []ToolSpec{
+		{
+			Name:        "echo",
+			Description: "Returns the JSON of its arguments.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+			Behavior:    Echo,
+		},
+		{
+			Name:        "add",
+			Description: "Returns the sum of a and b.",
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"a": map[string]any{"type": "number", "description": "the first addend"},
+					"b": map[string]any{"type": "number", "description": "the second addend"},
+				},
+				"required": []any{"a", "b"},
+			},
+			Behavior: Add,
+		},
+		{
+			Name:        "fail",
+			Description: "Always fails with an error result.",
+			Behavior:    Fail,
+		},
+		{
+			Name:        "sleep",
+			Description: "Waits for ms milliseconds, or until cancelled.",
+			InputSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"ms": map[string]any{"type": "number", "description": "how long to wait, in milliseconds"},
+				},
+			},
+			Behavior: Sleep,
+		},
+		{
+			Name:        "big",
+			Description: "Returns a large text.",
+			Behavior:    Big,
+		},
+		{
+			Name:        "increment",
+			Description: "Adds one to a counter and returns the new count.",
+			Behavior:    Increment,
+		},
+	}
+}
+
+// schemaIsObject reports whether schema may be given to mcp.Server.AddTool.
+func schemaIsObject(schema map[string]any) bool {
+	return schema == nil || schema["type"] == "object"
+}
+
+// mcpTool converts spec to the tool the go-sdk registers.
+func mcpTool(spec ToolSpec) *mcp.Tool {
+	t := &mcp.Tool{
+		Name:        spec.Name,
+		Description: spec.Description,
+		InputSchema: map[string]any{"type": "object"},
+	}
+	if spec.Annotations != nil {
+		a := *spec.Annotations
+		t.Annotations = &a
+	}
+	if spec.InputSchema != nil && schemaIsObject(spec.InputSchema) {
+		t.InputSchema = spec.InputSchema
+	}
+	return t
+}
+
+// errReleased is returned by waits that end because the session or the
+// server closed.
+var errReleased = errors.New("mcptest: session closed")
+
+// toolHandler returns the handler that runs spec's behavior on s.
+func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
+	name := spec.Name
+	behavior := spec.Behavior
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.countRun(name)
+		args, err := decodeArgs(req.Params.Arguments)
+		if err != nil {
+			return errorResult(fmt.Sprintf("tool %s: %v", name, err)), nil
+		}
+		switch behavior {
+		case Echo, "":
+			data, err := json.Marshal(args)
+			if err != nil {
+				return nil, err
+			}
+			return textResult(string(data)), nil
+		case Fail:
+			return errorResult(fmt.Sprintf("tool %s failed", name)), nil
+		case Sleep:
+			ms, ok := args["ms"].(float64)
+			if _, present := args["ms"]; present && !ok {
+				return errorResult(fmt.Sprintf("tool %s: ms must be a number", name)), nil
+			}
+			d := time.Duration(ms * float64(time.Millisecond))
+			if err := s.wait(ctx, s.sessionOf(ctx, req.Session), d); err != nil {
+				return nil, err
+			}
+			return textResult(fmt.Sprintf("slept %s ms", strconv.FormatFloat(ms, 'f', -1, 64))), nil
+		case Big:
+			return textResult(strings.Repeat("x", s.script.bigBytes())), nil
+		case Add:
+			a, okA := args["a"].(float64)
+			b, okB := args["b"].(float64)
+			if !okA || !okB {
+				return errorResult(fmt.Sprintf("tool %s: arguments a and b must be numbers", name)), nil
+			}
+			return textResult(strconv.FormatFloat(a+b, 'f', -1, 64)), nil
+		case Increment:
+			return textResult(strconv.Itoa(s.increment())), nil
+		case Hang:
+			return nil, s.hang(ctx, s.sessionOf(ctx, req.Session))
+		default:
+			return errorResult(fmt.Sprintf("tool %s: unknown behavior %q", name, behavior)), nil
+		}
+	}
+}
+
+// decodeArgs decodes raw tool arguments into a map. Absent or null
+// arguments give an empty map.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return args, nil
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, fmt.Errorf("arguments must be a JSON object: %w", err)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return args, nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}

@@ -1,0 +1,607 @@
+package mcptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrClosed is returned when a closed [Server] or [HTTPServer] is asked to do
+// something.
+var ErrClosed = errors.New("mcptest: server closed")
+
+// MCP method names the middleware looks at.
+const (
+	methodDiscover          = "server/discover"
+	methodInitialize        = "initialize"
+	methodListTools         = "tools/list"
+	methodCallTool          = "tools/call"
+	notificationInitialized = "notifications/initialized"
+	notificationProgress    = "notifications/progress"
+	notificationToolsChange = "notifications/tools/list_changed"
+	modernProtocolVersion   = "2026-07-28"
+)
+
+// Server is an in-process scriptable MCP server. It is one go-sdk
+// [mcp.Server] that sessions reach in memory ([Server.ConnectInMemory]) or
+// over HTTP ([Server.Handler], [Server.SSEHandler], [StartHTTP]), with the
+// faults of its [Script] injected by middleware.
+//
+// A Server is safe for concurrent use. [Server.Close] must be called to stop
+// its goroutines.
+type Server struct {
+	// The following are set by newServer and read-only after that.
+	script  Script
+	mcp     *mcp.Server
+	exit    func()          // command form: ends the process; nil in process
+	garbage func()          // stdio with GarbageOnCall: writes a garbage line
+	ctx     context.Context // lifetime; cancelled by Close
+	cancel  context.CancelFunc
+	done    chan struct{} // closed by Close: releases every wait
+	closed  chan struct{} // closed when Close has finished
+
+	counter // safe for concurrent use on its own
+
+	toolsMu sync.Mutex // serializes SetTools; taken before mu
+
+	// mu guards the following fields.
+	mu         sync.Mutex
+	tools      []ToolSpec
+	rawSchemas map[string]map[string]any // replaced, never modified
+	sessions   map[*mcp.ServerSession]*session
+	gen        *httpGen // current HTTP generation; replaced by Restart
+	unknown    UnknownSessionMode
+	isClosed   bool
+	// wg counts the goroutines the Server owns. Add is called only with mu
+	// held and isClosed false, so that every Add happens before Close waits.
+	wg sync.WaitGroup
+}
+
+// NewServer returns a server that behaves as s says. It does no I/O and
+// starts no goroutine.
+func NewServer(s Script) *Server {
+	return newServer(s, nil, nil, nil)
+}
+
+// newServer returns a server that records events with rec (may be nil),
+// ends the process with exit (nil in process) and writes garbage lines with
+// garbage (nil unless on stdio).
+func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		script:   script,
+		exit:     exit,
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+		sessions: make(map[*mcp.ServerSession]*session),
+	}
+	if script.GarbageOnCall {
+		s.garbage = garbage
+	}
+	s.counter.rec = rec
+	s.mcp = mcp.NewServer(
+		&mcp.Implementation{Name: script.implName(), Version: "1.0.0"},
+		&mcp.ServerOptions{
+			Instructions: script.Instructions,
+			PageSize:     script.PageSize,
+			// Advertise tools, with list_changed, even when the list is empty,
+			// so that a later SetTools reaches subscribed clients.
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		})
+	s.mcp.AddReceivingMiddleware(s.receive)
+	s.mcp.AddSendingMiddleware(rewriteListChanged)
+	s.gen = s.newGen()
+	tools := script.Tools
+	if tools == nil {
+		tools = DefaultTools()
+	}
+	s.SetTools(tools)
+	return s
+}
+
+// A session is the Server's view of one go-sdk ServerSession.
+type session struct {
+	// The following are set at creation and read-only after that.
+	ss   *mcp.ServerSession
+	conn mcp.Connection // in memory or stdio: closing it is a crash; nil over HTTP
+	gen  *httpGen       // HTTP: the generation that created it; nil otherwise
+
+	done   chan struct{} // closed by release: ends every wait of the session
+	once   sync.Once
+	ended  chan struct{} // closed by watch once the session has ended
+	listed atomic.Bool   // the first tools/list has been answered
+}
+
+func newSession(ss *mcp.ServerSession, conn mcp.Connection, gen *httpGen) *session {
+	return &session{
+		ss:    ss,
+		conn:  conn,
+		gen:   gen,
+		done:  make(chan struct{}),
+		ended: make(chan struct{}),
+	}
+}
+
+// release ends every wait of the session. It is idempotent.
+func (sess *session) release() {
+	sess.once.Do(func() { close(sess.done) })
+}
+
+// kill ends an in-process session as a crash would: the connection is closed
+// first, so that nothing in flight is answered, and then waits are released.
+func (sess *session) kill() {
+	if sess.conn != nil {
+		_ = sess.conn.Close()
+	}
+	sess.release()
+}
+
+// ConnectInMemory connects a new server session over
+// [mcp.NewInMemoryTransports] and returns the client side, for
+// [mcp.Client.Connect]. The transports are built on net.Pipe, so they work
+// inside a testing/synctest bubble (create the Server inside it too).
+func (s *Server) ConnectInMemory(ctx context.Context) (mcp.Transport, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.connect(ctx, st); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
+
+// connect connects a session over t and registers it. The server keeps the
+// connection so that it can close it abruptly.
+func (s *Server) connect(ctx context.Context, t mcp.Transport) (*session, error) {
+	s.mu.Lock()
+	closed := s.isClosed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	kt := &keepConn{t: t}
+	ss, err := s.mcp.Connect(ctx, kt, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: connect: %w", err)
+	}
+	sess := newSession(ss, kt.conn, nil)
+	if !s.register(sess) {
+		_ = kt.conn.Close()
+		_ = ss.Wait()
+		return nil, ErrClosed
+	}
+	return sess, nil
+}
+
+// register adds sess and starts its watcher. It reports false if the server
+// is closed.
+func (s *Server) register(sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
+		return false
+	}
+	s.registerLocked(sess)
+	return true
+}
+
+func (s *Server) registerLocked(sess *session) {
+	s.sessions[sess.ss] = sess
+	s.wg.Add(1)
+	go s.watch(sess)
+}
+
+// watch waits for the session to end, then forgets it.
+func (s *Server) watch(sess *session) {
+	defer s.wg.Done()
+	_ = sess.ss.Wait()
+	sess.release()
+	s.mu.Lock()
+	delete(s.sessions, sess.ss)
+	s.mu.Unlock()
+	close(sess.ended)
+}
+
+// sessionOf returns the session for ss, registering sessions that the HTTP
+// handlers created. It returns nil once the server is closed.
+func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session {
+	if ss == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if sess, ok := s.sessions[ss]; ok {
+		s.mu.Unlock()
+		return sess
+	}
+	if s.isClosed {
+		s.mu.Unlock()
+		return nil
+	}
+	g, _ := ctx.Value(genKey{}).(*httpGen)
+	sess := newSession(ss, nil, g)
+	s.registerLocked(sess)
+	stale := g != nil && g != s.gen // created by a handler that Restart retired
+	s.mu.Unlock()
+	if stale {
+		s.killHTTPSession(sess)
+	}
+	return sess
+}
+
+// goOwned runs f in a goroutine that Close waits for. Once the server is
+// closed it does nothing: Close ends everything anyway.
+func (s *Server) goOwned(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// wait waits for d, or until ctx is done or the session or server closes.
+// It is a timer in a select, so it runs on fake time in a synctest bubble.
+func (s *Server) wait(ctx context.Context, sess *session, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var sessDone <-chan struct{}
+	if sess != nil {
+		sessDone = sess.done
+	}
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-sessDone:
+		return errReleased
+	case <-s.done:
+		return errReleased
+	}
+}
+
+// hang waits until ctx is done or the session or server closes, and returns
+// why.
+func (s *Server) hang(ctx context.Context, sess *session) error {
+	var sessDone <-chan struct{}
+	if sess != nil {
+		sessDone = sess.done
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-sessDone:
+		return errReleased
+	case <-s.done:
+		return errReleased
+	}
+}
+
+// receive is the receiving middleware that injects the Script's faults and
+// keeps the counts.
+func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		sess := s.sessionOf(ctx, ss)
+		if sess == nil {
+			return nil, ErrClosed
+		}
+		switch method {
+		case methodDiscover:
+			if s.script.LegacyOnly {
+				return nil, &jsonrpc.Error{
+					Code:    jsonrpc.CodeMethodNotFound,
+					Message: fmt.Sprintf("method %q not found", method),
+				}
+			}
+			if s.script.HangOnInitialize {
+				return nil, s.hang(ctx, sess)
+			}
+			res, err := next(ctx, method, req)
+			if err == nil && offersModern(res) {
+				s.countStart()
+				if s.script.ExitAfterInitialize {
+					s.exitAfter(sess)
+				}
+			}
+			return res, err
+
+		case methodInitialize:
+			if s.script.HangOnInitialize {
+				return nil, s.hang(ctx, sess)
+			}
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.countStart()
+			}
+			return res, err
+
+		case notificationInitialized:
+			res, err := next(ctx, method, req)
+			if s.script.ExitAfterInitialize {
+				s.exitAfter(sess)
+			}
+			return res, err
+
+		case methodListTools:
+			s.countList()
+			if s.script.HangOnListTools {
+				return nil, s.hang(ctx, sess)
+			}
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return nil, err
+			}
+			res = s.patchSchemas(res)
+			if s.script.ExitAfterListTools && sess.listed.CompareAndSwap(false, true) {
+				s.exitAfter(sess)
+			}
+			return res, nil
+
+		case methodCallTool:
+			var name string
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				name = r.Params.Name
+			}
+			if n := s.countCall(name); s.script.ExitOnCall > 0 && n == s.script.ExitOnCall {
+				s.crash(sess)
+				return nil, s.hang(ctx, sess)
+			}
+			if err := s.wait(ctx, sess, s.script.CallDelay); err != nil {
+				return nil, err
+			}
+			if s.garbage != nil {
+				s.garbage()
+			}
+			return next(ctx, method, req)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// offersModern reports whether a server/discover result offers revision
+// 2026-07-28 or later, that is, whether it completes a handshake rather than
+// sending the client back to initialize.
+func offersModern(res mcp.Result) bool {
+	dr, ok := res.(*mcp.DiscoverResult)
+	if !ok {
+		return false
+	}
+	return slices.ContainsFunc(dr.SupportedVersions, func(v string) bool { return v >= modernProtocolVersion })
+}
+
+// patchSchemas puts the non-object input schemas that the go-sdk would not
+// register back into a tools/list result. It never modifies res.
+func (s *Server) patchSchemas(res mcp.Result) mcp.Result {
+	s.mu.Lock()
+	raw := s.rawSchemas
+	s.mu.Unlock()
+	lr, ok := res.(*mcp.ListToolsResult)
+	if !ok || len(raw) == 0 {
+		return res
+	}
+	out := *lr
+	out.Tools = make([]*mcp.Tool, len(lr.Tools))
+	for i, t := range lr.Tools {
+		out.Tools[i] = t
+		if schema, ok := raw[t.Name]; ok {
+			t2 := *t
+			t2.InputSchema = schema
+			out.Tools[i] = &t2
+		}
+	}
+	return &out
+}
+
+// exitAfter ends the session once what is in flight on it (the answer that
+// triggered the exit) has been written: a graceful close, then, in the
+// command form, the end of the process.
+func (s *Server) exitAfter(sess *session) {
+	s.goOwned(func() {
+		sess.release()
+		_ = sess.ss.Close()
+		if s.exit != nil {
+			s.exit()
+		}
+	})
+}
+
+// crash ends the session at once, answering nothing: the process exits in
+// the command form, the connection is closed in process, and over HTTP the
+// whole server restarts (see [Server.Restart]), as a crashed HTTP server
+// process would lose every session.
+func (s *Server) crash(sess *session) {
+	switch {
+	case s.exit != nil:
+		s.exit()
+	case sess.gen != nil:
+		s.Restart()
+	default:
+		sess.kill()
+	}
+}
+
+// killHTTPSession releases the session's waits and closes it in the
+// background. The caller has already aborted its HTTP requests, if needed.
+func (s *Server) killHTTPSession(sess *session) {
+	sess.release()
+	s.goOwned(func() { _ = sess.ss.Close() })
+}
+
+// SetTools replaces the tool list. Connected clients are sent
+// notifications/tools/list_changed (the go-sdk debounces a burst of changes
+// into one notification, about 10ms later). Nil or empty means no tools.
+// The specs must not be modified after the call.
+func (s *Server) SetTools(tools []ToolSpec) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	raw := make(map[string]map[string]any)
+	for _, t := range tools {
+		if !schemaIsObject(t.InputSchema) {
+			raw[t.Name] = t.InputSchema
+		}
+	}
+	s.mu.Lock()
+	old := s.tools
+	s.tools = slices.Clone(tools)
+	s.rawSchemas = raw
+	s.mu.Unlock()
+
+	var gone []string
+	for _, t := range old {
+		if !slices.ContainsFunc(tools, func(n ToolSpec) bool { return n.Name == t.Name }) {
+			gone = append(gone, t.Name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	for _, t := range tools {
+		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+	}
+}
+
+// listChangedMarker marks the progress notification that
+// [rewriteListChanged] turns into notifications/tools/list_changed.
+type listChangedMarker struct{}
+
+var listChangedToken = &listChangedMarker{}
+
+// NotifyToolsChanged sends notifications/tools/list_changed to every session
+// at once, changing nothing. Unlike [Server.SetTools] it is not debounced:
+// call it 1000 times for a storm of 1000 notifications. A session that
+// cannot take the notification (an HTTP session with no GET stream yet, say)
+// misses it.
+func (s *Server) NotifyToolsChanged() {
+	s.mu.Lock()
+	sessions := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		// The go-sdk has no public way to send an arbitrary notification, so
+		// send a marked progress notification and let rewriteListChanged
+		// turn it into list_changed on its way out through the SDK's own
+		// send path.
+		_ = sess.ss.NotifyProgress(s.ctx, &mcp.ProgressNotificationParams{ProgressToken: listChangedToken})
+	}
+}
+
+// rewriteListChanged is a sending middleware: it turns the marked progress
+// notifications of NotifyToolsChanged into notifications/tools/list_changed.
+func rewriteListChanged(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == notificationProgress {
+			if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok {
+				if tok, ok := p.ProgressToken.(*listChangedMarker); ok && tok == listChangedToken {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					return next(ctx, notificationToolsChange, &mcp.ServerRequest[*mcp.ToolListChangedParams]{
+						Session: ss,
+						Params:  &mcp.ToolListChangedParams{},
+					})
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Restart makes the server behave as if its process had restarted: every
+// HTTP session is forgotten (a request with an old Mcp-Session-Id is
+// unknown, see [Server.SetUnknownSession]), HTTP requests in flight are
+// aborted without an answer, and in-memory sessions are closed. Tools,
+// counts and settings are kept. It does nothing once the server is closed.
+func (s *Server) Restart() {
+	s.mu.Lock()
+	if s.isClosed {
+		s.mu.Unlock()
+		return
+	}
+	old := s.gen
+	s.gen = s.newGen()
+	reqs := old.takeLocked()
+	sessions := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+
+	abortRequests(reqs)
+	for _, sess := range sessions {
+		if sess.conn != nil {
+			sess.kill()
+		} else {
+			s.killHTTPSession(sess)
+		}
+	}
+}
+
+// Counts returns a copy of what the server has seen so far.
+func (s *Server) Counts() Counts {
+	return s.snapshot()
+}
+
+// Close closes every session, aborts HTTP requests in flight, releases
+// every hang and waits for the server's goroutines. It is idempotent and
+// safe for concurrent use; it always returns nil.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.isClosed {
+		s.mu.Unlock()
+		<-s.closed
+		return nil
+	}
+	s.isClosed = true
+	close(s.done)
+	s.cancel()
+	reqs := s.gen.takeLocked()
+	sessions := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+
+	abortRequests(reqs)
+	for _, sess := range sessions {
+		if sess.conn != nil {
+			sess.kill()
+		} else {
+			sess.release()
+			_ = sess.ss.Close()
+		}
+	}
+	s.wg.Wait()
+	close(s.closed)
+	return nil
+}
+
+// keepConn is a Transport that keeps the Connection it makes, so that the
+// server can close it abruptly.
+type keepConn struct {
+	t    mcp.Transport
+	conn mcp.Connection // set by Connect
+}
+
+func (k *keepConn) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := k.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k.conn = c
+	return c, nil
+}
+
+// SupportsProtocolVersion passes the question on to the wrapped transport.
+func (k *keepConn) SupportsProtocolVersion(v string) bool {
+	if p, ok := k.t.(mcp.ProtocolVersionSupporter); ok {
+		return p.SupportsProtocolVersion(v)
+	}
+	return true
+}

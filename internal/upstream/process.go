@@ -1,0 +1,253 @@
+//go:build unix
+
+package upstream
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// minimalEnv lists the variables a stdio child inherits unless the server
+// sets inheritEnv: enough to find programs and a home, nothing that could
+// carry the gateway's own secrets.
+var minimalEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"}
+
+// childEnv builds a stdio child's environment from the gateway's (through
+// lookup) and the server's resolved env, which wins.
+func childEnv(srv *config.Server, lookup func(string) (string, bool)) []string {
+	vars := make(map[string]string)
+	if srv.InheritEnv {
+		for _, kv := range os.Environ() {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				vars[k] = v
+			}
+		}
+	} else {
+		for _, k := range minimalEnv {
+			if v, ok := lookup(k); ok {
+				vars[k] = v
+			}
+		}
+	}
+	for k, v := range srv.Env {
+		vars[k] = v
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// A process is a running stdio server: the leader of its own process group.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our write end of the child's stdin
+	stdout *os.File // our read end of the child's stdout
+	stderr *tail
+
+	exited  chan struct{} // closed when Wait has returned
+	waitErr error         // Wait's result; read only after exited is closed
+
+	stderrDone chan struct{} // closed when the stderr reader has returned
+	stderrPipe *os.File
+}
+
+// startProcess starts srv's command. The pipes are made here rather than by
+// exec, so that Wait never closes a pipe that the MCP connection is still
+// reading, and never blocks on a grandchild that holds one open.
+func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *process, err error) {
+	var opened []*os.File
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		opened = append(opened, r, w)
+		return r, w
+	}
+	stdinR, stdinW := pipe()
+	stdoutR, stdoutW := pipe()
+	stderrR, stderrW := pipe()
+	closeAll := func() {
+		for _, f := range opened {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = childEnv(srv, lookup)
+	cmd.Dir = srv.Cwd
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, startError(srv, err)
+	}
+	// The child has its own copies; ours would keep its pipes open forever.
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+
+	p := &process{
+		cmd:        cmd,
+		stdin:      stdinW,
+		stdout:     stdoutR,
+		stderr:     newTail(stderrTailLines),
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		stderrPipe: stderrR,
+	}
+	go func() {
+		defer close(p.stderrDone)
+		p.stderr.readFrom(stderrR)
+	}()
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func startError(srv *config.Server, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("command %q not found", srv.Command)
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("command %q is not executable", srv.Command)
+	}
+	return fmt.Errorf("start %q: %w", srv.Command, err)
+}
+
+// exitError describes how the process ended. It must be called after exited
+// is closed.
+func (p *process) exitError() error {
+	if p.waitErr == nil {
+		return errors.New("process exited with status 0")
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("process killed by signal %v", ws.Signal())
+		}
+		return fmt.Errorf("process exited with status %d", ee.ExitCode())
+	}
+	return fmt.Errorf("process: %w", p.waitErr)
+}
+
+// waitExit waits up to d for the process to exit.
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stop ends the process as the MCP stdio spec asks: close its stdin, wait,
+// SIGTERM, wait, SIGKILL. It then kills what is left of the group, so that no
+// grandchild survives. grace bounds each wait. stop is called once, by the
+// owner of the session; it reports an error only if the process had to be
+// killed.
+func (p *process) stop(grace time.Duration) error {
+	p.stdin.Close()
+	pgid := p.cmd.Process.Pid // the leader's pid is the group id (Setpgid)
+	var err error
+	if !p.waitExit(grace) {
+		syscall.Kill(-pgid, syscall.SIGTERM)
+		if !p.waitExit(grace) {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			err = errors.New("process ignored stdin close and SIGTERM; killed")
+			if !p.waitExit(grace) {
+				err = errors.New("process did not exit after SIGKILL")
+			}
+		}
+	}
+	// The leader is gone; anything still in its group is an orphan.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	// A process outside the group may hold stderr open: stop reading after
+	// a grace period rather than wait for it.
+	p.waitStderr(grace)
+	p.stderrPipe.Close()
+	<-p.stderrDone
+	p.stdout.Close()
+	return err
+}
+
+// waitStderr waits up to d for the stderr reader to reach the end.
+func (p *process) waitStderr(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.stderrDone:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stderrTailLines is how many lines of a child's stderr are kept.
+const stderrTailLines = 20
+
+// maxTailLine bounds each kept line, so a child cannot grow our memory.
+const maxTailLine = 512
+
+// A tail keeps the last lines written to a child's stderr.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+	max   int
+}
+
+func newTail(max int) *tail { return &tail{max: max} }
+
+func (t *tail) readFrom(r io.Reader) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line = strings.TrimRight(line, "\r\n"); line != "" {
+			t.add(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (t *tail) add(line string) {
+	if len(line) > maxTailLine {
+		line = line[:maxTailLine] + "…"
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.max {
+		t.lines = t.lines[len(t.lines)-t.max:]
+	}
+}
+
+// String returns the kept lines joined with " | ", or "".
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, " | ")
+}

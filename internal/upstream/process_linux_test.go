@@ -1,0 +1,204 @@
+package upstream
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// stdio returns a config entry that runs script as a child process.
+func stdio(name string, script mcptest.Script) config.Server {
+	cmd, args, env := mcptest.StdioCommand(script)
+	return config.Server{Name: name, Command: cmd, Args: args, Env: env}
+}
+
+// shell returns a config entry that runs a shell script; tests use it for
+// processes that misbehave in ways an MCP server would not choose to.
+func shell(name, script string, args ...string) config.Server {
+	return config.Server{Name: name, Command: "/bin/sh", Args: append([]string{"-c", script, "sh"}, args...)}
+}
+
+func TestStdioConnectAndCall(t *testing.T) {
+	u := New(stdio("kid", mcptest.Script{}), nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if got := text(t, res); got != "5" {
+		t.Errorf("add(2, 3) = %q, want 5", got)
+	}
+	if got := u.Snapshot().ProtocolVersion; got != legacyProtocolVersion {
+		t.Errorf("stdio protocol version = %q, want the legacy handshake %q", got, legacyProtocolVersion)
+	}
+}
+
+func TestStdioCommandNotFound(t *testing.T) {
+	u := New(config.Server{Name: "ghost", Command: "switchboard-no-such-command"}, nil)
+	defer u.Close()
+	err := u.Connect(t.Context())
+	want := `server "ghost": connect: command "switchboard-no-such-command" not found`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Connect = %v, want %q", err, want)
+	}
+}
+
+func TestStdioCrashReportsExitAndStderr(t *testing.T) {
+	u := New(shell("crash", "echo 'fatal: no config' >&2; exit 3"), nil)
+	defer u.Close()
+	err := u.Connect(t.Context())
+	if err == nil {
+		t.Fatal("Connect succeeded")
+	}
+	for _, want := range []string{`server "crash": connect:`, "process exited with status 3", "stderr: fatal: no config"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestStdioGarbageOnStdout(t *testing.T) {
+	u := New(stdio("noisy", mcptest.Script{GarbageOnStart: true}), nil)
+	defer u.Close()
+	err := u.Connect(t.Context())
+	if err == nil {
+		t.Fatal("Connect succeeded despite garbage on stdout")
+	}
+	if !strings.Contains(err.Error(), `server "noisy": connect:`) {
+		t.Errorf("error %q does not name the server and operation", err)
+	}
+}
+
+func TestStdioProcessExitIsSeen(t *testing.T) {
+	u := New(stdio("quitter", mcptest.Script{ExitOnCall: 1}), nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
+		t.Fatal("call succeeded, want the process to exit")
+	}
+	waitFor(t, u, Failed)
+	if err := u.Snapshot().Err; err == nil || !strings.Contains(err.Error(), "process exited with status") {
+		t.Errorf("failure = %v, want it to say the process exited", err)
+	}
+}
+
+func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild.pid")
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
+	// The server leaves a grandchild behind, as npx and friends do.
+	script := `sleep 300 & echo $! > "$1"; shift; exec "$@"`
+	srv := shell("parent", script, append([]string{pidFile, cmd}, args...)...)
+	srv.Env = env
+	u := New(srv, &Options{StopGrace: 200 * time.Millisecond})
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exited := watchExit(t, pid)
+	if err := u.Close(); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if !exited(5 * time.Second) {
+		t.Errorf("grandchild %d survived Close", pid)
+	}
+}
+
+// watchExit returns a function that reports whether the process pid (not
+// our child) has exited, waiting up to d for it. It uses a pidfd, which
+// becomes readable when the process terminates.
+func watchExit(t *testing.T, pid int) func(d time.Duration) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return func(time.Duration) bool { return true }
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open(%d): %v", pid, err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return func(d time.Duration) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, int(d.Milliseconds()))
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return err == nil && n == 1
+		}
+	}
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	srv := shell("stubborn", `trap '' TERM; while :; do read -r line || sleep 1; done`)
+	p, err := startProcess(&srv, os.LookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.stop(100 * time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("stop = %v, want it to report the kill", err)
+	}
+	select {
+	case <-p.exited:
+	default:
+		t.Error("process still running after stop")
+	}
+}
+
+func TestChildEnvIsMinimal(t *testing.T) {
+	parent := map[string]string{
+		"HOME": "/home/u", "PATH": "/bin", "LANG": "C.UTF-8",
+		"AWS_SECRET_ACCESS_KEY": "hunter2", "GITHUB_TOKEN": "ghp_x",
+	}
+	lookup := func(k string) (string, bool) { v, ok := parent[k]; return v, ok }
+	srv := config.Server{Env: map[string]string{"DEBUG": "1", "PATH": "/opt/bin"}}
+	got := childEnv(&srv, lookup)
+	slices.Sort(got)
+	want := []string{"DEBUG=1", "HOME=/home/u", "LANG=C.UTF-8", "PATH=/opt/bin"}
+	if !slices.Equal(got, want) {
+		t.Errorf("childEnv = %v, want %v", got, want)
+	}
+}
+
+func TestChildEnvInherit(t *testing.T) {
+	t.Setenv("SWITCHBOARD_TEST_INHERITED", "yes")
+	srv := config.Server{InheritEnv: true, Env: map[string]string{"DEBUG": "1"}}
+	got := childEnv(&srv, func(string) (string, bool) { return "", false })
+	for _, want := range []string{"SWITCHBOARD_TEST_INHERITED=yes", "DEBUG=1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("childEnv with inheritEnv lacks %q", want)
+		}
+	}
+}
+
+func TestStderrTailKeepsLastLines(t *testing.T) {
+	tl := newTail(3)
+	tl.readFrom(strings.NewReader("one\ntwo\r\nthree\nfour\n" + strings.Repeat("x", 600)))
+	got := tl.String()
+	if !strings.HasPrefix(got, "three | four | xxx") || !strings.HasSuffix(got, "…") {
+		t.Errorf("tail = %q", got)
+	}
+}

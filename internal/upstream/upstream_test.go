@@ -1,0 +1,340 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// inMemory returns an upstream connected to a fresh in-memory mcptest server.
+func inMemory(t *testing.T, script mcptest.Script, srv config.Server, opts *Options) (*Upstream, *mcptest.Server) {
+	t.Helper()
+	ms := mcptest.NewServer(script)
+	t.Cleanup(func() { ms.Close() })
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Dial = func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+		return ms.ConnectInMemory(ctx)
+	}
+	if srv.Name == "" {
+		srv.Name = "mem"
+	}
+	if srv.Command == "" && srv.URL == "" {
+		srv.Command = "in-memory"
+	}
+	u := New(srv, &o)
+	t.Cleanup(func() { u.Close() })
+	return u, ms
+}
+
+func ms(n int64) *int64 { return &n }
+
+// waitFor blocks until u reaches state want.
+func waitFor(t *testing.T, u *Upstream, want State) {
+	t.Helper()
+	for {
+		u.mu.Lock()
+		state, changed := u.state, u.changed
+		u.mu.Unlock()
+		if state == want {
+			return
+		}
+		if state == Closed {
+			t.Fatalf("upstream closed while waiting for %v", want)
+		}
+		<-changed
+	}
+}
+
+func toolNames(tools []*mcp.Tool) []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+func text(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestConnectListsAndCalls(t *testing.T) {
+	script := mcptest.Script{PageSize: 2, Tools: []mcptest.ToolSpec{
+		{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}, {Name: "e"},
+	}}
+	u, srv := inMemory(t, script, config.Server{}, nil)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	snap := u.Snapshot()
+	if snap.State != Connected || snap.Err != nil {
+		t.Fatalf("state = %v, err = %v; want connected, nil", snap.State, snap.Err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d", "e"}, toolNames(snap.Tools)); diff != "" {
+		t.Errorf("tools across pages (-want +got):\n%s", diff)
+	}
+	res, err := u.CallTool(t.Context(), "c", nil)
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if got := text(t, res); got != "{}" {
+		t.Errorf("nil arguments arrived as %q, want {}", got)
+	}
+	res, err = u.CallTool(t.Context(), "a", map[string]any{"x": 1.0})
+	if err != nil || text(t, res) != `{"x":1}` {
+		t.Errorf("CallTool(a, x=1) = %q, %v; want {\"x\":1}", text(t, res), err)
+	}
+	if got := srv.Counts().Calls; got != 2 {
+		t.Errorf("server saw %d calls, want 2", got)
+	}
+}
+
+func TestConnectIsIdempotent(t *testing.T) {
+	u, srv := inMemory(t, mcptest.Script{}, config.Server{}, nil)
+	for range 3 {
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+	}
+	if got := srv.Counts().Starts; got != 1 {
+		t.Errorf("server saw %d handshakes, want 1", got)
+	}
+}
+
+func TestDialFailure(t *testing.T) {
+	boom := errors.New("boom")
+	var events []Event
+	var mu sync.Mutex
+	u := New(config.Server{Name: "broken", Command: "x"}, &Options{
+		Dial: func(context.Context, config.Server) (mcp.Transport, error) { return nil, boom },
+		OnEvent: func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, ev)
+		},
+	})
+	defer u.Close()
+	err := u.Connect(t.Context())
+	if !errors.Is(err, boom) {
+		t.Fatalf("Connect = %v, want it to wrap boom", err)
+	}
+	var ue *Error
+	if !errors.As(err, &ue) || ue.Server != "broken" || ue.Op != "connect" {
+		t.Errorf("Connect error = %#v, want an *Error for server broken, op connect", err)
+	}
+	if got := err.Error(); got != `server "broken": connect: boom` {
+		t.Errorf("error = %q", got)
+	}
+	if _, err := u.CallTool(t.Context(), "x", nil); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("CallTool on a failed upstream = %v, want ErrNotConnected", err)
+	}
+	u.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, ev := range events {
+		got = append(got, ev.From.String()+">"+ev.To.String())
+	}
+	if diff := cmp.Diff([]string{"connecting>failed", "failed>closed"}, got); diff != "" {
+		t.Errorf("transitions (-want +got):\n%s", diff)
+	}
+}
+
+func TestConnectTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(1500)}, nil)
+		start := time.Now()
+		err := u.Connect(t.Context())
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("Connect = %v, want ErrTimeout", err)
+		}
+		if got := time.Since(start); got != 1500*time.Millisecond {
+			t.Errorf("timed out after %v, want 1.5s", got)
+		}
+		if !strings.Contains(err.Error(), "timed out after 1.5s") {
+			t.Errorf("error %q does not say how long it waited", err)
+		}
+	})
+}
+
+func TestTimeoutZeroDisables(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
+		u.Start()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		err := u.Connect(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Connect = %v, want the caller's deadline after an hour", err)
+		}
+		if got := u.State(); got != Connecting {
+			t.Errorf("state = %v, want still connecting", got)
+		}
+	})
+}
+
+func TestCallTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{Timeout: ms(2000)}, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err := u.CallTool(t.Context(), "echo", nil)
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("CallTool = %v, want ErrTimeout", err)
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("call timed out after %v, want 2s", got)
+		}
+	})
+}
+
+func TestCallerCancellation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{}, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		_, err := u.CallTool(ctx, "echo", nil)
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+			t.Fatalf("CallTool = %v, want the caller's own deadline, not ErrTimeout", err)
+		}
+	})
+}
+
+func TestSessionLost(t *testing.T) {
+	var mu sync.Mutex
+	var failed []error
+	u, srv := inMemory(t, mcptest.Script{ExitOnCall: 2}, config.Server{}, &Options{OnEvent: func(ev Event) {
+		if ev.To == Failed {
+			mu.Lock()
+			failed = append(failed, ev.Err)
+			mu.Unlock()
+		}
+	}})
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
+		t.Fatal("second call succeeded, want the server to drop the session")
+	}
+	waitFor(t, u, Failed)
+	if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrNotConnected) {
+		t.Errorf("call after the loss = %v, want ErrNotConnected", err)
+	}
+	if got := srv.Counts().ByTool["echo"]; got != 1 {
+		t.Errorf("echo ran %d times, want 1", got)
+	}
+	u.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) != 1 || !strings.Contains(failed[0].Error(), `server "mem": session:`) {
+		t.Errorf("failed events = %v, want one naming the server and the session", failed)
+	}
+}
+
+func TestCloseDuringConnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, srv := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
+		u.Start()
+		synctest.Wait()
+		if err := u.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		if got := u.State(); got != Closed {
+			t.Errorf("state = %v, want closed", got)
+		}
+		if err := u.Connect(t.Context()); !errors.Is(err, ErrClosed) {
+			t.Errorf("Connect after Close = %v, want ErrClosed", err)
+		}
+		if got := srv.Counts().Starts; got != 0 {
+			t.Errorf("server answered %d handshakes, want 0", got)
+		}
+	})
+}
+
+func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
+	u, _ := inMemory(t, mcptest.Script{}, config.Server{}, nil)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := u.Close(); err != nil {
+				t.Errorf("Close = %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("CallTool after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestCloseBeforeStart(t *testing.T) {
+	u := New(config.Server{Name: "never", Command: "x"}, nil)
+	if err := u.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	u.Start() // must not start anything after Close
+	if got := u.State(); got != Closed {
+		t.Errorf("state = %v, want closed", got)
+	}
+}
+
+func TestCloseInterruptsInFlightCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Hour}, config.Server{Timeout: ms(0)}, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, err := u.CallTool(context.Background(), "echo", nil)
+			errc <- err
+		}()
+		synctest.Wait()
+		u.Close()
+		if err := <-errc; err == nil {
+			t.Error("a call in flight at Close succeeded, want an error")
+		}
+	})
+}
+
+func TestStateStrings(t *testing.T) {
+	want := map[State]string{
+		Connecting: "connecting", Connected: "connected", Reconnecting: "reconnecting",
+		Failed: "failed", CrashLoop: "crash-loop", Closed: "closed", State(42): "State(42)",
+	}
+	for s, w := range want {
+		if got := s.String(); got != w {
+			t.Errorf("State(%d).String() = %q, want %q", int(s), got, w)
+		}
+	}
+}

@@ -1,0 +1,423 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// fleet is a set of in-memory mcptest servers, one per configured name.
+type fleet struct {
+	t       *testing.T
+	servers map[string]*mcptest.Server
+	failing map[string]error
+}
+
+func newFleet(t *testing.T) *fleet {
+	return &fleet{t: t, servers: make(map[string]*mcptest.Server), failing: make(map[string]error)}
+}
+
+// add runs script as the server called name.
+func (f *fleet) add(name string, script mcptest.Script) *mcptest.Server {
+	s := mcptest.NewServer(script)
+	f.t.Cleanup(func() { s.Close() })
+	f.servers[name] = s
+	return s
+}
+
+func (f *fleet) dial(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+	if err, ok := f.failing[srv.Name]; ok {
+		return nil, err
+	}
+	s, ok := f.servers[srv.Name]
+	if !ok {
+		return nil, fmt.Errorf("no test server %q", srv.Name)
+	}
+	return s.ConnectInMemory(ctx)
+}
+
+// manager returns a manager over servers, dialing the fleet. It is closed
+// when the test ends.
+func (f *fleet) manager(servers ...config.Server) *Manager {
+	m := New(&config.Config{Servers: servers}, &Options{Dial: f.dial})
+	f.t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// server returns a valid config entry for an in-memory server.
+func server(name string) config.Server {
+	return config.Server{Name: name, Type: config.Stdio, Command: "in-memory"}
+}
+
+func tools(names ...string) []mcptest.ToolSpec {
+	var specs []mcptest.ToolSpec
+	for _, n := range names {
+		specs = append(specs, mcptest.ToolSpec{Name: n})
+	}
+	return specs
+}
+
+func names(ts []Tool) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestConnectMergesToolsSortedByPublicName(t *testing.T) {
+	f := newFleet(t)
+	f.add("zeta", mcptest.Script{Tools: tools("search", "fetch")})
+	f.add("alpha", mcptest.Script{Tools: tools("search")})
+	raw := server("raw")
+	raw.Prefix = new(string)
+	f.add("raw", mcptest.Script{Tools: tools("plain")})
+	m := f.manager(server("zeta"), server("alpha"), raw)
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"alpha__search", "plain", "zeta__fetch", "zeta__search"}
+	if diff := cmp.Diff(want, names(m.Tools())); diff != "" {
+		t.Errorf("Tools (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallToolRoutesToOriginalName(t *testing.T) {
+	f := newFleet(t)
+	a := f.add("a", mcptest.Script{Tools: tools("echo")})
+	b := f.add("b", mcptest.Script{Tools: tools("echo")})
+	m := f.manager(server("a"), server("b"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.CallTool(t.Context(), "b__echo", map[string]any{"n": 1})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; got != `{"n":1}` {
+		t.Errorf("result = %q", got)
+	}
+	if a.Counts().Calls != 0 || b.Counts().ByTool["echo"] != 1 {
+		t.Errorf("calls: a=%d b=%v; want the call on b's echo only", a.Counts().Calls, b.Counts().ByTool)
+	}
+	t0, ok := m.Lookup("b__echo")
+	if !ok || t0.Server != "b" || t0.Original != "echo" {
+		t.Errorf("Lookup(b__echo) = %+v, %v", t0, ok)
+	}
+}
+
+func TestCallUnknownTool(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{})
+	m := f.manager(server("a"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := m.CallTool(t.Context(), "a__nope", nil)
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"a__nope"`) {
+		t.Errorf("CallTool(a__nope) = %v, want ErrUnknownTool naming the tool", err)
+	}
+}
+
+func TestStaticFilters(t *testing.T) {
+	f := newFleet(t)
+	f.add("gh", mcptest.Script{Tools: tools("issue_list", "issue_delete", "issue_get", "repo_list")})
+	srv := server("gh")
+	srv.Tools = config.ToolFilter{Allow: []string{"issue_*"}, Deny: []string{"*_delete"}}
+	m := f.manager(srv)
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"gh__issue_get", "gh__issue_list"}, names(m.Tools())); diff != "" {
+		t.Errorf("filtered tools (-want +got):\n%s", diff)
+	}
+	if _, err := m.CallTool(t.Context(), "gh__issue_delete", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("a denied tool is callable: %v", err)
+	}
+}
+
+func TestNonStrictConnectKeepsTheHealthy(t *testing.T) {
+	f := newFleet(t)
+	f.add("good", mcptest.Script{Tools: tools("ok")})
+	f.failing["bad"] = errors.New("connection refused")
+	off := server("off")
+	off.Enabled = new(bool)
+	m := f.manager(server("good"), server("bad"), off)
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect = %v, want nil in non-strict mode", err)
+	}
+	if diff := cmp.Diff([]string{"good__ok"}, names(m.Tools())); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	got := map[string]string{}
+	for _, s := range m.Status() {
+		got[s.Name] = s.State.String()
+		if s.Name == "bad" && (s.Err == nil || !strings.Contains(s.Err.Error(), `server "bad": connect: connection refused`)) {
+			t.Errorf("bad's error = %v", s.Err)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"good": "connected", "bad": "failed", "off": "disabled"}, got); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
+func TestConnectIsParallel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		var servers []config.Server
+		for i := range 5 {
+			name := fmt.Sprintf("s%d", i)
+			f.add(name, mcptest.Script{Tools: tools("t")})
+			servers = append(servers, server(name))
+		}
+		delay := 3 * time.Second
+		m := New(&config.Config{Servers: servers}, &Options{Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return f.dial(ctx, srv)
+		}})
+		defer m.Close()
+		start := time.Now()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != delay {
+			t.Errorf("5 servers that take %v each connected in %v, want %v (in parallel)", delay, got, delay)
+		}
+		if got := len(m.Tools()); got != 5 {
+			t.Errorf("%d tools, want 5", got)
+		}
+	})
+}
+
+func TestConnectHonoursCallerContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("hang", mcptest.Script{HangOnInitialize: true})
+		srv := server("hang")
+		srv.Timeout = new(int64) // no timeout
+		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial})
+		defer m.Close()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err := m.Connect(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Connect = %v, want the caller's deadline", err)
+		}
+		if got := m.Status()[0].State; got != StateConnecting {
+			t.Errorf("state = %v, want still connecting in the background", got)
+		}
+	})
+}
+
+func TestConnectIsIdempotent(t *testing.T) {
+	f := newFleet(t)
+	s := f.add("a", mcptest.Script{})
+	m := f.manager(server("a"))
+	for range 3 {
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.Counts().Starts; got != 1 {
+		t.Errorf("%d handshakes, want 1", got)
+	}
+}
+
+func TestSnapshotsAreCopies(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "t", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}},
+	}}}})
+	m := f.manager(server("a"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	first := m.Tools()
+	first[0].Name = "mutated"
+	first[0].Tool.Description = "mutated"
+	first[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"] = "mutated"
+	st := m.Status()
+	st[0].Name = "mutated"
+	if diff := cmp.Diff("a__t", m.Tools()[0].Name); diff != "" {
+		t.Error("mutating a returned tool changed the manager")
+	}
+	schema := m.Tools()[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"]
+	if _, ok := schema.(map[string]any); !ok || m.Tools()[0].Tool.Description == "mutated" {
+		t.Error("mutating a returned schema changed the manager")
+	}
+	if m.Status()[0].Name != "a" {
+		t.Error("mutating a returned status changed the manager")
+	}
+}
+
+func TestRejectedEntriesShowAsFailed(t *testing.T) {
+	reject := errors.New(`mcp.json: server "broken": command: required for stdio servers`)
+	cfg := &config.Config{Rejected: []config.Rejected{{Name: "broken", Source: "mcp.json", Required: true, Err: reject}}}
+	m := New(cfg, nil)
+	defer m.Close()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st := m.Status()
+	if len(st) != 1 || st[0].State != StateFailed || !errors.Is(st[0].Err, reject) || st[0].Source != "mcp.json" {
+		t.Errorf("Status = %+v, want broken failed with its config error", st)
+	}
+	if m.Ready() {
+		t.Error("Ready with a required server rejected")
+	}
+}
+
+func TestInvalidCodeBuiltEntryIsRejected(t *testing.T) {
+	m := New(&config.Config{Servers: []config.Server{{Name: "nothing"}}}, nil)
+	defer m.Close()
+	st := m.Status()
+	if st[0].State != StateFailed || st[0].Err == nil {
+		t.Errorf("an entry with neither command nor url: %+v, want failed with an error", st[0])
+	}
+}
+
+func TestReadiness(t *testing.T) {
+	f := newFleet(t)
+	f.add("req", mcptest.Script{})
+	f.add("opt", mcptest.Script{})
+	f.failing["opt"] = errors.New("down")
+	req := server("req")
+	req.Required = true
+	m := f.manager(req, server("opt"))
+	if m.Ready() {
+		t.Error("Ready before connecting")
+	}
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !m.Ready() {
+		t.Error("not Ready with the required server connected and an optional one failed")
+	}
+}
+
+func TestCloseReverseOrderAndEvents(t *testing.T) {
+	f := newFleet(t)
+	var servers []config.Server
+	for _, n := range []string{"first", "second", "third"} {
+		f.add(n, mcptest.Script{})
+		servers = append(servers, server(n))
+	}
+	m := f.manager(servers...)
+	var mu sync.Mutex
+	var closed []string
+	m.Subscribe(func(ev Event) {
+		if ev.Kind == EventState && ev.State == StateClosed {
+			mu.Lock()
+			closed = append(closed, ev.Server)
+			mu.Unlock()
+		}
+	})
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"third", "second", "first"}, closed); diff != "" {
+		t.Errorf("close order (-want +got):\n%s", diff)
+	}
+	if err := m.Connect(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Connect after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestToolsChangedEvent(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{Tools: tools("x", "y")})
+	m := f.manager(server("a"))
+	got := make(chan Event, 10)
+	unsubscribe := m.Subscribe(func(ev Event) {
+		if ev.Kind == EventToolsChanged {
+			// Listeners hear of a change after the view is updated.
+			if n := len(m.Tools()); n != len(ev.Added) {
+				t.Errorf("Tools() has %d tools when the event reports %d added", n, len(ev.Added))
+			}
+			got <- ev
+		}
+	})
+	defer unsubscribe()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-got
+	if diff := cmp.Diff([]string{"a__x", "a__y"}, ev.Added); diff != "" || len(ev.Removed) != 0 {
+		t.Errorf("added (-want +got):\n%s removed %v", diff, ev.Removed)
+	}
+}
+
+func TestSubscriberPanicDoesNotAffectOthers(t *testing.T) {
+	m := New(&config.Config{}, nil)
+	var mu sync.Mutex
+	var seen []string
+	record := func(who string) func(Event) {
+		return func(Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, who)
+		}
+	}
+	m.Subscribe(record("first"))
+	m.Subscribe(func(Event) { panic("listener bug") })
+	m.Subscribe(record("third"))
+	m.events.send(Event{Kind: EventToolsChanged})
+	m.Close() // delivers what is queued
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(seen)
+	if diff := cmp.Diff([]string{"first", "third"}, seen); diff != "" {
+		t.Errorf("deliveries (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnsubscribeFromListener(t *testing.T) {
+	m := New(&config.Config{}, nil)
+	calls := 0
+	var unsubscribe func()
+	unsubscribe = m.Subscribe(func(Event) {
+		calls++
+		unsubscribe()
+	})
+	m.events.send(Event{Kind: EventToolsChanged})
+	m.events.send(Event{Kind: EventToolsChanged})
+	m.Close()
+	if calls != 1 {
+		t.Errorf("listener called %d times after unsubscribing from itself, want 1", calls)
+	}
+}
+
+func TestStateStrings(t *testing.T) {
+	for s, want := range map[State]string{
+		StateConnecting: "connecting", StateConnected: "connected", StateReconnecting: "reconnecting",
+		StateFailed: "failed", StateCrashLoop: "crash-loop", StateDisabled: "disabled", StateClosed: "closed",
+	} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(s), got, want)
+		}
+	}
+}
