@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,10 +52,6 @@ type Manager struct {
 	lifecycle sync.Mutex
 	closed    bool
 	closeErr  error
-
-	// gen counts changes to any server's state or tools; the view is rebuilt
-	// when it moves.
-	gen atomic.Uint64
 
 	// viewMu guards the following.
 	viewMu    sync.Mutex
@@ -180,7 +175,6 @@ func (m *Manager) Close() error {
 // upstreamEvent is every upstream's OnEvent. It runs on the upstream's owner
 // goroutine, so it only records and queues.
 func (m *Manager) upstreamEvent(ev upstream.Event) {
-	m.gen.Add(1)
 	m.events.send(Event{Kind: EventState, Server: ev.Server, State: stateOf(ev.To), Err: ev.Err, At: ev.At})
 	m.publishToolChanges()
 }

@@ -25,24 +25,38 @@ func (m *Manager) Tools() []Tool {
 // CallTool calls the tool with the given public name on the server that
 // owns it, by its original name. Nil arguments are sent as {}.
 func (m *Manager) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	t, ok := m.view().Lookup(name)
+	server, original, ok := m.view().Route(name)
 	if !ok {
 		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 	}
-	return m.byName[t.Server].up.CallTool(ctx, t.Original, args)
+	return m.byName[server].up.CallTool(ctx, original, args)
+}
+
+// generation is a number that grows whenever any server's state or tools
+// change: the sum of their versions.
+func (m *Manager) generation() uint64 {
+	var gen uint64
+	for _, s := range m.servers {
+		if s.up != nil {
+			gen += s.up.Version()
+		}
+	}
+	return gen
 }
 
 // view returns the merged view, rebuilding it if any server changed since it
 // was built.
 func (m *Manager) view() *catalog.View {
-	gen := m.gen.Load()
+	gen := m.generation()
 	m.viewMu.Lock()
 	defer m.viewMu.Unlock()
 	return m.viewLocked(gen)
 }
 
 func (m *Manager) viewLocked(gen uint64) *catalog.View {
-	if m.view_ != nil && m.viewGen == gen {
+	// The generation only grows, and a view is built from snapshots taken
+	// after its generation was read: a view of a later generation is as new.
+	if m.view_ != nil && m.viewGen >= gen {
 		return m.view_
 	}
 	var sources []catalog.Source
@@ -70,7 +84,7 @@ func (m *Manager) viewLocked(gen uint64) *catalog.View {
 // differs from the last one sent. The view is rebuilt first, so a listener
 // that reads Tools sees the change.
 func (m *Manager) publishToolChanges() {
-	gen := m.gen.Load()
+	gen := m.generation()
 	m.viewMu.Lock()
 	defer m.viewMu.Unlock()
 	view := m.viewLocked(gen)

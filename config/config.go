@@ -17,7 +17,6 @@ import (
 	"maps"
 	"math"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -49,24 +48,6 @@ const maxTimeoutMillis = math.MaxInt64 / int64(time.Millisecond)
 type ToolFilter struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
-}
-
-// Allows reports whether the filter exposes the tool called name: it must
-// match an Allow glob (or Allow must be empty) and no Deny glob.
-// Malformed globs match nothing; [Server.Validate] reports them.
-func (f ToolFilter) Allows(name string) bool {
-	matches := func(globs []string) bool {
-		for _, g := range globs {
-			if ok, _ := path.Match(g, name); ok {
-				return true
-			}
-		}
-		return false
-	}
-	if len(f.Allow) > 0 && !matches(f.Allow) {
-		return false
-	}
-	return !matches(f.Deny)
 }
 
 // Server is one server entry. Pointer fields distinguish "absent" from the

@@ -99,27 +99,25 @@ func TestParseFields(t *testing.T) {
 
 func TestServerDefaults(t *testing.T) {
 	tests := []struct {
-		name        string
-		s           Server
-		enabled     bool
-		timeout     string
-		prefix      string
-		transport   Transport
-		displayURL  string
-		allowsIssue bool
+		name       string
+		s          Server
+		enabled    bool
+		timeout    string
+		prefix     string
+		transport  Transport
+		displayURL string
 	}{
-		{"zero", Server{Name: "n", Command: "x"}, true, "30s", "n", Stdio, "<invalid-url>", true},
-		{"set", Server{Name: "n", URL: "https://u:p@h/mcp?k=v", Enabled: ptr(false), Timeout: ptr[int64](1500), Prefix: ptr("")}, false, "1.5s", "", HTTP, "https://h/mcp", true},
-		{"no timeout", Server{Name: "n", Type: "streamable-http", Timeout: ptr[int64](0), Prefix: ptr("p")}, true, "0s", "p", HTTP, "<invalid-url>", true},
-		{"enabled true", Server{Name: "n", Type: SSE, Enabled: ptr(true), Tools: ToolFilter{Allow: []string{"list_*"}}}, true, "30s", "n", SSE, "<invalid-url>", false},
-		{"deny", Server{Name: "n", Tools: ToolFilter{Allow: []string{"issue_*"}, Deny: []string{"issue_*"}}}, true, "30s", "n", "", "<invalid-url>", false},
+		{"zero", Server{Name: "n", Command: "x"}, true, "30s", "n", Stdio, "<invalid-url>"},
+		{"set", Server{Name: "n", URL: "https://u:p@h/mcp?k=v", Enabled: ptr(false), Timeout: ptr[int64](1500), Prefix: ptr("")}, false, "1.5s", "", HTTP, "https://h/mcp"},
+		{"no timeout", Server{Name: "n", Type: "streamable-http", Timeout: ptr[int64](0), Prefix: ptr("p")}, true, "0s", "p", HTTP, "<invalid-url>"},
+		{"enabled true", Server{Name: "n", Type: SSE, Enabled: ptr(true), Tools: ToolFilter{Allow: []string{"list_*"}}}, true, "30s", "n", SSE, "<invalid-url>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := []any{tt.s.IsEnabled(), tt.s.TimeoutDuration().String(), tt.s.PublicPrefix(), tt.s.TransportType(), tt.s.DisplayURL(), tt.s.Tools.Allows("issue_get")}
-			want := []any{tt.enabled, tt.timeout, tt.prefix, tt.transport, tt.displayURL, tt.allowsIssue}
+			got := []any{tt.s.IsEnabled(), tt.s.TimeoutDuration().String(), tt.s.PublicPrefix(), tt.s.TransportType(), tt.s.DisplayURL()}
+			want := []any{tt.enabled, tt.timeout, tt.prefix, tt.transport, tt.displayURL}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("IsEnabled, TimeoutDuration, PublicPrefix, TransportType, DisplayURL, Allows (-want +got):\n%s", diff)
+				t.Errorf("IsEnabled, TimeoutDuration, PublicPrefix, TransportType, DisplayURL (-want +got):\n%s", diff)
 			}
 		})
 	}

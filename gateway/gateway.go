@@ -92,18 +92,32 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // /readyz.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.authorized(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{Stateless: g.opts.Stateless, Logger: g.opts.Logger},
-	)))
+	))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	return mux
 }
 
-// Drain waits until no tool call is in flight, or ctx is done.
+// Drain waits until no request to /mcp is in progress, or ctx is done. A
+// standalone stream (an HTTP GET, which lasts as long as its session) does
+// not count; a POST that carries a call lasts until its response is written.
 func (g *Gateway) Drain(ctx context.Context) error {
 	return g.calls.wait(ctx)
+}
+
+// tracked counts the POSTs in progress for Drain. Counting in the tool
+// handler would not do: its response is written after it returns.
+func (g *Gateway) tracked(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			g.calls.add()
+			defer g.calls.done()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Close stops following the manager and closes every client session. It
@@ -185,8 +199,6 @@ func (g *Gateway) addTool(def *mcp.Tool) (err error) {
 // callTool returns the handler of the tool with the given public name.
 func (g *Gateway) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		g.calls.add()
-		defer g.calls.done()
 		args, err := decodeArguments(req.Params.Arguments)
 		if err != nil {
 			where := ""
@@ -226,7 +238,7 @@ func decodeArguments(raw json.RawMessage) (map[string]any, error) {
 	return args, nil
 }
 
-// inflight counts tool calls in progress.
+// inflight counts requests in progress.
 type inflight struct {
 	mu   sync.Mutex
 	n    int

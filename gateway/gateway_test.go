@@ -234,8 +234,8 @@ func TestHealthAndReadiness(t *testing.T) {
 	h := g.Handler()
 
 	code, body := get(t, h, "/healthz", nil)
-	if code != http.StatusOK {
-		t.Errorf("/healthz = %d, want 200", code)
+	if code != http.StatusOK || body != "{\"status\":\"ok\"}\n" {
+		t.Errorf("/healthz = %d %q, want 200 {\"status\":\"ok\"}", code, body)
 	}
 	code, body = get(t, h, "/readyz", nil)
 	if code != http.StatusServiceUnavailable {

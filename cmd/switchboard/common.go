@@ -73,9 +73,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 // loadConfig loads the config and reports on stderr what it skipped.
 func (e *env) loadConfig(paths []string) (*config.Config, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = ""
+	exe := e.executable
+	if exe == "" {
+		exe, _ = os.Executable() // on failure, the default runs "switchboard" from PATH
 	}
 	cfg, err := config.Load(&config.LoadOptions{Paths: paths, Executable: exe})
 	for _, w := range cfg.Warnings {

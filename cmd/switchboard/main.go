@@ -30,7 +30,8 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, stop, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stopSignals: stop}
+	err := e.run(ctx, os.Args[1:])
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
@@ -43,13 +44,15 @@ type env struct {
 	// stopSignals restores the default signal handling, so that a second
 	// interrupt during a graceful shutdown ends the process at once.
 	stopSignals func()
+	// executable is the switchboard binary that the embedded default config
+	// runs as its demo servers; "" means this process's own.
+	executable string
 }
 
 // run runs the verb of args. It is main without the exit, for tests.
-func run(ctx context.Context, stopSignals func(), args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, stopSignals: stopSignals}
+func (e *env) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(e.stderr, usage)
 		return errUsage
 	}
 	verb, rest := args[0], args[1:]
@@ -69,7 +72,7 @@ func run(ctx context.Context, stopSignals func(), args []string, stdin io.Reader
 	case "version":
 		return e.version(rest)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
 		return usageErrorf("unknown command %q", verb)

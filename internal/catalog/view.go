@@ -130,6 +130,19 @@ func (v *View) Counts() map[string]int {
 	return counts
 }
 
+// Route returns the server and original tool name behind a public name,
+// without copying the tool: the hot path of every call.
+func (v *View) Route(public string) (server, original string, ok bool) {
+	if v == nil {
+		return "", "", false
+	}
+	i, ok := v.byName[public]
+	if !ok {
+		return "", "", false
+	}
+	return v.tools[i].Server, v.tools[i].Original, true
+}
+
 // Lookup routes a public name to its tool: the server and the original tool
 // name to call. The returned Tool.Tool is a copy. It reports false if no tool
 // has that name.

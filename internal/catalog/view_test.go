@@ -57,6 +57,10 @@ func TestViewLookup(t *testing.T) {
 			if diff := cmp.Diff(tt.want, route{got.Name, got.Server, got.Original}); diff != "" {
 				t.Errorf("Lookup(%q) route mismatch (-want +got):\n%s", tt.public, diff)
 			}
+			server, original, rok := v.Route(tt.public)
+			if rok != tt.ok || server != tt.want.Server || original != tt.want.Original {
+				t.Errorf("Route(%q) = %q, %q, %v; want %q, %q, %v", tt.public, server, original, rok, tt.want.Server, tt.want.Original, tt.ok)
+			}
 			if !ok {
 				if got.Tool != nil {
 					t.Errorf("Lookup(%q) returned a definition for a missing tool", tt.public)
@@ -144,6 +148,9 @@ func TestNilView(t *testing.T) {
 	}
 	if got := v.Len(); got != 0 {
 		t.Errorf("nil View: Len() = %d, want 0", got)
+	}
+	if _, _, ok := v.Route("x"); ok {
+		t.Error("nil View: Route() found a tool")
 	}
 	if got := v.Counts(); got == nil || len(got) != 0 {
 		t.Errorf("nil View: Counts() = %#v, want an empty non-nil map", got)

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -25,6 +26,10 @@ type Counts struct {
 	// ByTool counts tools/call per tool name, when the tool starts to run
 	// (after any CallDelay). It is nil when no tool has run.
 	ByTool map[string]int
+	// PIDs lists the process id of each recorded start, oldest first. Only
+	// ReadCounts fills it in (so that tests can check that no server
+	// process survived); it is nil from Server.Counts.
+	PIDs []int
 }
 
 // counter holds a Server's counts. It is safe for concurrent use.
@@ -146,6 +151,9 @@ func ReadCounts(stateDir string) (Counts, error) {
 		switch kind {
 		case "start":
 			c.Starts++
+			if pid, err := strconv.Atoi(arg); err == nil {
+				c.PIDs = append(c.PIDs, pid)
+			}
 		case "list":
 			c.ListTools++
 		case "call":

@@ -32,7 +32,7 @@
 //
 //	form          after a written answer        ExitOnCall (nothing answered)
 //	command       os.Exit(0)                    os.Exit(0)
-//	in memory     the session is closed         the connection is dropped
+//	in memory     the connection is dropped     the connection is dropped
 //	HTTP          the session is closed         Restart: every session is lost,
 //	                                            requests in flight are aborted
 //

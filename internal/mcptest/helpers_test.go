@@ -62,7 +62,7 @@ func toolNames(ctx context.Context, cs *mcp.ClientSession) ([]string, error) {
 	return names, nil
 }
 
-// closedErr reports whether err says the connection is closed.
+// isClosedErr reports whether err says the connection is closed.
 func isClosedErr(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed)
 }

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -65,26 +66,35 @@ type httpGen struct {
 	streamable *mcp.StreamableHTTPHandler
 	sse        *mcp.SSEHandler
 
-	// reqs holds the HTTP requests in flight, guarded by Server.mu.
-	reqs map[*httpReq]struct{}
+	// reqs holds the HTTP requests in flight by id, guarded by Server.mu.
+	reqs map[string]*httpReq
 }
 
 // genKey is the context key under which an HTTP request carries its
 // generation, so that the sessions it creates know theirs.
 type genKey struct{}
 
+// httpReqKey is the context key under which an HTTP request carries its
+// httpReq. An SSE session's handlers see the one of its GET stream.
+type httpReqKey struct{}
+
+// requestIDHeader is the header under which serveHTTP hands a request's id
+// to the middleware (through mcp.RequestExtra.Header), so that the
+// middleware can find the HTTP response that will carry its answer.
+const requestIDHeader = "X-Mcptest-Request"
+
 func (s *Server) newGen() *httpGen {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	return &httpGen{
 		streamable: mcp.NewStreamableHTTPHandler(getServer, nil),
 		sse:        mcp.NewSSEHandler(getServer, nil),
-		reqs:       make(map[*httpReq]struct{}),
+		reqs:       make(map[string]*httpReq),
 	}
 }
 
 // takeLocked removes and returns the requests in flight; later requests are
 // not tracked. Server.mu must be held.
-func (g *httpGen) takeLocked() map[*httpReq]struct{} {
+func (g *httpGen) takeLocked() map[string]*httpReq {
 	reqs := g.reqs
 	g.reqs = nil
 	return reqs
@@ -92,6 +102,7 @@ func (g *httpGen) takeLocked() map[*httpReq]struct{} {
 
 // An httpReq is an HTTP request in flight, which a restart aborts.
 type httpReq struct {
+	id     string
 	cancel context.CancelFunc
 	w      *killWriter
 }
@@ -99,16 +110,30 @@ type httpReq struct {
 // abortRequests makes each request end without writing anything more: the
 // handler's context is cancelled and, once it returns, the connection is
 // dropped (panic(http.ErrAbortHandler)), as if the process had died.
-func abortRequests(reqs map[*httpReq]struct{}) {
-	for r := range reqs {
+func abortRequests(reqs map[string]*httpReq) {
+	for _, r := range reqs {
 		r.w.kill()
 		r.cancel()
 	}
 }
 
+// httpReqByID returns the request in flight with the given id, or nil.
+func (s *Server) httpReqByID(id string) *httpReq {
+	if id == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen.reqs[id]
+}
+
 // Handler returns an http.Handler that serves Streamable HTTP with stateful
 // sessions (a go-sdk [mcp.StreamableHTTPHandler]). Use it with
 // httptest.NewServer, or use [StartHTTP].
+//
+// Close the Server before the httptest.Server: httptest.Server.Close waits
+// for every request, and hung requests and SSE streams end only when the
+// Server closes (or restarts).
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.serveHTTP(w, r, false)
@@ -134,13 +159,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 		http.Error(w, ErrClosed.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	s.httpSeq++
+	req.id = strconv.FormatUint(s.httpSeq, 10)
 	g := s.gen
-	g.reqs[req] = struct{}{}
+	g.reqs[req.id] = req
 	mode := s.unknown
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(g.reqs, req)
+		delete(g.reqs, req.id)
 		s.mu.Unlock()
 	}()
 
@@ -153,7 +180,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 	} else if mode != UnknownSession404 && r.Header.Get("Mcp-Session-Id") != "" {
 		out = &unknownSessionWriter{killWriter: req.w, mode: mode}
 	}
-	h.ServeHTTP(out, r.WithContext(context.WithValue(ctx, genKey{}, g)))
+	ctx = context.WithValue(ctx, genKey{}, g)
+	ctx = context.WithValue(ctx, httpReqKey{}, req)
+	r = r.WithContext(ctx)
+	r.Header = r.Header.Clone()
+	r.Header.Set(requestIDHeader, req.id)
+	h.ServeHTTP(out, r)
 	if req.w.killed.Load() {
 		panic(http.ErrAbortHandler)
 	}
@@ -162,10 +194,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 // errAborted is what writes to an aborted request return.
 var errAborted = errors.New("mcptest: request aborted")
 
-// killWriter is an http.ResponseWriter that drops everything once killed.
+// killWriter is an http.ResponseWriter that drops everything once killed,
+// and can run a function after its next write.
 type killWriter struct {
 	w      http.ResponseWriter
 	killed atomic.Bool
+	after  atomic.Pointer[func()] // run once, after the next write
 }
 
 func (k *killWriter) kill() { k.killed.Store(true) }
@@ -176,7 +210,11 @@ func (k *killWriter) Write(p []byte) (int, error) {
 	if k.killed.Load() {
 		return 0, errAborted
 	}
-	return k.w.Write(p)
+	n, err := k.w.Write(p)
+	if f := k.after.Swap(nil); f != nil {
+		(*f)()
+	}
+	return n, err
 }
 
 func (k *killWriter) WriteHeader(code int) {

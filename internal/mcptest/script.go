@@ -91,14 +91,16 @@ type Script struct {
 	HangOnListTools bool `json:"hangOnListTools,omitempty"`
 	// ExitAfterInitialize answers the handshake, then exits once
 	// notifications/initialized arrives (or, for a 2026-07-28 client, right
-	// after the server/discover answer is written).
+	// after the server/discover answer is written). What exiting means in
+	// each form is in the package documentation.
 	ExitAfterInitialize bool `json:"exitAfterInitialize,omitempty"`
 	// ExitAfterListTools answers the first tools/list of each session, then
 	// exits right after that answer is written.
 	ExitAfterListTools bool `json:"exitAfterListTools,omitempty"`
 	// ExitOnCall exits without answering on receipt of the Nth tools/call
 	// (1-based, counted over the server's lifetime; for the command form,
-	// over the process's lifetime). 0 never exits.
+	// over the process's lifetime). 0 never exits. Over HTTP it restarts the
+	// whole server, as a crash would ([Server.Restart]).
 	ExitOnCall int `json:"exitOnCall,omitempty"`
 	// GarbageOnStart (stdio only) writes a line that is not JSON to stdout
 	// at start, before anything else.

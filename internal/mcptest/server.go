@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -52,13 +53,18 @@ type Server struct {
 
 	toolsMu sync.Mutex // serializes SetTools; taken before mu
 
-	// mu guards the following fields.
+	// mu guards the following fields. It is never held while calling into
+	// the go-sdk.
 	mu         sync.Mutex
 	tools      []ToolSpec
 	rawSchemas map[string]map[string]any // replaced, never modified
 	sessions   map[*mcp.ServerSession]*session
 	gen        *httpGen // current HTTP generation; replaced by Restart
 	unknown    UnknownSessionMode
+	httpSeq    uint64        // the last HTTP request id given
+	hangs      int           // requests waiting in hang
+	closing    int           // sessions being closed by closeSession
+	changed    chan struct{} // closed and replaced when sessions, hangs or closing change
 	isClosed   bool
 	// wg counts the goroutines the Server owns. Add is called only with mu
 	// held and isClosed false, so that every Add happens before Close waits.
@@ -84,6 +90,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		done:     make(chan struct{}),
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session),
+		changed:  make(chan struct{}),
 	}
 	if script.GarbageOnCall {
 		s.garbage = garbage
@@ -93,7 +100,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		&mcp.Implementation{Name: script.implName(), Version: "1.0.0"},
 		&mcp.ServerOptions{
 			Instructions: script.Instructions,
-			PageSize:     script.PageSize,
+			PageSize:     max(script.PageSize, 0),
 			// Advertise tools, with list_changed, even when the list is empty,
 			// so that a later SetTools reaches subscribed clients.
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -119,7 +126,7 @@ type session struct {
 	done   chan struct{} // closed by release: ends every wait of the session
 	once   sync.Once
 	ended  chan struct{} // closed by watch once the session has ended
-	listed atomic.Bool   // the first tools/list has been answered
+	listed atomic.Bool   // HTTP: the first tools/list has been answered
 }
 
 func newSession(ss *mcp.ServerSession, conn mcp.Connection, gen *httpGen) *session {
@@ -167,14 +174,18 @@ func (s *Server) connect(ctx context.Context, t mcp.Transport) (*session, error)
 	if closed {
 		return nil, ErrClosed
 	}
-	kt := &keepConn{t: t}
+	kt := &watchTransport{t: t, script: &s.script, exit: s.exit}
 	ss, err := s.mcp.Connect(ctx, kt, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcptest: connect: %w", err)
 	}
 	sess := newSession(ss, kt.conn, nil)
-	if !s.register(sess) {
+	ok := s.register(sess)
+	if !ok {
 		_ = kt.conn.Close()
+	}
+	close(kt.conn.ready) // the connection may now read: the session is known
+	if !ok {
 		_ = ss.Wait()
 		return nil, ErrClosed
 	}
@@ -195,8 +206,34 @@ func (s *Server) register(sess *session) bool {
 
 func (s *Server) registerLocked(sess *session) {
 	s.sessions[sess.ss] = sess
+	s.notifyLocked()
 	s.wg.Add(1)
 	go s.watch(sess)
+}
+
+// notifyLocked wakes the waiters of await. s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// await waits until cond, called with s.mu held, is true, or ctx is done.
+// Tests use it to wait for the server's state without polling.
+func (s *Server) await(ctx context.Context, cond func() bool) error {
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // watch waits for the session to end, then forgets it.
@@ -206,12 +243,15 @@ func (s *Server) watch(sess *session) {
 	sess.release()
 	s.mu.Lock()
 	delete(s.sessions, sess.ss)
+	s.notifyLocked()
 	s.mu.Unlock()
 	close(sess.ended)
 }
 
-// sessionOf returns the session for ss, registering sessions that the HTTP
-// handlers created. It returns nil once the server is closed.
+// sessionOf returns the session for ss, registering the sessions that the
+// HTTP handlers create on their first message (in-process sessions are
+// registered before they read anything). It returns nil once the server is
+// closed, or for a session that is not the server's.
 func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session {
 	if ss == nil {
 		return nil
@@ -221,34 +261,19 @@ func (s *Server) sessionOf(ctx context.Context, ss *mcp.ServerSession) *session 
 		s.mu.Unlock()
 		return sess
 	}
-	if s.isClosed {
+	g, _ := ctx.Value(genKey{}).(*httpGen)
+	if s.isClosed || g == nil {
 		s.mu.Unlock()
 		return nil
 	}
-	g, _ := ctx.Value(genKey{}).(*httpGen)
 	sess := newSession(ss, nil, g)
 	s.registerLocked(sess)
-	stale := g != nil && g != s.gen // created by a handler that Restart retired
+	stale := g != s.gen // created by a handler that Restart retired
 	s.mu.Unlock()
 	if stale {
-		s.killHTTPSession(sess)
+		s.closeSession(sess)
 	}
 	return sess
-}
-
-// goOwned runs f in a goroutine that Close waits for. Once the server is
-// closed it does nothing: Close ends everything anyway.
-func (s *Server) goOwned(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.isClosed {
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
 }
 
 // wait waits for d, or until ctx is done or the session or server closes.
@@ -278,6 +303,16 @@ func (s *Server) wait(ctx context.Context, sess *session, d time.Duration) error
 // hang waits until ctx is done or the session or server closes, and returns
 // why.
 func (s *Server) hang(ctx context.Context, sess *session) error {
+	s.mu.Lock()
+	s.hangs++
+	s.notifyLocked()
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.hangs--
+		s.notifyLocked()
+		s.mu.Unlock()
+	}()
 	var sessDone <-chan struct{}
 	if sess != nil {
 		sessDone = sess.done
@@ -315,8 +350,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if err == nil && offersModern(res) {
 				s.countStart()
-				if s.script.ExitAfterInitialize {
-					s.exitAfter(sess)
+				if s.script.ExitAfterInitialize && sess.conn == nil {
+					s.exitAfterAnswer(ctx, req, sess)
 				}
 			}
 			return res, err
@@ -333,8 +368,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 
 		case notificationInitialized:
 			res, err := next(ctx, method, req)
-			if s.script.ExitAfterInitialize {
-				s.exitAfter(sess)
+			if s.script.ExitAfterInitialize && sess.conn == nil {
+				s.closeSession(sess)
 			}
 			return res, err
 
@@ -348,8 +383,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, err
 			}
 			res = s.patchSchemas(res)
-			if s.script.ExitAfterListTools && sess.listed.CompareAndSwap(false, true) {
-				s.exitAfter(sess)
+			if s.script.ExitAfterListTools && sess.conn == nil && sess.listed.CompareAndSwap(false, true) {
+				s.exitAfterAnswer(ctx, req, sess)
 			}
 			return res, nil
 
@@ -408,17 +443,47 @@ func (s *Server) patchSchemas(res mcp.Result) mcp.Result {
 	return &out
 }
 
-// exitAfter ends the session once what is in flight on it (the answer that
-// triggered the exit) has been written: a graceful close, then, in the
-// command form, the end of the process.
-func (s *Server) exitAfter(sess *session) {
-	s.goOwned(func() {
-		sess.release()
+// exitAfterAnswer closes an HTTP session right after the answer to req has
+// been written. (The in-process connections watch their own answers: see
+// watchConn.) The answer is the next write to the HTTP response that carries
+// it: the POST of the request for Streamable HTTP, the session's GET stream
+// for SSE.
+func (s *Server) exitAfterAnswer(ctx context.Context, req mcp.Request, sess *session) {
+	var hr *httpReq
+	if extra := req.GetExtra(); extra != nil && extra.Header != nil {
+		hr = s.httpReqByID(extra.Header.Get(requestIDHeader))
+	}
+	if hr == nil {
+		hr, _ = ctx.Value(httpReqKey{}).(*httpReq)
+	}
+	if hr == nil {
+		s.closeSession(sess)
+		return
+	}
+	f := func() { s.closeSession(sess) }
+	hr.w.after.Store(&f)
+}
+
+// closeSession closes an HTTP session in the background, as an exit knob
+// does: its waits are released and the go-sdk forgets it, so that later
+// requests get 404.
+func (s *Server) closeSession(sess *session) {
+	sess.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.isClosed {
+		return // Close closes every session anyway
+	}
+	s.closing++
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
 		_ = sess.ss.Close()
-		if s.exit != nil {
-			s.exit()
-		}
-	})
+		s.mu.Lock()
+		s.closing--
+		s.notifyLocked()
+		s.mu.Unlock()
+	}()
 }
 
 // crash ends the session at once, answering nothing: the process exits in
@@ -434,13 +499,6 @@ func (s *Server) crash(sess *session) {
 	default:
 		sess.kill()
 	}
-}
-
-// killHTTPSession releases the session's waits and closes it in the
-// background. The caller has already aborted its HTTP requests, if needed.
-func (s *Server) killHTTPSession(sess *session) {
-	sess.release()
-	s.goOwned(func() { _ = sess.ss.Close() })
 }
 
 // SetTools replaces the tool list. Connected clients are sent
@@ -541,7 +599,7 @@ func (s *Server) Restart() {
 		if sess.conn != nil {
 			sess.kill()
 		} else {
-			s.killHTTPSession(sess)
+			s.closeSession(sess)
 		}
 	}
 }
@@ -582,26 +640,120 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// keepConn is a Transport that keeps the Connection it makes, so that the
-// server can close it abruptly.
-type keepConn struct {
-	t    mcp.Transport
-	conn mcp.Connection // set by Connect
+// watchTransport is a Transport that keeps the Connection it makes, so that
+// the server can close it abruptly, and wraps it in a watchConn.
+type watchTransport struct {
+	t      mcp.Transport
+	script *Script
+	exit   func()
+	conn   *watchConn // set by Connect
 }
 
-func (k *keepConn) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := k.t.Connect(ctx)
+func (w *watchTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.t.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	k.conn = c
-	return c, nil
+	w.conn = &watchConn{
+		Connection: c,
+		script:     w.script,
+		exit:       w.exit,
+		ready:      make(chan struct{}),
+		closed:     make(chan struct{}),
+		pending:    make(map[jsonrpc.ID]string),
+	}
+	return w.conn, nil
 }
 
 // SupportsProtocolVersion passes the question on to the wrapped transport.
-func (k *keepConn) SupportsProtocolVersion(v string) bool {
-	if p, ok := k.t.(mcp.ProtocolVersionSupporter); ok {
+func (w *watchTransport) SupportsProtocolVersion(v string) bool {
+	if p, ok := w.t.(mcp.ProtocolVersionSupporter); ok {
 		return p.SupportsProtocolVersion(v)
 	}
 	return true
+}
+
+// watchConn watches the messages of an in-process connection (in memory or
+// stdio) to exit right after an answer has been written: the go-sdk gives a
+// handler no way to act after its answer is sent, and closing the session
+// gracefully would drop the answer.
+//
+// (Wrapping hides the go-sdk's unexported sessionUpdated hook from the
+// underlying connection; it only serves to reject JSON-RPC batches from
+// 2025-06-18 clients, which the go-sdk client never sends.)
+type watchConn struct {
+	mcp.Connection
+	script *Script
+	exit   func()        // command form: ends the process after the close
+	ready  chan struct{} // closed by Server.connect once the session is registered
+	closed chan struct{} // closed by Close
+	once   sync.Once
+
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]string // guarded by mu: method of each request whose answer ends the session
+	listed  bool                  // guarded by mu: a tools/list has been answered
+}
+
+func (c *watchConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	// Read nothing before the server knows the session (a stdio client
+	// writes at once), so that the middleware always finds it.
+	select {
+	case <-c.ready:
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	msg, err := c.Connection.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return msg, err
+	}
+	switch {
+	case req.Method == notificationInitialized && c.script.ExitAfterInitialize:
+		c.exitNow()
+		return nil, io.EOF
+	case req.Method == methodDiscover && c.script.ExitAfterInitialize && req.IsCall(),
+		req.Method == methodListTools && c.script.ExitAfterListTools && req.IsCall():
+		c.mu.Lock()
+		if req.Method != methodListTools || !c.listed {
+			c.pending[req.ID] = req.Method
+		}
+		c.mu.Unlock()
+	}
+	return msg, nil
+}
+
+func (c *watchConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return err
+	}
+	c.mu.Lock()
+	method, ok := c.pending[resp.ID]
+	delete(c.pending, resp.ID)
+	exit := ok && err == nil && resp.Error == nil
+	if exit && method == methodListTools {
+		// Only the first answered tools/list exits.
+		c.listed = true
+	}
+	c.mu.Unlock()
+	if exit {
+		c.exitNow()
+	}
+	return err
+}
+
+func (c *watchConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// exitNow drops the connection and, in the command form, ends the process.
+func (c *watchConn) exitNow() {
+	_ = c.Close()
+	if c.exit != nil {
+		c.exit()
+	}
 }

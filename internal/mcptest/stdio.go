@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,6 +43,8 @@ func serveStdio(ctx context.Context, script Script, in io.Reader, out io.Writer,
 	if script.StateDir != "" {
 		var err error
 		if rec, err = openRecorder(script.StateDir); err != nil {
+			_ = readCloser(in).Close()
+			_ = w.Close()
 			return err
 		}
 		defer rec.close() // after srv.Close, which waits for every handler
@@ -118,6 +121,10 @@ func RunIfChild() {
 // JSON of s}. They fit a Switchboard config entry {"command": ..., "args":
 // ..., "env": ...}, or exec.Command with the env appended to os.Environ().
 //
+// The env also sets GORACE (keeping any options of the current process) so
+// that a race-enabled child exits at once rather than after the race
+// detector's default 1s grace period.
+//
 // It panics if s cannot be encoded (an InputSchema holding a value JSON
 // cannot represent).
 func StdioCommand(s Script) (command string, args []string, env map[string]string) {
@@ -129,5 +136,6 @@ func StdioCommand(s Script) (command string, args []string, env map[string]strin
 	if err != nil {
 		panic(fmt.Sprintf("mcptest: encoding script: %v", err))
 	}
-	return exe, []string{"-test.run=^$"}, map[string]string{ScriptEnv: string(data)}
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	return exe, []string{"-test.run=^$"}, map[string]string{ScriptEnv: string(data), "GORACE": gorace}
 }

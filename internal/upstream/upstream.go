@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,10 @@ type Upstream struct {
 
 	startOnce sync.Once
 	closeOnce sync.Once
+
+	// version counts changes to the observable state; it moves before
+	// waiters wake, so that whoever they tell sees the change.
+	version atomic.Uint64
 
 	// deliverMu serializes event delivery. Lock order: deliverMu, then mu.
 	deliverMu sync.Mutex
@@ -293,6 +298,7 @@ func (u *Upstream) transitionLocked(to State, err error) {
 	u.state = to
 	u.lastErr = err
 	u.since = time.Now()
+	u.version.Add(1)
 	close(u.changed)
 	u.changed = make(chan struct{})
 	u.pending = append(u.pending, Event{Server: u.name, From: from, To: to, At: u.since, Err: err})
@@ -392,6 +398,10 @@ func (u *Upstream) Snapshot() Snapshot {
 	}
 	return snap
 }
+
+// Version returns a number that grows whenever the state or the tools
+// change, so that callers can cache what they derive from snapshots.
+func (u *Upstream) Version() uint64 { return u.version.Load() }
 
 // State returns the current state.
 func (u *Upstream) State() State {

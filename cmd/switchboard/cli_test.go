@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// cli runs the command line in this process, as the binary would, and
+// returns its output and exit status.
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, stopSignals: func() {}, executable: binary}
+	err := e.run(t.Context(), args)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+// isolate points discovery at empty directories, so that no file of the
+// machine's user is read.
+func isolate(t *testing.T) {
+	t.Helper()
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+}
+
+// writeConfig writes a config file of stdio mcptest servers plus raw
+// entries, and returns its path.
+func writeConfig(t *testing.T, scripts map[string]mcptest.Script, raw map[string]any) string {
+	t.Helper()
+	servers := map[string]any{}
+	for name, s := range scripts {
+		cmd, args, env := mcptest.StdioCommand(s)
+		servers[name] = map[string]any{"command": cmd, "args": args, "env": env}
+	}
+	for name, v := range raw {
+		servers[name] = v
+	}
+	b, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := cli(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "switchboard ") || !strings.Contains(out, "go-sdk") {
+		t.Errorf("version = %q (exit %d)", out, code)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "Usage:"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"tools", "extra"}, `unexpected argument "extra"`},
+		{[]string{"tools", "--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"call"}, "want TOOL [JSON-ARGS]"},
+		{[]string{"call", "x", "[1,2]"}, "JSON-ARGS must be a JSON object"},
+		{[]string{"call", "x", "{nope"}, "JSON-ARGS must be a JSON object"},
+		{[]string{"serve", "--stdio", "--listen", "127.0.0.1:0"}, "exclude each other"},
+	} {
+		_, stderr, code := cli(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := cli(t, "help")
+	if code != 0 || !strings.Contains(out, "switchboard serve") {
+		t.Errorf("help = %q (exit %d)", out, code)
+	}
+	if _, _, code := cli(t, "tools", "-h"); code != 0 {
+		t.Errorf("tools -h: exit %d, want 0", code)
+	}
+}
+
+func TestToolsOnEmbeddedDefault(t *testing.T) {
+	isolate(t)
+	out, stderr, code := cli(t, "tools")
+	if code != 0 {
+		t.Fatalf("tools: exit %d, stderr %s", code, stderr)
+	}
+	for _, want := range []string{"NAME", "clock__now", "clock__echo", "notes__note_add", "notes__note_list"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tools output lacks %q:\n%s\nstderr:\n%s", want, out, stderr)
+		}
+	}
+}
+
+func TestToolsJSON(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"m": {Tools: []mcptest.ToolSpec{{Name: "b"}, {Name: "a", Description: "first\nsecond"}}}}, nil)
+	out, stderr, code := cli(t, "tools", "--config", cfg, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []struct{ Name, Server, Tool, Description string }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	want := []struct{ Name, Server, Tool, Description string }{
+		{"m__a", "m", "a", "first\nsecond"},
+		{"m__b", "m", "b", ""},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools --json (-want +got):\n%s", diff)
+	}
+}
+
+func TestCall(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
+	out, stderr, code := cli(t, "call", "--config", cfg, "m__add", `{"a": 1, "b": 2}`)
+	if code != 0 || out != "3\n" {
+		t.Errorf("call m__add: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = cli(t, "call", "--config", cfg, "m__echo")
+	if code != 0 || out != "{}\n" {
+		t.Errorf("call m__echo without arguments: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	out, stderr, code = cli(t, "call", "--config", cfg, "m__fail")
+	if code != 1 || out != "" || !strings.Contains(stderr, "tool fail failed") {
+		t.Errorf("call m__fail: exit %d, out %q, stderr %q; want exit 1 and the error on stderr", code, out, stderr)
+	}
+	_, stderr, code = cli(t, "call", "--config", cfg, "m__nope")
+	if code != 1 || !strings.Contains(stderr, `call tool "m__nope": unknown tool`) {
+		t.Errorf("call m__nope: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestStatusAndCheck(t *testing.T) {
+	isolate(t)
+	good := writeConfig(t, map[string]mcptest.Script{"ok": {}}, map[string]any{"off": map[string]any{"command": "x", "enabled": false}})
+	out, stderr, code := cli(t, "check", "--config", good)
+	if code != 0 || !strings.Contains(out, "ok    ok:") || !strings.Contains(out, "skip  off: disabled") {
+		t.Errorf("check on a good config: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+
+	bad := writeConfig(t, map[string]mcptest.Script{"ok": {}}, map[string]any{
+		"ghost":  map[string]any{"command": "switchboard-no-such-command"},
+		"broken": map[string]any{"type": "http"},
+	})
+	out, stderr, code = cli(t, "check", "--config", bad)
+	if code != 1 {
+		t.Errorf("check with a missing command: exit %d, want 1\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{`FAIL  ghost: failed: server "ghost": connect: command "switchboard-no-such-command" not found`, "FAIL  broken: failed:", "ok    ok:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, `server "broken": url:`) {
+		t.Errorf("the rejected entry is not reported on stderr: %q", stderr)
+	}
+
+	out, _, code = cli(t, "status", "--config", bad, "--json")
+	if code != 0 {
+		t.Fatalf("status --json: exit %d", code)
+	}
+	var st []struct {
+		Name, State, Error string
+		Tools              int
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
+	}
+	states := map[string]string{}
+	for _, s := range st {
+		states[s.Name] = s.State
+	}
+	if diff := cmp.Diff(map[string]string{"ok": "connected", "ghost": "failed", "broken": "failed"}, states); diff != "" {
+		t.Errorf("status --json states (-want +got):\n%s", diff)
+	}
+	out, _, _ = cli(t, "status", "--config", bad)
+	if !strings.Contains(out, "SERVER") || !strings.Contains(out, "ghost") {
+		t.Errorf("status table:\n%s", out)
+	}
+}
+
+func TestMalformedConfig(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(path, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n  }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := cli(t, "tools", "--config", path)
+	if code != 1 || !strings.Contains(stderr, path+":3:") {
+		t.Errorf("malformed config: exit %d, stderr %q; want exit 1 with file:line:column", code, stderr)
+	}
+}
+
+func TestMissingConfigFile(t *testing.T) {
+	isolate(t)
+	_, stderr, code := cli(t, "status", "--config", "/nonexistent/mcp.json")
+	if code != 1 || !strings.Contains(stderr, "/nonexistent/mcp.json") {
+		t.Errorf("missing config: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestSecretNeverPrinted(t *testing.T) {
+	isolate(t)
+	const secret = "sk-test-0123456789abcdef"
+	t.Setenv("SWITCHBOARD_TEST_TOKEN", secret)
+	cfg := writeConfig(t, nil, map[string]any{
+		"remote": map[string]any{"url": "http://127.0.0.1:1/mcp?key=${SWITCHBOARD_TEST_TOKEN}", "headers": map[string]any{"Authorization": "Bearer ${SWITCHBOARD_TEST_TOKEN}"}},
+		"local":  map[string]any{"command": "switchboard-no-such-command", "args": []string{"--token", "${SWITCHBOARD_TEST_TOKEN}"}},
+	})
+	for _, args := range [][]string{{"check"}, {"status"}, {"status", "--json"}, {"tools"}, {"call", "--config", cfg, "remote__x"}} {
+		if args[0] != "call" {
+			args = append(args, "--config", cfg)
+		}
+		out, stderr, _ := cli(t, args...)
+		if strings.Contains(out+stderr, secret) {
+			t.Errorf("%v printed the secret:\n%s\n%s", args, out, stderr)
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// served is a running `switchboard serve`.
+type served struct {
+	cmd   *exec.Cmd
+	url   string           // http://host:port
+	lines chan string      // stderr, line by line; closed at exit
+	log   *strings.Builder // every stderr line so far, for failure messages
+	done  chan struct{}    // closed when the process has exited
+	err   error            // its exit error, once done is closed
+}
+
+var urlRE = regexp.MustCompile(`url=http://([^ ]+)/mcp`)
+
+// startServe runs the binary with serve and args, and waits for its MCP URL.
+func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &served{cmd: cmd, lines: make(chan string, 1000), log: &strings.Builder{}, done: make(chan struct{})}
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		defer close(g.lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			g.lines <- sc.Text()
+		}
+	}()
+	go func() {
+		<-scanned // Wait closes the pipe: read it all first
+		g.err = cmd.Wait()
+		close(g.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-g.done
+	})
+	g.url = "http://" + g.waitLog(t, urlRE)[1]
+	return g
+}
+
+// waitLog reads stderr until a line matches re, and returns the match.
+func (g *served) waitLog(t *testing.T, re *regexp.Regexp) []string {
+	t.Helper()
+	for line := range g.lines {
+		g.log.WriteString(line + "\n")
+		if m := re.FindStringSubmatch(line); m != nil {
+			return m
+		}
+	}
+	t.Fatalf("gateway exited before logging %v:\n%s", re, g.log)
+	return nil
+}
+
+// stop sends sig and waits for the process to exit.
+func (g *served) stop(t *testing.T, sig os.Signal) error {
+	t.Helper()
+	if err := g.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	for line := range g.lines {
+		g.log.WriteString(line + "\n")
+	}
+	<-g.done
+	return g.err
+}
+
+func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: transport}}, nil)
+	if err != nil {
+		t.Fatalf("connect to the gateway: %v", err)
+	}
+	return cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: transport}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+var settledRE = regexp.MustCompile(`servers settled`)
+
+func TestServeHTTPEndToEnd(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	cfg := writeConfig(t, map[string]mcptest.Script{
+		"alpha": {StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}},
+		"beta":  {StateDir: state},
+	}, map[string]any{"ghost": map[string]any{"command": "switchboard-no-such-command"}})
+	g := startServe(t, "--config", cfg)
+
+	if code := getJSON(t, g.url+"/healthz", nil); code != http.StatusOK {
+		t.Errorf("/healthz = %d", code)
+	}
+	g.waitLog(t, settledRE)
+	var ready struct {
+		Status  string
+		Servers map[string]string
+	}
+	if code := getJSON(t, g.url+"/readyz", &ready); code != http.StatusOK || ready.Status != "ready" {
+		t.Errorf("/readyz = %d %+v, want 200 ready (no server is required)", code, ready)
+	}
+	if ready.Servers["ghost"] != "failed" || ready.Servers["alpha"] != "connected" {
+		t.Errorf("/readyz servers = %v", ready.Servers)
+	}
+
+	cs := connectHTTP(t, g.url)
+	names := toolNames(t, cs)
+	for _, want := range []string{"alpha__echo", "beta__add", "beta__increment"} {
+		if !strings.Contains(strings.Join(names, " "), want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__add", Arguments: map[string]any{"a": 40, "b": 2}})
+	if err != nil || resultText(res) != "42" {
+		t.Fatalf("beta__add = %v, %v", res, err)
+	}
+	cs.Close()
+
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log)
+	}
+	assertNoSurvivors(t, state)
+}
+
+func TestServeFinishesInFlightCallsOnSIGINT(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	cfg := writeConfig(t, map[string]mcptest.Script{"slow": {StateDir: state}}, nil)
+	g := startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE)
+	cs := connectHTTP(t, g.url)
+
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__sleep", Arguments: map[string]any{"ms": 1500}})
+		done <- result{res, err}
+	}()
+	// Wait until the upstream has the call, then interrupt the gateway.
+	for {
+		counts, err := mcptest.ReadCounts(state)
+		if err == nil && counts.ByTool["sleep"] == 1 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the call ended before the interrupt: %+v", r)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.res.IsError {
+		t.Errorf("the in-flight call = %+v, %v; want it to finish", r.res, r.err)
+	}
+	cs.Close()
+	for line := range g.lines {
+		g.log.WriteString(line + "\n")
+	}
+	<-g.done
+	if g.err != nil {
+		t.Errorf("exit after SIGINT: %v\n%s", g.err, g.log)
+	}
+	assertNoSurvivors(t, state)
+}
+
+// assertNoSurvivors checks that every upstream process recorded in state is
+// gone.
+func assertNoSurvivors(t *testing.T, state string) {
+	t.Helper()
+	counts, err := mcptest.ReadCounts(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts.PIDs) == 0 {
+		t.Fatal("no upstream process was recorded")
+	}
+	for _, pid := range counts.PIDs {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("upstream process %d survived the gateway (kill 0: %v)", pid, err)
+		}
+	}
+}
+
+func TestServeStdio(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
+	cmd := exec.Command(binary, "serve", "--stdio", "--config", cfg)
+	cmd.Stderr = io.Discard
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v", err)
+	}
+	if names := toolNames(t, cs); !strings.Contains(strings.Join(names, " "), "m__echo") {
+		t.Errorf("tools over stdio: %v", names)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__echo", Arguments: map[string]any{"hi": "there"}})
+	if err != nil || resultText(res) != `{"hi":"there"}` {
+		t.Errorf("m__echo over stdio = %v, %v", res, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+}
+
+func TestServeRefusesNonLoopbackWithoutAuth(t *testing.T) {
+	isolate(t)
+	cmd := exec.Command(binary, "serve", "--listen", "0.0.0.0:0")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "not a loopback address") {
+		t.Errorf("serve --listen 0.0.0.0:0 = %v, %q; want exit 1 saying why", err, out)
+	}
+}
+
+func TestServeAuthTokenMustBeSet(t *testing.T) {
+	isolate(t)
+	cmd := exec.Command(binary, "serve", "--auth-token-env", "SWITCHBOARD_TEST_UNSET_TOKEN")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "SWITCHBOARD_TEST_UNSET_TOKEN") {
+		t.Errorf("serve with an unset token variable = %v, %q", err, out)
+	}
+}
