@@ -14,9 +14,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// legacyProtocolVersion is the handshake stdio servers get by default: some
-// older servers exit on an unknown first message such as server/discover
-// (go-sdk #1177).
+// legacyProtocolVersion is the handshake stdio and SSE servers get by
+// default: some older stdio servers exit on an unknown first message such as
+// server/discover (go-sdk #1177), and the SSE transport predates the
+// stateless era altogether.
 const legacyProtocolVersion = "2025-11-25"
 
 // A session is one connection to the server: the MCP session and everything
@@ -49,10 +50,10 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 		return nil, err
 	}
 	s.conn = &trackedConn{}
-	tracked := &trackingTransport{inner: transport, conn: s.conn}
+	tracked := &trackingTransport{inner: transport, conn: s.conn, lifetime: u.ctx}
 
 	version := srv.ProtocolVersion
-	if version == "" && srv.TransportType() == config.Stdio {
+	if version == "" && srv.TransportType() != config.HTTP {
 		version = legacyProtocolVersion
 	}
 	cs, err := u.client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
@@ -218,43 +219,57 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // trackingTransport remembers the connection it makes, so that the session
-// can be torn down without waiting for in-flight requests.
+// can be torn down without waiting for in-flight requests. It also gives the
+// connection a context of its own: some transports (SSE) tie their stream to
+// the context of Connect, which must bound only the handshake.
 type trackingTransport struct {
-	inner mcp.Transport
-	conn  *trackedConn
+	inner    mcp.Transport
+	conn     *trackedConn
+	lifetime context.Context // the upstream's
 }
 
 func (t *trackingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
+	connCtx, cancel := context.WithCancel(t.lifetime)
+	stop := context.AfterFunc(ctx, cancel)
+	c, err := t.inner.Connect(connCtx)
+	if !stop() && err == nil {
+		err = ctx.Err() // the handshake ended while connecting
+		c.Close()
+	}
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	t.conn.set(c)
+	t.conn.set(c, cancel)
 	return c, nil
 }
 
 // trackedConn holds the transport connection of a session.
 type trackedConn struct {
-	mu   sync.Mutex
-	conn mcp.Connection
-	shut bool
+	mu     sync.Mutex
+	conn   mcp.Connection
+	cancel context.CancelFunc // ends the connection's context
+	shut   bool
 }
 
-func (c *trackedConn) set(conn mcp.Connection) {
+func (c *trackedConn) set(conn mcp.Connection, cancel context.CancelFunc) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.conn = conn
-	if c.shut {
+	c.conn, c.cancel = conn, cancel
+	shut := c.shut
+	c.mu.Unlock()
+	if shut {
 		conn.Close()
+		cancel()
 	}
 }
 
 func (c *trackedConn) close() {
 	c.mu.Lock()
-	conn := c.conn
+	conn, cancel := c.conn, c.cancel
 	c.shut = true
 	c.mu.Unlock()
 	if conn != nil {
 		conn.Close()
+		cancel()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
 	"os"
 	"strings"
 	"sync"
@@ -410,29 +411,28 @@ func (u *Upstream) State() State {
 	return u.state
 }
 
-// current returns the session requests should use.
-func (u *Upstream) current(op string) (*session, error) {
+// current returns the session requests should use, or why there is none.
+func (u *Upstream) current() (*session, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	switch {
 	case u.sess != nil:
 		return u.sess, nil
 	case u.state == Closed:
-		return nil, u.errorf(op, ErrClosed)
+		return nil, ErrClosed
 	case u.lastErr != nil:
-		return nil, u.errorf(op, fmt.Errorf("%w (%v: %w)", ErrNotConnected, u.state, errors.Unwrap(u.lastErr)))
+		return nil, fmt.Errorf("%w (%v: %w)", ErrNotConnected, u.state, errors.Unwrap(u.lastErr))
 	default:
-		return nil, u.errorf(op, fmt.Errorf("%w (%v)", ErrNotConnected, u.state))
+		return nil, fmt.Errorf("%w (%v)", ErrNotConnected, u.state)
 	}
 }
 
 // CallTool calls the tool named name, as the server knows it. Nil arguments
 // are sent as {}. The call is bounded by ctx and by the server's timeout.
 func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	op := fmt.Sprintf("call tool %q", name)
-	s, err := u.current(op)
+	s, err := u.current()
 	if err != nil {
-		return nil, err
+		return nil, u.errorf(callOp(name), err)
 	}
 	if args == nil {
 		args = map[string]any{} // JavaScript servers reject "arguments": null
@@ -447,12 +447,15 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 	res, err := s.cs.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, u.errorf(op, ctx.Err())
+			return nil, u.errorf(callOp(name), ctx.Err())
 		}
-		return nil, u.wrap(op, u.timeoutCause(callCtx, err, timeout))
+		return nil, u.wrap(callOp(name), u.timeoutCause(callCtx, err, timeout))
 	}
 	return res, nil
 }
+
+// callOp names a call in errors; only error paths format it.
+func callOp(name string) string { return fmt.Sprintf("call tool %q", name) }
 
 // timeoutCause turns an error caused by our own deadline into ErrTimeout.
 func (u *Upstream) timeoutCause(ctx context.Context, err error, d time.Duration) error {
@@ -486,7 +489,15 @@ func (u *Upstream) redact(msg string) string {
 	url := u.url
 	u.mu.Unlock()
 	if url != "" {
-		msg = strings.ReplaceAll(msg, url, config.RedactURL(url))
+		display := config.RedactURL(url)
+		msg = strings.ReplaceAll(msg, url, display)
+		// net/http quotes URLs with the password masked as "***", and
+		// url.URL.Redacted as "xxxxx", but both keep the rest.
+		if parsed, err := neturl.Parse(url); err == nil && parsed.User != nil {
+			masked := parsed.User.Username() + ":***@"
+			msg = strings.ReplaceAll(msg, strings.Replace(parsed.String(), parsed.User.String()+"@", masked, 1), display)
+			msg = strings.ReplaceAll(msg, parsed.Redacted(), display)
+		}
 	}
 	return u.secrets.Redact(msg)
 }
