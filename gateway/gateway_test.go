@@ -75,24 +75,11 @@ func client(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSessio
 
 func listNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	var names []string
-	for tool, err := range cs.Tools(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, tool.Name)
+	names, err := mcptest.ToolNames(t.Context(), cs)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return names
-}
-
-func textOf(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 func TestGatewayServesMergedTools(t *testing.T) {
@@ -110,8 +97,8 @@ func TestGatewayServesMergedTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.IsError || textOf(res) != "42" {
-		t.Errorf("math__add = %q (isError %v), want 42", textOf(res), res.IsError)
+	if res.IsError || mcptest.Text(res) != "42" {
+		t.Errorf("math__add = %q (isError %v), want 42", mcptest.Text(res), res.IsError)
 	}
 	if got := ups["math"].Counts().ByTool["add"]; got != 1 {
 		t.Errorf("upstream add ran %d times, want 1", got)
@@ -126,8 +113,8 @@ func TestGatewayToolErrorsAreResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || !strings.Contains(textOf(res), "tool fail failed") {
-		t.Errorf("m__fail = %q (isError %v), want the upstream's error result", textOf(res), res.IsError)
+	if !res.IsError || !strings.Contains(mcptest.Text(res), "tool fail failed") {
+		t.Errorf("m__fail = %q (isError %v), want the upstream's error result", mcptest.Text(res), res.IsError)
 	}
 }
 

@@ -106,25 +106,11 @@ func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
 	t.Helper()
-	res, err := cs.ListTools(t.Context(), nil)
+	names, err := mcptest.ToolNames(t.Context(), cs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
 	return names
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 func getJSON(t *testing.T, url string, v any) int {
@@ -178,7 +164,7 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 		}
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__add", Arguments: map[string]any{"a": 40, "b": 2}})
-	if err != nil || resultText(res) != "42" {
+	if err != nil || mcptest.Text(res) != "42" {
 		t.Fatalf("beta__add = %v, %v", res, err)
 	}
 	cs.Close()
@@ -267,7 +253,7 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("tools over stdio: %v", names)
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__echo", Arguments: map[string]any{"hi": "there"}})
-	if err != nil || resultText(res) != `{"hi":"there"}` {
+	if err != nil || mcptest.Text(res) != `{"hi":"there"}` {
 		t.Errorf("m__echo over stdio = %v, %v", res, err)
 	}
 	if err := cs.Close(); err != nil {

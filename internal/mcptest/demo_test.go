@@ -40,7 +40,7 @@ func structured(t *testing.T, cs *mcp.ClientSession, name string, args map[strin
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: error result %q", name, resultText(res))
+		t.Fatalf("%s: error result %q", name, Text(res))
 	}
 	data, err := json.Marshal(res.StructuredContent)
 	if err != nil {
@@ -84,8 +84,8 @@ func TestDemoTools(t *testing.T) {
 	}
 
 	var echo echoOutput
-	if res := structured(t, cs, "echo", map[string]any{"text": "hello"}, &echo); echo.Text != "hello" || resultText(res) != "hello" {
-		t.Errorf("echo = %+v, text %q", echo, resultText(res))
+	if res := structured(t, cs, "echo", map[string]any{"text": "hello"}, &echo); echo.Text != "hello" || Text(res) != "hello" {
+		t.Errorf("echo = %+v, text %q", echo, Text(res))
 	}
 
 	var id1, id2 noteIDOutput

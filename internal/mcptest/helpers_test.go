@@ -3,7 +3,6 @@ package mcptest
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,29 +36,7 @@ func callText(ctx context.Context, cs *mcp.ClientSession, name string, args map[
 	if err != nil {
 		return "", false, err
 	}
-	return resultText(res), res.IsError, nil
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-// toolNames lists every tool name of the session, following pages.
-func toolNames(ctx context.Context, cs *mcp.ClientSession) ([]string, error) {
-	var names []string
-	for tool, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		names = append(names, tool.Name)
-	}
-	return names, nil
+	return Text(res), res.IsError, nil
 }
 
 // isClosedErr reports whether err says the connection is closed.

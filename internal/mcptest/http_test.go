@@ -235,7 +235,7 @@ func TestSSEHandler(t *testing.T) {
 	}
 	t.Cleanup(func() { cs.Close() })
 
-	names, err := toolNames(ctx, cs)
+	names, err := ToolNames(ctx, cs)
 	if err != nil {
 		t.Fatalf("Tools: %v", err)
 	}

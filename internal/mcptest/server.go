@@ -594,12 +594,18 @@ func (s *Server) Restart() {
 	sessions := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 
+	s.drop(reqs, sessions, s.closeSession)
+}
+
+// drop aborts the HTTP requests reqs and ends sessions: a session over a
+// connection of ours is killed, any other is handed to end.
+func (s *Server) drop(reqs map[string]*httpReq, sessions []*session, end func(*session)) {
 	abortRequests(reqs)
 	for _, sess := range sessions {
 		if sess.conn != nil {
 			sess.kill()
 		} else {
-			s.closeSession(sess)
+			end(sess)
 		}
 	}
 }
@@ -626,15 +632,10 @@ func (s *Server) Close() error {
 	sessions := slices.Collect(maps.Values(s.sessions))
 	s.mu.Unlock()
 
-	abortRequests(reqs)
-	for _, sess := range sessions {
-		if sess.conn != nil {
-			sess.kill()
-		} else {
-			sess.release()
-			_ = sess.ss.Close()
-		}
-	}
+	s.drop(reqs, sessions, func(sess *session) {
+		sess.release()
+		_ = sess.ss.Close()
+	})
 	s.wg.Wait()
 	close(s.closed)
 	return nil

@@ -103,7 +103,7 @@ func TestPagination(t *testing.T) {
 	if len(first.Tools) != 2 || first.NextCursor == "" {
 		t.Fatalf("first page: %d tools, cursor %q; want 2 tools and a cursor", len(first.Tools), first.NextCursor)
 	}
-	names, err := toolNames(ctx, cs)
+	names, err := ToolNames(ctx, cs)
 	if err != nil {
 		t.Fatalf("Tools: %v", err)
 	}
@@ -445,7 +445,7 @@ func TestSetToolsNotifies(t *testing.T) {
 
 				s.SetTools([]ToolSpec{{Name: "one"}, {Name: "two", Behavior: Fail}})
 				<-changed
-				names, err := toolNames(ctx, cs)
+				names, err := ToolNames(ctx, cs)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -36,7 +36,7 @@ func TestServeStdioInProcess(t *testing.T) {
 		if got := cs.InitializeResult().ServerInfo.Name; got != "piped" {
 			t.Errorf("server name %q", got)
 		}
-		names, err := toolNames(ctx, cs)
+		names, err := ToolNames(ctx, cs)
 		if err != nil || len(names) != len(DefaultTools()) {
 			t.Errorf("tools %v, %v", names, err)
 		}
@@ -195,7 +195,7 @@ func TestStdioChildProcess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	names, err := toolNames(ctx, cs)
+	names, err := ToolNames(ctx, cs)
 	if err != nil || len(names) != len(DefaultTools()) {
 		t.Errorf("tools %v, %v", names, err)
 	}

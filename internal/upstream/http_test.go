@@ -55,7 +55,7 @@ func TestHTTPTransports(t *testing.T) {
 				t.Fatalf("Connect: %v", err)
 			}
 			res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1, "b": 1})
-			if err != nil || text(t, res) != "2" {
+			if err != nil || mcptest.Text(res) != "2" {
 				t.Fatalf("add = %v, %v", res, err)
 			}
 			u.Close()

@@ -152,11 +152,17 @@ func (p *process) exitError() error {
 }
 
 // waitExit waits up to d for the process to exit.
-func (p *process) waitExit(d time.Duration) bool {
+func (p *process) waitExit(d time.Duration) bool { return within(p.exited, d) }
+
+// waitStderr waits up to d for the stderr reader to reach the end.
+func (p *process) waitStderr(d time.Duration) bool { return within(p.stderrDone, d) }
+
+// within waits up to d for done to be closed, and reports whether it was.
+func within(done <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-done:
 		return true
 	case <-t.C:
 		return false
@@ -191,18 +197,6 @@ func (p *process) stop(grace time.Duration) error {
 	<-p.stderrDone
 	p.stdout.Close()
 	return err
-}
-
-// waitStderr waits up to d for the stderr reader to reach the end.
-func (p *process) waitStderr(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.stderrDone:
-		return true
-	case <-t.C:
-		return false
-	}
 }
 
 // stderrTailLines is how many lines of a child's stderr are kept.

@@ -38,7 +38,7 @@ func TestStdioConnectAndCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	if got := text(t, res); got != "5" {
+	if got := mcptest.Text(res); got != "5" {
 		t.Errorf("add(2, 3) = %q, want 5", got)
 	}
 	if got := u.Snapshot().ProtocolVersion; got != legacyProtocolVersion {

@@ -66,17 +66,6 @@ func toolNames(tools []*mcp.Tool) []string {
 	return names
 }
 
-func text(t *testing.T, res *mcp.CallToolResult) string {
-	t.Helper()
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 func TestConnectListsAndCalls(t *testing.T) {
 	script := mcptest.Script{PageSize: 2, Tools: []mcptest.ToolSpec{
 		{Name: "a"}, {Name: "b"}, {Name: "c"}, {Name: "d"}, {Name: "e"},
@@ -96,12 +85,12 @@ func TestConnectListsAndCalls(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
-	if got := text(t, res); got != "{}" {
+	if got := mcptest.Text(res); got != "{}" {
 		t.Errorf("nil arguments arrived as %q, want {}", got)
 	}
 	res, err = u.CallTool(t.Context(), "a", map[string]any{"x": 1.0})
-	if err != nil || text(t, res) != `{"x":1}` {
-		t.Errorf("CallTool(a, x=1) = %q, %v; want {\"x\":1}", text(t, res), err)
+	if err != nil || mcptest.Text(res) != `{"x":1}` {
+		t.Errorf("CallTool(a, x=1) = %q, %v; want {\"x\":1}", mcptest.Text(res), err)
 	}
 	if got := srv.Counts().Calls; got != 2 {
 		t.Errorf("server saw %d calls, want 2", got)
