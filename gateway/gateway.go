@@ -71,10 +71,10 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
 		if ev.Kind == switchboard.EventToolsChanged {
-			g.sync()
+			g.Sync()
 		}
 	})
-	g.sync()
+	g.Sync()
 	return g
 }
 
@@ -131,10 +131,12 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// sync makes the registered tools match the manager's view: it adds new and
-// changed definitions and removes the rest, so the go-sdk tells clients
-// list_changed only when something did change.
-func (g *Gateway) sync() {
+// Sync makes the exposed tools match the manager's current view: it adds new
+// and changed definitions and removes the rest, so that clients are told
+// list_changed only when something did change. The gateway syncs on every
+// change event by itself, but events arrive asynchronously: call Sync after
+// [switchboard.Manager.Connect] to expose what connected before serving.
+func (g *Gateway) Sync() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want := make(map[string]bool)

@@ -75,6 +75,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway) error {
 	err := m.Connect(ctx)
 	if err == nil {
+		g.Sync()
 		err = g.ServeStdio(ctx)
 	}
 	e.stopSignals()
@@ -108,6 +109,7 @@ func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager
 	go func() {
 		defer close(connected)
 		if err := m.Connect(ctx); err == nil {
+			g.Sync()
 			for _, s := range m.Status() {
 				if s.Err != nil {
 					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)

@@ -200,7 +200,7 @@ func TestServeFinishesInFlightCallsOnSIGINT(t *testing.T) {
 		}
 		select {
 		case r := <-done:
-			t.Fatalf("the call ended before the interrupt: %+v", r)
+			t.Fatalf("the call ended before the interrupt: %v, %v", r.res, r.err)
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -183,9 +183,8 @@ func (u *Upstream) run() {
 	}
 	select {
 	case <-s.lost:
-		u.detach(s)
+		u.lose(s, u.wrap("session", s.lostErr))
 		s.close(u.opts.StopGrace)
-		u.transition(Failed, u.wrap("session", s.lostErr))
 		<-u.ctx.Done()
 	case <-u.ctx.Done():
 		u.detach(s)
@@ -279,6 +278,19 @@ func (u *Upstream) detach(s *session) {
 		u.sess = nil
 		u.tools = nil
 	}
+}
+
+// lose forgets s, which ended on its own, and fails with err: in one step, so
+// that no request sees a connected upstream without a session.
+func (u *Upstream) lose(s *session, err error) {
+	u.mu.Lock()
+	if u.sess == s {
+		u.sess = nil
+		u.tools = nil
+	}
+	u.transitionLocked(Failed, err)
+	u.mu.Unlock()
+	u.deliver()
 }
 
 // transition moves to state to, with cause err, and delivers the event.
