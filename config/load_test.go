@@ -299,8 +299,10 @@ func TestLoadNilOptions(t *testing.T) {
 func TestDefault(t *testing.T) {
 	cfg := Default("")
 	want := []Server{
-		{Name: "clock", Source: EmbeddedSource, Type: Stdio, Command: "switchboard", Args: []string{"demo-server", "--name", "clock"}},
-		{Name: "notes", Source: EmbeddedSource, Type: Stdio, Command: "switchboard", Args: []string{"demo-server", "--name", "notes"}},
+		{Name: "clock", Source: EmbeddedSource, Type: Stdio, Command: "switchboard", Args: []string{"demo-server", "--name", "clock"},
+			Tools: ToolFilter{Allow: []string{"now", "echo"}}},
+		{Name: "notes", Source: EmbeddedSource, Type: Stdio, Command: "switchboard", Args: []string{"demo-server", "--name", "notes"},
+			Tools: ToolFilter{Allow: []string{"note_*"}}},
 	}
 	if diff := cmp.Diff(want, cfg.Servers); diff != "" {
 		t.Errorf("Default servers (-want +got):\n%s", diff)

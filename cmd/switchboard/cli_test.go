@@ -105,6 +105,11 @@ func TestToolsOnEmbeddedDefault(t *testing.T) {
 			t.Errorf("tools output lacks %q:\n%s\nstderr:\n%s", want, out, stderr)
 		}
 	}
+	for _, filtered := range []string{"clock__note_add", "notes__now"} {
+		if strings.Contains(out, filtered) {
+			t.Errorf("tools output has %q, which the default config filters out:\n%s", filtered, out)
+		}
+	}
 }
 
 func TestToolsJSON(t *testing.T) {
