@@ -27,8 +27,10 @@
 // on the session and server closing, so cancellation, [Server.Close] and a
 // closing session release it; waits use timers, so synctest can drive them.
 //
-// Exits: ExitAfterInitialize, ExitAfterListTools and ExitOnCall. What "exit"
-// means depends on the form:
+// Exits: ExitAfterInitialize, ExitAfterListTools, ExitOnCall (before the
+// tool runs) and CrashAfterCall (after it ran, before its answer is
+// written: the outcome a client cannot know). What "exit" means depends on
+// the form:
 //
 //	form          after a written answer        ExitOnCall (nothing answered)
 //	command       os.Exit(0)                    os.Exit(0)
@@ -41,6 +43,13 @@
 // "method not found", as older servers do, so that clients fall back to
 // initialize. The Streamable HTTP handler serves stateful sessions, which
 // always end up in the legacy era.
+//
+// Liveness: Script.Ping answers ping normally, never ([PingHang]), with
+// "method not found" ([PingMethodNotFound]: alive) or with an error
+// ([PingFail]).
+//
+// Overload: [Server.RejectPOSTs] answers the next POSTs with a status such
+// as 429 or 503, with Retry-After, without processing them.
 //
 // Stale sessions: [Server.Restart] (or [HTTPServer.Stop] and Start) forgets
 // every HTTP session; [Server.SetUnknownSession] then chooses between the

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -148,6 +149,22 @@ func (s *Server) SSEHandler() http.Handler {
 	})
 }
 
+// RejectPOSTs answers the next n POST requests with HTTP status code,
+// without processing them, as an overloaded server or a proxy in front of a
+// restarting one does. A positive retryAfter is sent as Retry-After, in
+// seconds.
+func (s *Server) RejectPOSTs(code, n int, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reject = rejection{code: code, left: n, retryAfter: retryAfter}
+}
+
+// rejection is what RejectPOSTs asked for.
+type rejection struct {
+	code, left int
+	retryAfter time.Duration
+}
+
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -157,6 +174,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 	if s.isClosed {
 		s.mu.Unlock()
 		http.Error(w, ErrClosed.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method == http.MethodPost && s.reject.left > 0 {
+		s.reject.left--
+		rej := s.reject
+		s.mu.Unlock()
+		if rej.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(rej.retryAfter.Seconds())))
+		}
+		http.Error(w, http.StatusText(rej.code), rej.code)
 		return
 	}
 	s.httpSeq++

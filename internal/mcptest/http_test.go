@@ -350,3 +350,34 @@ func awaitNoSessions(t *testing.T, s *Server) {
 	t.Helper()
 	await(t, s, func() bool { return len(s.sessions) == 0 && s.closing == 0 })
 }
+
+func TestRejectPOSTs(t *testing.T) {
+	s := NewServer(Script{})
+	hs := serveHTTPTest(t, s)
+	s.RejectPOSTs(http.StatusTooManyRequests, 2, 3*time.Second)
+	for range 2 {
+		code, _ := rawPost(t, hs.URL, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if code != http.StatusTooManyRequests {
+			t.Errorf("POST = %d, want 429", code)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader("{}"))
+	s.RejectPOSTs(http.StatusServiceUnavailable, 1, 3*time.Second)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "3" {
+		t.Errorf("POST = %d with Retry-After %q, want 503 with 3", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	cs := connectHTTP(t, hs.URL, client, nil)
+	if got, _, err := callText(context.Background(), cs, "add", map[string]any{"a": 1, "b": 2}); err != nil || got != "3" {
+		t.Errorf("after the rejections, add = %q, %v", got, err)
+	}
+	if got := s.Counts().Calls; got != 1 {
+		t.Errorf("server counted %d calls, want only the one it processed", got)
+	}
+}

@@ -45,6 +45,23 @@ const (
 	Hang Behavior = "hang"
 )
 
+// A PingMode says how a server answers ping.
+type PingMode string
+
+// The ways a server can answer ping.
+const (
+	// PingAnswer answers, as the spec asks.
+	PingAnswer PingMode = ""
+	// PingHang never answers, like a wedged server.
+	PingHang PingMode = "hang"
+	// PingMethodNotFound answers JSON-RPC -32601, as servers that do not
+	// implement ping do: such a server is alive.
+	PingMethodNotFound PingMode = "method-not-found"
+	// PingFail answers JSON-RPC -32603 "session terminated", like a server
+	// that lost the session.
+	PingFail PingMode = "fail"
+)
+
 // DefaultResponseBytes is the size of a [Big] response when
 // [Script.ResponseBytes] is zero.
 const DefaultResponseBytes = 1 << 20
@@ -102,6 +119,13 @@ type Script struct {
 	// over the process's lifetime). 0 never exits. Over HTTP it restarts the
 	// whole server, as a crash would ([Server.Restart]).
 	ExitOnCall int `json:"exitOnCall,omitempty"`
+	// CrashAfterCall runs the Nth tools/call (1-based, counted as ExitOnCall
+	// is) and then crashes before its answer is written, as ExitOnCall
+	// crashes: the tool ran, but the client cannot know it. 0 never crashes.
+	CrashAfterCall int `json:"crashAfterCall,omitempty"`
+	// Ping says how the server answers ping: [PingAnswer] (the default),
+	// [PingHang], [PingMethodNotFound] or [PingFail].
+	Ping PingMode `json:"ping,omitempty"`
 	// GarbageOnStart (stdio only) writes a line that is not JSON to stdout
 	// at start, before anything else.
 	GarbageOnStart bool `json:"garbageOnStart,omitempty"`

@@ -25,6 +25,7 @@ const (
 	methodInitialize        = "initialize"
 	methodListTools         = "tools/list"
 	methodCallTool          = "tools/call"
+	methodPing              = "ping"
 	notificationInitialized = "notifications/initialized"
 	notificationProgress    = "notifications/progress"
 	notificationToolsChange = "notifications/tools/list_changed"
@@ -61,6 +62,7 @@ type Server struct {
 	sessions   map[*mcp.ServerSession]*session
 	gen        *httpGen // current HTTP generation; replaced by Restart
 	unknown    UnknownSessionMode
+	reject     rejection // HTTP statuses to inject: see RejectPOSTs
 	httpSeq    uint64        // the last HTTP request id given
 	hangs      int           // requests waiting in hang
 	closing    int           // sessions being closed by closeSession
@@ -393,7 +395,8 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
 				name = r.Params.Name
 			}
-			if n := s.countCall(name); s.script.ExitOnCall > 0 && n == s.script.ExitOnCall {
+			n := s.countCall(name)
+			if s.script.ExitOnCall > 0 && n == s.script.ExitOnCall {
 				s.crash(sess)
 				return nil, s.hang(ctx, sess)
 			}
@@ -403,7 +406,22 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if s.garbage != nil {
 				s.garbage()
 			}
-			return next(ctx, method, req)
+			res, err := next(ctx, method, req)
+			if s.script.CrashAfterCall > 0 && n == s.script.CrashAfterCall {
+				s.crash(sess) // the tool ran; its answer is lost
+				return nil, s.hang(ctx, sess)
+			}
+			return res, err
+
+		case methodPing:
+			switch s.script.Ping {
+			case PingHang:
+				return nil, s.hang(ctx, sess)
+			case PingMethodNotFound:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: ping"}
+			case PingFail:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "session terminated"}
+			}
 		}
 		return next(ctx, method, req)
 	}

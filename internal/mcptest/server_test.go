@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -520,4 +521,60 @@ func TestCloseIsIdempotent(t *testing.T) {
 	if _, err := s.ConnectInMemory(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("ConnectInMemory after Close: err = %v, want ErrClosed", err)
 	}
+}
+
+func TestCrashAfterCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(Script{CrashAfterCall: 1})
+		defer s.Close()
+		cs := connectMemory(t, s, nil)
+		if _, _, err := callText(context.Background(), cs, "increment", nil); err == nil {
+			t.Fatal("the call was answered; want the server to crash after running it")
+		}
+		waitClosed(t, cs)
+		if got := s.Counts().ByTool["increment"]; got != 1 {
+			t.Errorf("increment ran %d times, want 1: the crash comes after the tool", got)
+		}
+		cs2 := connectMemory(t, s, nil)
+		if got, _, err := callText(context.Background(), cs2, "increment", nil); err != nil || got != "2" {
+			t.Errorf("next call = %q, %v; want 2 (the first one ran)", got, err)
+		}
+	})
+}
+
+func TestPingModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode PingMode
+		code int64 // 0: answered
+	}{
+		{PingAnswer, 0},
+		{PingMethodNotFound, jsonrpc.CodeMethodNotFound},
+		{PingFail, jsonrpc.CodeInternalError},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			s := NewServer(Script{Ping: tc.mode})
+			defer s.Close()
+			cs := connectMemory(t, s, nil)
+			err := cs.Ping(context.Background(), nil)
+			var rpcErr *jsonrpc.Error
+			switch {
+			case tc.code == 0 && err != nil:
+				t.Errorf("Ping = %v, want an answer", err)
+			case tc.code != 0 && (!errors.As(err, &rpcErr) || rpcErr.Code != tc.code):
+				t.Errorf("Ping = %v, want JSON-RPC code %d", err, tc.code)
+			}
+		})
+	}
+	t.Run("hang", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := NewServer(Script{Ping: PingHang})
+			defer s.Close()
+			cs := connectMemory(t, s, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if err := cs.Ping(ctx, nil); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Ping = %v, want the deadline", err)
+			}
+		})
+	})
 }
