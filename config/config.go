@@ -76,6 +76,71 @@ type Server struct {
 	Required          bool       `json:"required,omitempty"`
 	ProtocolVersion   string     `json:"protocolVersion,omitempty"`
 	SerializeRequests bool       `json:"serializeRequests,omitempty"`
+
+	// MaxInFlight caps the calls in flight to the server; more wait for a
+	// slot, bounded by their context. 0 means DefaultMaxInFlight.
+	MaxInFlight int `json:"maxInFlight,omitempty"`
+	// MaxResponseBytes caps the size of one response from the server. 0
+	// means DefaultMaxResponseBytes.
+	MaxResponseBytes int64 `json:"maxResponseBytes,omitempty"`
+	// Retry configures the generic retries of tools/list and tools/call.
+	// They never replay a call that may have run, unless the tool says it
+	// is idempotent or read-only.
+	Retry Retry `json:"retry,omitzero"`
+}
+
+// DefaultMaxInFlight is the cap on calls in flight to one server when
+// MaxInFlight is 0.
+const DefaultMaxInFlight = 64
+
+// DefaultMaxResponseBytes is the cap on one response when MaxResponseBytes is
+// 0.
+const DefaultMaxResponseBytes = 16 << 20
+
+// DefaultRetryBackoff is the first delay between generic retries when
+// Retry.BackoffMs is unset.
+const DefaultRetryBackoff = time.Second
+
+// Retry configures generic retries. The zero value retries nothing.
+type Retry struct {
+	// Max is how many retries a request may take: 0 (the default) none, -1
+	// no limit. A retry on a fresh session costs 2.
+	Max int `json:"max,omitempty"`
+	// BackoffMs is the first delay, in milliseconds; each later one doubles.
+	// Unset means 1000.
+	BackoffMs *int64 `json:"backoffMs,omitempty"`
+	// MaxBackoffMs caps the delay; 0 means no cap.
+	MaxBackoffMs int64 `json:"maxBackoffMs,omitempty"`
+}
+
+// InFlightLimit returns MaxInFlight, or DefaultMaxInFlight when it is 0.
+func (s *Server) InFlightLimit() int {
+	if s.MaxInFlight <= 0 {
+		return DefaultMaxInFlight
+	}
+	return s.MaxInFlight
+}
+
+// ResponseLimit returns MaxResponseBytes, or DefaultMaxResponseBytes when it
+// is 0.
+func (s *Server) ResponseLimit() int64 {
+	if s.MaxResponseBytes <= 0 {
+		return DefaultMaxResponseBytes
+	}
+	return s.MaxResponseBytes
+}
+
+// Backoff returns the first retry delay.
+func (r Retry) Backoff() time.Duration {
+	if r.BackoffMs == nil || *r.BackoffMs < 0 {
+		return DefaultRetryBackoff
+	}
+	return time.Duration(*r.BackoffMs) * time.Millisecond
+}
+
+// MaxBackoff returns the cap on retry delays, or 0 for none.
+func (r Retry) MaxBackoff() time.Duration {
+	return time.Duration(max(r.MaxBackoffMs, 0)) * time.Millisecond
 }
 
 // IsEnabled reports whether the server should be connected: Enabled is unset
@@ -135,6 +200,7 @@ func (s *Server) Clone() Server {
 	c.Tools.Allow = slices.Clone(s.Tools.Allow)
 	c.Tools.Deny = slices.Clone(s.Tools.Deny)
 	c.Enabled = clonePtr(s.Enabled)
+	c.Retry.BackoffMs = clonePtr(s.Retry.BackoffMs)
 	c.Timeout = clonePtr(s.Timeout)
 	c.Prefix = clonePtr(s.Prefix)
 	return c

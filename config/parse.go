@@ -269,6 +269,14 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.ProtocolVersion = d.str(field, v)
 		case "serializeRequests":
 			d.s.SerializeRequests = d.boolean(field, v)
+		case "maxInFlight":
+			if n, ok := d.whole(field, v); ok {
+				d.s.MaxInFlight = int(min(n, math.MaxInt32))
+			}
+		case "maxResponseBytes":
+			d.s.MaxResponseBytes, _ = d.whole(field, v)
+		case "retry":
+			d.retry(field, v)
 		default:
 			d.warn(field, "unknown field, ignored")
 		}
@@ -278,7 +286,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
-		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests":
+		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests",
+		"maxInFlight", "maxResponseBytes", "retry":
 		return true
 	}
 	return false
@@ -386,6 +395,50 @@ func (d *entryDecoder) millis(field string, v *hujson.Value) *int64 {
 		n = int64(f)
 	}
 	return &n
+}
+
+// whole decodes a whole number, which may be negative; Validate checks its
+// range.
+func (d *entryDecoder) whole(field string, v *hujson.Value) (int64, bool) {
+	lit, ok := literal(v)
+	if ok && lit.Kind() == '0' {
+		if n, err := strconv.ParseInt(string(lit), 10, 64); err == nil {
+			return n, true
+		}
+		if f, err := strconv.ParseFloat(string(lit), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+	}
+	d.fail(field, "want a whole number")
+	return 0, false
+}
+
+func (d *entryDecoder) retry(field string, v *hujson.Value) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		d.fail(field, `want an object such as {"max": 3, "backoffMs": 1000}`)
+		return
+	}
+	for i := range obj.Members {
+		key := memberName(&obj.Members[i])
+		sub := field + "." + key
+		ev := &obj.Members[i].Value
+		switch {
+		case isNull(ev):
+		case key == "max":
+			if n, ok := d.whole(sub, ev); ok {
+				d.s.Retry.Max = int(max(min(n, math.MaxInt32), math.MinInt32))
+			}
+		case key == "backoffMs":
+			d.s.Retry.BackoffMs = d.millis(sub, ev)
+		case key == "maxBackoffMs":
+			if ms := d.millis(sub, ev); ms != nil {
+				d.s.Retry.MaxBackoffMs = *ms
+			}
+		default:
+			d.warn(sub, "unknown field, ignored")
+		}
+	}
 }
 
 func (d *entryDecoder) tools(field string, v *hujson.Value) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -94,6 +95,32 @@ func TestParseFields(t *testing.T) {
 	}
 	if len(cfg.Rejected) > 0 || len(cfg.Warnings) > 0 {
 		t.Errorf("Rejected = %v, Warnings = %v", cfg.Rejected, cfg.Warnings)
+	}
+}
+
+func TestParseLimitsAndRetry(t *testing.T) {
+	cfg, err := Parse(file, []byte(`{"mcpServers": {
+		"tuned":    {"command": "x", "maxInFlight": 8, "maxResponseBytes": 1048576, "retry": {"max": -1, "backoffMs": 250, "maxBackoffMs": 4000}},
+		"defaults": {"command": "x"}
+	}}`))
+	if err != nil || len(cfg.Rejected) > 0 {
+		t.Fatalf("Parse = %v, rejected %v", err, cfg.Rejected)
+	}
+	tuned, defaults := cfg.Servers[0], cfg.Servers[1]
+	got := []any{tuned.InFlightLimit(), tuned.ResponseLimit(), tuned.Retry.Max, tuned.Retry.Backoff(), tuned.Retry.MaxBackoff(),
+		defaults.InFlightLimit(), defaults.ResponseLimit(), defaults.Retry.Max, defaults.Retry.Backoff(), defaults.Retry.MaxBackoff()}
+	want := []any{8, int64(1 << 20), -1, 250 * time.Millisecond, 4 * time.Second,
+		DefaultMaxInFlight, int64(DefaultMaxResponseBytes), 0, time.Second, time.Duration(0)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("limits and retry (-want +got):\n%s", diff)
+	}
+	if tuned.Fingerprint() == defaults.Fingerprint() {
+		t.Error("retry and limits do not change the fingerprint")
+	}
+	clone := tuned.Clone()
+	*clone.Retry.BackoffMs = 1
+	if tuned.Retry.Backoff() != 250*time.Millisecond {
+		t.Error("Clone shares Retry.BackoffMs")
 	}
 }
 
@@ -194,6 +221,13 @@ func TestParseRejects(t *testing.T) {
 		{"protocolVersion format", `{"command": "x", "protocolVersion": "2025-13-01"}`, []string{p + "protocolVersion: want a date such as 2025-11-25"}},
 		{"protocolVersion short", `{"command": "x", "protocolVersion": "2025-1-01"}`, []string{p + "protocolVersion: want a date such as 2025-11-25"}},
 		{"serializeRequests type", `{"command": "x", "serializeRequests": "no"}`, []string{p + "serializeRequests: want true or false"}},
+		{"maxInFlight type", `{"command": "x", "maxInFlight": "64"}`, []string{p + "maxInFlight: want a whole number"}},
+		{"maxInFlight negative", `{"command": "x", "maxInFlight": -1}`, []string{p + "maxInFlight: must not be negative (0 means the default, 64)"}},
+		{"maxResponseBytes fraction", `{"command": "x", "maxResponseBytes": 1.5}`, []string{p + "maxResponseBytes: want a whole number"}},
+		{"maxResponseBytes negative", `{"command": "x", "maxResponseBytes": -5}`, []string{p + "maxResponseBytes: must not be negative (0 means the default, 16777216)"}},
+		{"retry type", `{"command": "x", "retry": 3}`, []string{p + `retry: want an object such as {"max": 3, "backoffMs": 1000}`}},
+		{"retry.max range", `{"command": "x", "retry": {"max": -2}}`, []string{p + "retry.max: want -1 (no limit), 0 (no retries) or a positive count"}},
+		{"retry backoffs", `{"command": "x", "retry": {"backoffMs": -1, "maxBackoffMs": "1s"}}`, []string{p + "retry.maxBackoffMs: want a whole number of milliseconds", p + "retry.backoffMs: must not be negative"}},
 		{"stdio fields on http", `{"type": "http", "url": "https://h", "command": "x", "args": ["a"], "env": {"A": "1"}, "cwd": "/", "inheritEnv": true}`, []string{
 			p + "command: only for stdio servers", p + "args: only for stdio servers", p + "env: only for stdio servers",
 			p + "cwd: only for stdio servers", p + "inheritEnv: only for stdio servers"}},

@@ -111,6 +111,21 @@ func (s *Server) problems() []*Error {
 			}
 		}
 	}
+	if s.MaxInFlight < 0 {
+		add("maxInFlight", "must not be negative (0 means the default, %d)", DefaultMaxInFlight)
+	}
+	if s.MaxResponseBytes < 0 {
+		add("maxResponseBytes", "must not be negative (0 means the default, %d)", DefaultMaxResponseBytes)
+	}
+	if s.Retry.Max < -1 {
+		add("retry.max", "want -1 (no limit), 0 (no retries) or a positive count")
+	}
+	if s.Retry.BackoffMs != nil && *s.Retry.BackoffMs < 0 {
+		add("retry.backoffMs", "must not be negative")
+	}
+	if s.Retry.MaxBackoffMs < 0 {
+		add("retry.maxBackoffMs", "must not be negative")
+	}
 	if v := s.ProtocolVersion; v != "" && !isDate(v) {
 		add("protocolVersion", "want a date such as 2025-11-25")
 	}

@@ -26,6 +26,9 @@ type Counts struct {
 	// ByTool counts tools/call per tool name, when the tool starts to run
 	// (after any CallDelay). It is nil when no tool has run.
 	ByTool map[string]int
+	// Cancelled counts tool runs that ended because their request was
+	// cancelled (by notifications/cancelled, or the session closing).
+	Cancelled int
 	// PIDs lists the process id of each recorded start, oldest first. Only
 	// ReadCounts fills it in (so that tests can check that no server
 	// process survived); it is nil from Server.Counts.
@@ -73,6 +76,12 @@ func (c *counter) countRun(name string) {
 	c.counts.ByTool[name]++
 	c.mu.Unlock()
 	c.rec.record("run " + name)
+}
+
+func (c *counter) countCancelled() {
+	c.mu.Lock()
+	c.counts.Cancelled++
+	c.mu.Unlock()
 }
 
 func (c *counter) increment() int {

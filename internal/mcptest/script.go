@@ -251,8 +251,13 @@ var errReleased = errors.New("mcptest: session closed")
 func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 	name := spec.Name
 	behavior := spec.Behavior
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
 		s.countRun(name)
+		defer func() {
+			if err != nil && ctx.Err() != nil {
+				s.countCancelled()
+			}
+		}()
 		args, err := decodeArgs(req.Params.Arguments)
 		if err != nil {
 			return errorResult(fmt.Sprintf("tool %s: %v", name, err)), nil

@@ -628,6 +628,13 @@ func (s *Server) drop(reqs map[string]*httpReq, sessions []*session, end func(*s
 	}
 }
 
+// OpenSessions returns how many sessions the server has open.
+func (s *Server) OpenSessions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
 // Counts returns a copy of what the server has seen so far.
 func (s *Server) Counts() Counts {
 	return s.snapshot()

@@ -6,17 +6,30 @@ import (
 )
 
 // Errors that callers branch on. Every error returned by this package is an
-// [*Error] that wraps one of these or the underlying cause.
+// [*Error] that wraps one of these, or the underlying cause.
 var (
-	// ErrNotConnected means the server has no usable session.
+	// ErrNotConnected means the server has no usable session, and an attempt
+	// to make one failed.
 	ErrNotConnected = errors.New("not connected")
+	// ErrReconnecting means the server's connection was lost and is being
+	// restored; the request could not wait for it.
+	ErrReconnecting = errors.New("reconnecting")
+	// ErrCircuitOpen means the server was restarted too often (the crash-loop
+	// state): nothing is attempted until a manual reconnect.
+	ErrCircuitOpen = errors.New("circuit open: too many connection attempts")
 	// ErrClosed means the upstream was closed.
 	ErrClosed = errors.New("closed")
 	// ErrInvalidArguments means the arguments were rejected before anything
 	// was sent.
 	ErrInvalidArguments = errors.New("invalid arguments")
-	// ErrTimeout means the server did not answer within its configured timeout.
+	// ErrTimeout means the server did not answer within its configured
+	// timeout.
 	ErrTimeout = errors.New("timed out")
+	// ErrAmbiguous means a call may or may not have run: it was sent, and
+	// the connection broke or the time ran out before the answer came. It is
+	// never replayed unless the tool is read-only or idempotent. See
+	// [AmbiguousError].
+	ErrAmbiguous = errors.New("the call may have run")
 )
 
 // Error is an error from one server and one operation.
@@ -31,3 +44,17 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// AmbiguousError reports a call whose outcome is unknown: it was delivered,
+// and then the connection broke or the time ran out. Replaying it could run
+// it twice, so it was not replayed. It wraps [ErrAmbiguous] and the cause.
+type AmbiguousError struct {
+	Tool string // the tool's name on its server
+	Err  error  // what happened after the call was sent
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%v: tool %q is not marked idempotent or read-only, so it was not retried: %v", ErrAmbiguous, e.Tool, e.Err)
+}
+
+func (e *AmbiguousError) Unwrap() []error { return []error{ErrAmbiguous, e.Err} }

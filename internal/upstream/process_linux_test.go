@@ -83,17 +83,29 @@ func TestStdioGarbageOnStdout(t *testing.T) {
 }
 
 func TestStdioProcessExitIsSeen(t *testing.T) {
-	u := New(stdio("quitter", mcptest.Script{ExitOnCall: 1}), nil)
+	state := t.TempDir()
+	var log eventLog
+	u := New(stdio("quitter", mcptest.Script{ExitOnCall: 1, StateDir: state}), &Options{OnEvent: log.add})
 	defer u.Close()
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// Every process exits on its first call, so the call fails even after
+	// its one replay; each exit is seen and a new process started.
 	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
 		t.Fatal("call succeeded, want the process to exit")
 	}
-	waitFor(t, u, Failed)
-	if err := u.Snapshot().Err; err == nil || !strings.Contains(err.Error(), "process exited with status") {
-		t.Errorf("failure = %v, want it to say the process exited", err)
+	errs := log.errs(Reconnecting)
+	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "process exited with status 0") {
+		t.Errorf("reconnecting causes = %v, want the process's exit", errs)
+	}
+	u.Close()
+	counts, err := mcptest.ReadCounts(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Starts < 2 {
+		t.Errorf("%d process starts, want a restart after the exit", counts.Starts)
 	}
 }
 
@@ -200,5 +212,26 @@ func TestStderrTailKeepsLastLines(t *testing.T) {
 	got := tl.String()
 	if !strings.HasPrefix(got, "three | four | xxx") || !strings.HasSuffix(got, "…") {
 		t.Errorf("tail = %q", got)
+	}
+}
+
+// TestReconnectStorm ports oh-my-pi's reconnect-storm test (issue #1592, where
+// a server that crashed at once was spawned 66,487 times): a stdio server
+// that exits right after tools/list must not be spawned without end.
+func TestReconnectStorm(t *testing.T) {
+	state := t.TempDir()
+	u := New(stdio("storm", mcptest.Script{ExitAfterListTools: true, StateDir: state}), nil)
+	defer u.Close()
+	u.Start()
+	waitFor(t, u, CrashLoop)
+	counts, err := mcptest.ReadCounts(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Starts == 0 || counts.Starts > 10 {
+		t.Errorf("%d spawns, want between 1 and 10", counts.Starts)
+	}
+	if got := u.State(); got != CrashLoop {
+		t.Errorf("final state %v, want crash-loop", got)
 	}
 }

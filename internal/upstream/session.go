@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,7 +30,12 @@ type session struct {
 	proc *process        // nil unless stdio
 	http *http.Transport // nil unless http or sse
 
-	tools []*mcp.Tool // listed during the handshake
+	tools    []*mcp.Tool // listed during the handshake
+	endpoint string      // http: the URL, for probes
+	client   *http.Client
+
+	lastUsed atomic.Int64 // unix nanoseconds of the last answer
+	probeMu  sync.Mutex   // one probe at a time
 
 	lost    chan struct{} // closed when the session ended on its own
 	lostErr error         // why; read only after lost is closed
@@ -58,11 +65,12 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	}
 	cs, err := u.client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = s.explain(err)
+		err = s.describe(err)
 		s.abort(u.opts.StopGrace)
 		return nil, err
 	}
 	s.cs = cs
+	s.touch()
 	s.watch.Add(1)
 	go s.watchSession()
 	return s, nil
@@ -77,14 +85,17 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 			return nil, err
 		}
 		s.proc = p
-		return &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin}, nil
+		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
+		return &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
 		s.http = http.DefaultTransport.(*http.Transport).Clone()
-		client := &http.Client{Transport: &headerTransport{base: s.http, headers: srv.Headers}}
+		s.endpoint = srv.URL
+		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit()}}
+		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
-			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: client}, nil
+			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
 		}
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client}, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", srv.Type)
 	}
@@ -138,11 +149,11 @@ func (s *session) lossCause(err error) error {
 	return fmt.Errorf("connection lost: %w", err)
 }
 
-// explain adds what is known about a stdio process to a handshake error. A
+// describe adds what is known about a stdio process to a handshake error. A
 // process that crashed at start has usually exited by now, or is about to:
 // give it a moment, so that the error can say how it ended and what it
 // printed.
-func (s *session) explain(err error) error {
+func (s *session) describe(err error) error {
 	if s.proc == nil {
 		return err
 	}
@@ -195,27 +206,96 @@ func (s *session) release(grace time.Duration) error {
 	return nil
 }
 
+// touch records that the server just answered.
+func (s *session) touch() { s.lastUsed.Store(time.Now().UnixNano()) }
+
+// idle reports whether the session has sat unused long enough to be probed.
+func (s *session) idle() bool {
+	return time.Since(time.Unix(0, s.lastUsed.Load())) > idleProbe
+}
+
+// modern reports whether the session speaks the stateless protocol era
+// (2026-07-28 and later), which has no sessions to go stale and no ping.
+func (s *session) modern() bool {
+	res := s.cs.InitializeResult()
+	return res != nil && res.ProtocolVersion >= modernProtocolVersion
+}
+
+// modernProtocolVersion is the first stateless revision (SEP-2575).
+const modernProtocolVersion = "2026-07-28"
+
+// callTool sends tools/call, holding serial (if not nil) around it.
+func (s *session) callTool(ctx context.Context, serial chan struct{}, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	if serial != nil {
+		release, err := acquire(ctx, serial)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil || isProtocolError(err) {
+		s.touch()
+	}
+	return res, err
+}
+
+// probe checks, before its next use, a session that sat idle past
+// idleProbe: a legacy session with ping (a 1 s timeout; "method not found"
+// counts as alive), a modern HTTP one with server/discover. It reports false,
+// after abandoning the session, if the session is dead. One caller probes;
+// the others wait for its answer.
+func (u *Upstream) probe(ctx context.Context, s *session) bool {
+	if !s.idle() {
+		return true
+	}
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if !s.idle() {
+		return true // probed while we waited
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	var err error
+	switch {
+	case !s.modern():
+		release, serr := u.acquireSerial(ctx)
+		if serr != nil {
+			return true // no answer either way: let the request find out
+		}
+		err = s.cs.Ping(ctx, nil)
+		release()
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+			err = nil // a server without ping is alive
+		}
+	case s.client != nil:
+		err = s.discover(ctx, u.client)
+	}
+	if err != nil {
+		u.opts.Logger.Info("idle session failed its probe; reconnecting", "error", u.redact(err.Error()))
+		u.abandon(s)
+		return false
+	}
+	s.touch()
+	return true
+}
+
+// discover probes a modern HTTP server with server/discover: a fresh
+// client connection, which in the stateless era is that one request.
+func (s *session) discover(ctx context.Context, c *mcp.Client) error {
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.endpoint, HTTPClient: s.client, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: modernProtocolVersion})
+	if err != nil {
+		return err
+	}
+	return cs.Close()
+}
+
 // isProtocolError reports whether err is a JSON-RPC error from the server.
 func isProtocolError(err error) bool {
 	var werr *jsonrpc.Error
 	return errors.As(err, &werr)
-}
-
-// headerTransport adds a server's configured headers to every request. It
-// never forwards anything from a downstream client.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		req = req.Clone(req.Context())
-		for k, v := range t.headers {
-			req.Header.Set(k, v)
-		}
-	}
-	return t.base.RoundTrip(req)
 }
 
 // trackingTransport remembers the connection it makes, so that the session

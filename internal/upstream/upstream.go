@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -41,6 +42,8 @@ type Options struct {
 	// StopGrace bounds each step of a stdio server's shutdown. Default
 	// DefaultStopGrace.
 	StopGrace time.Duration
+	// Rand, if set, replaces the source of jitter: a float in [0, 1).
+	Rand func() float64
 }
 
 // An Upstream is the connection to one MCP server. Its methods are safe for
@@ -52,11 +55,17 @@ type Upstream struct {
 	opts    Options
 	client  *mcp.Client
 	secrets *config.Secrets
+	slots   chan struct{} // one per call in flight; see config.Server.MaxInFlight
+	serial  chan struct{} // size 1 when requests are serialized, else nil
 
 	// The lifetime of the owner goroutine: detached from every caller.
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the owner goroutine has returned
+
+	// Signals to the owner goroutine; buffered, sends never block.
+	nudge  chan struct{} // a request waits for a connection: attempt now
+	manual chan struct{} // a manual reconnect: reset the breaker, attempt now
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -69,19 +78,34 @@ type Upstream struct {
 	deliverMu sync.Mutex
 
 	// mu guards the following.
-	mu       sync.Mutex
-	started  bool
-	state    State
-	changed  chan struct{} // closed and replaced on every transition
-	since    time.Time
-	lastErr  error
-	sess     *session
-	tools    []*mcp.Tool // replaced, never mutated
-	init     *mcp.InitializeResult
-	pending  []Event // transitions not yet delivered
-	closeErr error
-	closeBy  time.Time // when Close must be done; zero means no hurry
-	url      string    // the last resolved URL, which errors must not show
+	mu         sync.Mutex
+	started    bool
+	state      State
+	changed    chan struct{} // closed and replaced on every change
+	since      time.Time
+	lastErr    error
+	sess       *session
+	tools      []*mcp.Tool // replaced, never mutated; kept while reconnecting
+	toolIndex  map[string]toolInfo
+	init       *mcp.InitializeResult
+	pending    []Event // transitions not yet delivered
+	attempting bool    // a connection attempt is in progress
+	attemptSeq uint64  // attempts started
+	attemptEnd uint64  // attempts finished
+	lastWin    uint64  // the last attempt that connected
+	manualReq  uint64  // manual reconnects asked for
+	manualSeen uint64  // manual reconnects the owner has acted on
+	epoch      uint64  // bumped by Close: a connection from an older epoch is never attached
+	reconnects uint64  // successful connections after the first
+	closeErr   error
+	closeBy    time.Time // when Close must be done; zero means no hurry
+	url        string    // the last resolved URL, which errors must not show
+}
+
+// toolInfo is what a call needs to know of a tool before sending it.
+type toolInfo struct {
+	replayable bool                 // readOnlyHint or idempotentHint
+	required   *jsonschema.Resolved // nil when nothing is required
 }
 
 // New returns an Upstream for srv. It does no I/O: call [Upstream.Start] or
@@ -103,17 +127,26 @@ func New(srv config.Server, opts *Options) *Upstream {
 	if o.StopGrace <= 0 {
 		o.StopGrace = DefaultStopGrace
 	}
+	if o.Rand == nil {
+		o.Rand = defaultRand
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &Upstream{
 		name:    srv.Name,
 		cfg:     srv.Clone(),
 		opts:    o,
 		secrets: &config.Secrets{},
+		slots:   make(chan struct{}, srv.InFlightLimit()),
 		ctx:     ctx,
 		cancel:  cancel,
 		done:    make(chan struct{}),
+		nudge:   make(chan struct{}, 1),
+		manual:  make(chan struct{}, 1),
 		changed: make(chan struct{}),
 		since:   time.Now(),
+	}
+	if srv.SerializeRequests {
+		u.serial = make(chan struct{}, 1)
 	}
 	u.client = mcp.NewClient(o.Client, &mcp.ClientOptions{
 		Logger:       o.Logger,
@@ -149,14 +182,14 @@ func (u *Upstream) Connect(ctx context.Context) error {
 	u.Start()
 	for {
 		u.mu.Lock()
-		state, changed, err := u.state, u.changed, u.lastErr
+		state, changed, err, ended := u.state, u.changed, u.lastErr, u.attemptEnd
 		u.mu.Unlock()
 		switch {
 		case state == Connected:
 			return nil
 		case state == Closed:
 			return u.errorf("connect", ErrClosed)
-		case state.Settled():
+		case ended > 0 && err != nil:
 			return err
 		}
 		select {
@@ -167,172 +200,58 @@ func (u *Upstream) Connect(ctx context.Context) error {
 	}
 }
 
-// run is the owner goroutine: the only one that connects, closes sessions,
-// and moves the state away from Closed's predecessors.
-func (u *Upstream) run() {
-	defer close(u.done)
-	s, err := u.connect()
-	if err != nil {
-		u.transition(Failed, err)
-		<-u.ctx.Done()
-		return
-	}
-	if !u.attach(s) {
-		s.close(u.closeGrace()) // closed while connecting: never resurrect
-		return
-	}
-	select {
-	case <-s.lost:
-		u.lose(s, u.wrap("session", s.lostErr))
-		s.close(u.opts.StopGrace)
-		<-u.ctx.Done()
-	case <-u.ctx.Done():
-		u.detach(s)
-		if err := s.close(u.closeGrace()); err != nil {
-			u.mu.Lock()
-			u.closeErr = &Error{Server: u.name, Op: "close", Err: err}
-			u.mu.Unlock()
-		}
-	}
-}
-
-// connect makes one connection attempt: resolve the config, open a session,
-// list the tools.
-func (u *Upstream) connect() (*session, error) {
-	srv, secrets, err := u.cfg.Resolve(u.opts.LookupEnv)
-	u.secrets.Merge(secrets)
-	if err != nil {
-		return nil, u.wrap("connect", err)
-	}
-	u.mu.Lock()
-	u.url = srv.URL
-	u.mu.Unlock()
-	ctx := u.ctx
-	if d := srv.TimeoutDuration(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	s, err := u.dialSession(ctx, &srv)
-	if err != nil {
-		return nil, u.wrap("connect", u.timeoutCause(ctx, err, srv.TimeoutDuration()))
-	}
-	tools, err := listTools(ctx, s.cs)
-	if err != nil {
-		s.close(u.opts.StopGrace)
-		return nil, u.wrap("list tools", u.timeoutCause(ctx, err, srv.TimeoutDuration()))
-	}
-	s.tools = tools
-	return s, nil
-}
-
-// listTools fetches every page of the server's tools. A server that does not
-// offer tools has none.
-func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	if res := cs.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil {
-		return nil, nil
-	}
-	var tools []*mcp.Tool
-	seen := make(map[string]bool)
-	params := &mcp.ListToolsParams{}
-	for {
-		res, err := cs.ListTools(ctx, params)
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			return tools, nil
-		}
-		if seen[res.NextCursor] {
-			// The cursor is opaque and may be secret: never show it.
-			return nil, errors.New("server returned a repeated cursor")
-		}
-		seen[res.NextCursor] = true
-		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
-	}
-}
-
-// attach makes s the current session. It reports false if the upstream was
-// closed meanwhile.
-func (u *Upstream) attach(s *session) bool {
+// Reconnect drops the current session, if any, resets the crash-loop
+// breaker, and waits for a fresh connection attempt to end, or for ctx.
+// Concurrent calls share one attempt, as does a call made while an attempt
+// is in progress. It returns the attempt's error.
+func (u *Upstream) Reconnect(ctx context.Context) error {
+	u.Start()
 	u.mu.Lock()
 	if u.state == Closed {
 		u.mu.Unlock()
-		return false
+		return u.errorf("reconnect", ErrClosed)
 	}
-	u.sess = s
-	u.tools = s.tools
-	u.init = s.cs.InitializeResult()
-	u.transitionLocked(Connected, nil)
+	want := u.nextAttemptLocked()
+	if !u.attempting {
+		u.manualReq++
+		signal(u.manual)
+	}
 	u.mu.Unlock()
-	u.deliver()
-	return true
-}
-
-// detach forgets s, so that no new request uses it.
-func (u *Upstream) detach(s *session) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.sess == s {
-		u.sess = nil
-		u.tools = nil
-	}
-}
-
-// lose forgets s, which ended on its own, and fails with err: in one step, so
-// that no request sees a connected upstream without a session.
-func (u *Upstream) lose(s *session, err error) {
-	u.mu.Lock()
-	if u.sess == s {
-		u.sess = nil
-		u.tools = nil
-	}
-	u.transitionLocked(Failed, err)
-	u.mu.Unlock()
-	u.deliver()
-}
-
-// transition moves to state to, with cause err, and delivers the event.
-func (u *Upstream) transition(to State, err error) {
-	u.mu.Lock()
-	u.transitionLocked(to, err)
-	u.mu.Unlock()
-	u.deliver()
-}
-
-// transitionLocked records a transition. It ignores repeats of the current
-// state without a new cause, and never leaves Closed.
-func (u *Upstream) transitionLocked(to State, err error) {
-	if u.state == Closed || (u.state == to && err == nil) {
-		return
-	}
-	from := u.state
-	u.state = to
-	u.lastErr = err
-	u.since = time.Now()
-	u.version.Add(1)
-	close(u.changed)
-	u.changed = make(chan struct{})
-	u.pending = append(u.pending, Event{Server: u.name, From: from, To: to, At: u.since, Err: err})
-}
-
-// deliver hands pending events to OnEvent, in order.
-func (u *Upstream) deliver() {
-	u.deliverMu.Lock()
-	defer u.deliverMu.Unlock()
 	for {
 		u.mu.Lock()
-		if len(u.pending) == 0 {
-			u.mu.Unlock()
-			return
-		}
-		ev := u.pending[0]
-		u.pending = u.pending[1:]
+		state, changed, err, ended, won := u.state, u.changed, u.lastErr, u.attemptEnd, u.lastWin
 		u.mu.Unlock()
-		if u.opts.OnEvent != nil {
-			u.opts.OnEvent(ev)
+		switch {
+		case state == Closed:
+			return u.errorf("reconnect", ErrClosed)
+		case won >= want:
+			return nil
+		case ended >= want:
+			return err
 		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return u.errorf("reconnect", ctx.Err())
+		}
+	}
+}
+
+// nextAttemptLocked returns the number of the attempt that a request made now
+// will be answered by: the one in progress, or the next.
+func (u *Upstream) nextAttemptLocked() uint64 {
+	if u.attempting {
+		return u.attemptSeq
+	}
+	return u.attemptSeq + 1
+}
+
+// signal sends on a buffered channel of size 1 without blocking: a signal
+// already pending covers this one.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }
 
@@ -350,6 +269,7 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 		u.mu.Lock()
 		started := u.started
 		u.closeBy = deadline
+		u.epoch++
 		u.transitionLocked(Closed, nil)
 		u.mu.Unlock()
 		u.deliver()
@@ -386,7 +306,9 @@ type Snapshot struct {
 	// Err is the last failure, redacted; nil while connected.
 	Err error
 	// Tools is the server's raw, unfiltered tool list, shared: treat it as
-	// read-only.
+	// read-only. While the server reconnects, or after the reconnect ladder
+	// failed, it still holds the last list (stale tools stay listed); in
+	// the crash-loop state it is empty.
 	Tools []*mcp.Tool
 	// Instructions are the server's initialize instructions.
 	Instructions string
@@ -394,13 +316,18 @@ type Snapshot struct {
 	ServerInfo *mcp.Implementation
 	// ProtocolVersion is the negotiated protocol version.
 	ProtocolVersion string
+	// Reconnects counts the connections made after the first.
+	Reconnects uint64
 }
 
 // Snapshot returns the upstream's current state.
 func (u *Upstream) Snapshot() Snapshot {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	snap := Snapshot{Name: u.name, State: u.state, Since: u.since, Err: u.lastErr, Tools: u.tools}
+	snap := Snapshot{Name: u.name, State: u.state, Since: u.since, Err: u.lastErr, Tools: u.tools, Reconnects: u.reconnects}
+	if u.state == Connected {
+		snap.Err = nil
+	}
 	if u.init != nil {
 		snap.Instructions = u.init.Instructions
 		snap.ProtocolVersion = u.init.ProtocolVersion
@@ -421,60 +348,6 @@ func (u *Upstream) State() State {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state
-}
-
-// current returns the session requests should use, or why there is none.
-func (u *Upstream) current() (*session, error) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	switch {
-	case u.sess != nil:
-		return u.sess, nil
-	case u.state == Closed:
-		return nil, ErrClosed
-	case u.lastErr != nil:
-		return nil, fmt.Errorf("%w (%v: %w)", ErrNotConnected, u.state, errors.Unwrap(u.lastErr))
-	default:
-		return nil, fmt.Errorf("%w (%v)", ErrNotConnected, u.state)
-	}
-}
-
-// CallTool calls the tool named name, as the server knows it. Nil arguments
-// are sent as {}. The call is bounded by ctx and by the server's timeout.
-func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	s, err := u.current()
-	if err != nil {
-		return nil, u.errorf(callOp(name), err)
-	}
-	if args == nil {
-		args = map[string]any{} // JavaScript servers reject "arguments": null
-	}
-	callCtx := ctx
-	timeout := u.cfg.TimeoutDuration()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	res, err := s.cs.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, u.errorf(callOp(name), ctx.Err())
-		}
-		return nil, u.wrap(callOp(name), u.timeoutCause(callCtx, err, timeout))
-	}
-	return res, nil
-}
-
-// callOp names a call in errors; only error paths format it.
-func callOp(name string) string { return fmt.Sprintf("call tool %q", name) }
-
-// timeoutCause turns an error caused by our own deadline into ErrTimeout.
-func (u *Upstream) timeoutCause(ctx context.Context, err error, d time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err) {
-		return fmt.Errorf("%w after %v", ErrTimeout, d)
-	}
-	return err
 }
 
 // errorf returns an *Error for op with a cause that carries no secret.
@@ -523,3 +396,6 @@ type redacted struct {
 
 func (r *redacted) Error() string { return r.msg }
 func (r *redacted) Unwrap() error { return r.err }
+
+// callOp names a call in errors; only error paths format it.
+func callOp(name string) string { return fmt.Sprintf("call tool %q", name) }

@@ -213,38 +213,73 @@ func TestCallerCancellation(t *testing.T) {
 	})
 }
 
-func TestSessionLost(t *testing.T) {
-	var mu sync.Mutex
-	var failed []error
-	u, srv := inMemory(t, mcptest.Script{ExitOnCall: 2}, config.Server{}, &Options{OnEvent: func(ev Event) {
-		if ev.To == Failed {
-			mu.Lock()
-			failed = append(failed, ev.Err)
-			mu.Unlock()
+// eventLog records an upstream's events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (l *eventLog) add(ev Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, ev)
+}
+
+// transitions returns "from>to" for every event so far.
+func (l *eventLog) transitions() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, ev := range l.events {
+		out = append(out, ev.From.String()+">"+ev.To.String())
+	}
+	return out
+}
+
+// errs returns the causes of the events into state to.
+func (l *eventLog) errs(to State) []error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []error
+	for _, ev := range l.events {
+		if ev.To == to {
+			out = append(out, ev.Err)
 		}
-	}})
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
 	}
-	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
-		t.Fatalf("first call: %v", err)
-	}
-	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
-		t.Fatal("second call succeeded, want the server to drop the session")
-	}
-	waitFor(t, u, Failed)
-	if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrNotConnected) {
-		t.Errorf("call after the loss = %v, want ErrNotConnected", err)
-	}
-	if got := srv.Counts().ByTool["echo"]; got != 1 {
-		t.Errorf("echo ran %d times, want 1", got)
-	}
-	u.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(failed) != 1 || !strings.Contains(failed[0].Error(), `server "mem": session:`) {
-		t.Errorf("failed events = %v, want one naming the server and the session", failed)
-	}
+	return out
+}
+
+func TestSessionLostReconnects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		u, srv := inMemory(t, mcptest.Script{ExitOnCall: 2}, config.Server{}, &Options{OnEvent: log.add})
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+			t.Fatalf("first call: %v", err)
+		}
+		// The server drops the session on receipt of the second call, which
+		// never runs. echo is read-only: it is replayed on a new session.
+		res, err := u.CallTool(t.Context(), "echo", map[string]any{"n": 2.0})
+		if err != nil || mcptest.Text(res) != `{"n":2}` {
+			t.Fatalf("second call = %v, %v; want it replayed on a new session", res, err)
+		}
+		c := srv.Counts()
+		if c.Starts != 2 || c.ByTool["echo"] != 2 {
+			t.Errorf("starts %d, echo ran %d times; want 2 and 2 (the dropped call never ran)", c.Starts, c.ByTool["echo"])
+		}
+		want := []string{"connecting>connected", "connected>reconnecting", "reconnecting>connected"}
+		if diff := cmp.Diff(want, log.transitions()); diff != "" {
+			t.Errorf("transitions (-want +got):\n%s", diff)
+		}
+		if errs := log.errs(Reconnecting); len(errs) != 1 || !strings.Contains(errs[0].Error(), `server "mem": session:`) {
+			t.Errorf("reconnecting events = %v, want one naming the server and the session", errs)
+		}
+		if got := u.Snapshot().Reconnects; got != 1 {
+			t.Errorf("Reconnects = %d, want 1", got)
+		}
+	})
 }
 
 func TestCloseDuringConnect(t *testing.T) {

@@ -1,0 +1,350 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// CallTool calls the tool named name, as the server knows it. Nil arguments
+// are sent as {}. The call is bounded by ctx and by the server's timeout.
+//
+// Required arguments are checked against the tool's input schema before
+// anything is sent. If the server is reconnecting, the call waits for the
+// connection, within its bounds. What happens on failure depends on what can
+// be known:
+//
+//   - not delivered (the session was gone, the connection refused, the
+//     server overloaded): the call is replayed once on a new session;
+//   - ambiguous (sent, then the connection broke or the time ran out): it is
+//     replayed once only if the tool is read-only or idempotent, and
+//     otherwise fails with an [*AmbiguousError];
+//   - deterministic (an error answer, a result with isError): never retried;
+//   - cancelled by the caller: returned at once, never retried.
+//
+// Generic retries (config "retry") extend the replays, with backoff and a
+// budget, under the same rules.
+func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	if args == nil {
+		args = map[string]any{} // JavaScript servers reject "arguments": null
+	}
+	if err := u.validate(name, args); err != nil {
+		return nil, u.errorf(callOp(name), err)
+	}
+	release, err := acquire(ctx, u.slots)
+	if err != nil {
+		return nil, u.errorf(callOp(name), err)
+	}
+	defer release()
+
+	callCtx := ctx
+	timeout := u.cfg.TimeoutDuration()
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	budget := newRetryBudget(u.cfg.Retry)
+	var (
+		gone     *session // a session known to be dead
+		resessed bool     // the one free replay on a fresh session is spent
+	)
+	for {
+		s, err := u.session(callCtx, gone)
+		if err != nil {
+			return nil, u.errorf(callOp(name), u.timeoutOr(ctx, callCtx, timeout, err))
+		}
+		if !u.probe(callCtx, s) {
+			gone = s // the session is dead: get another; nothing was sent
+			continue
+		}
+		d := &delivery{}
+		res, err := s.callTool(withDelivery(callCtx, d), u.serial, name, args)
+		if err == nil {
+			return res, nil
+		}
+		class, dead, wait := classify(ctx, err, d, s.http != nil)
+		if dead {
+			u.abandon(s)
+			gone = s
+		}
+		switch {
+		case class == cancelled:
+			return nil, u.errorf(callOp(name), ctx.Err())
+		case class == deterministic:
+			return nil, u.wrap(callOp(name), u.explain(callCtx, err, timeout))
+		case class == ambiguous && !u.replayable(name):
+			return nil, u.wrap(callOp(name), &AmbiguousError{Tool: name, Err: u.explain(callCtx, err, timeout)})
+		}
+		// Not delivered, or ambiguous for a tool that may run twice. A stale
+		// session gets one free replay on a fresh one (design §3); the rest
+		// comes out of the budget.
+		var delay time.Duration
+		if class == notDelivered && dead && !resessed {
+			resessed = true
+		} else if d, ok := budget.take(dead); ok {
+			delay = d
+		} else {
+			return nil, u.wrap(callOp(name), u.explain(callCtx, err, timeout))
+		}
+		if err := sleep(callCtx, max(wait, delay)); err != nil {
+			return nil, u.errorf(callOp(name), u.timeoutOr(ctx, callCtx, timeout, err))
+		}
+	}
+}
+
+// validate checks args against the required list of the tool's input
+// schema. A tool the server did not list is not checked: the server will
+// answer for it.
+func (u *Upstream) validate(name string, args map[string]any) error {
+	u.mu.Lock()
+	info := u.toolIndex[name]
+	u.mu.Unlock()
+	if info.required == nil {
+		return nil
+	}
+	if err := info.required.Validate(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return nil
+}
+
+// replayable reports whether the tool says it may run twice.
+func (u *Upstream) replayable(name string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.toolIndex[name].replayable
+}
+
+// session returns the session a request should use: the current one, unless
+// it is gone. Without one, it asks the owner for an attempt now and waits
+// for the connection: the initial connect, an in-flight reconnect, or the
+// attempt it asked for. It fails when that attempt fails.
+func (u *Upstream) session(ctx context.Context, gone *session) (*session, error) {
+	asked := false
+	var want uint64
+	for {
+		u.mu.Lock()
+		state, s, changed, lastErr, ended := u.state, u.sess, u.changed, u.lastErr, u.attemptEnd
+		if s != nil && s != gone && state == Connected {
+			u.mu.Unlock()
+			return s, nil
+		}
+		if !asked {
+			want, asked = u.nextAttemptLocked(), true
+		}
+		u.mu.Unlock()
+
+		switch {
+		case state == Closed:
+			return nil, ErrClosed
+		case state == CrashLoop:
+			return nil, errors.Unwrap(lastErr)
+		case ended >= want && lastErr != nil:
+			sentinel := ErrNotConnected
+			if state == Reconnecting {
+				sentinel = ErrReconnecting
+			}
+			return nil, fmt.Errorf("%w (%v: %w)", sentinel, state, errors.Unwrap(lastErr))
+		}
+		signal(u.nudge)
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if state == Reconnecting || state == Failed {
+				return nil, fmt.Errorf("%w: %w", ErrReconnecting, ctx.Err())
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// abandon ends a session that a request found dead, so that the owner
+// notices at once and reconnects. It is idempotent.
+func (u *Upstream) abandon(s *session) {
+	s.conn.close()
+}
+
+// timeoutOr turns the expiry of the server's own timeout into ErrTimeout.
+func (u *Upstream) timeoutOr(ctx, callCtx context.Context, d time.Duration, err error) error {
+	if ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w after %v: %w", ErrTimeout, d, err)
+	}
+	return err
+}
+
+// acquireSerial takes the session lock of a server that needs its requests
+// serialized; otherwise it does nothing.
+func (u *Upstream) acquireSerial(ctx context.Context) (func(), error) {
+	if u.serial == nil {
+		return func() {}, nil
+	}
+	return acquire(ctx, u.serial)
+}
+
+// acquire takes a slot of sem, waiting at most as long as ctx.
+func acquire(ctx context.Context, sem chan struct{}) (func(), error) {
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// An outcome class says what a failed request may have done.
+type outcome int
+
+const (
+	// notDelivered: the server never received it; a replay is safe.
+	notDelivered outcome = iota
+	// ambiguous: it was sent, and may have run.
+	ambiguous
+	// deterministic: the server answered with an error a replay would repeat.
+	deterministic
+	// cancelled: the caller gave up.
+	cancelled
+)
+
+// codeRejected is the go-sdk's JSON-RPC code for a message its transport
+// could not send (jsonrpc2.ErrRejected, which is internal).
+const codeRejected = -32005
+
+// classify says what a failed call may have done, whether its session is
+// dead, and how long the server asked us to wait before trying again. ctx is
+// the caller's, d what the HTTP transport saw of the request, and overHTTP
+// whether the session has that transport (else it is a stream: a child's
+// pipes, or a transport from Options.Dial).
+func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class outcome, dead bool, wait time.Duration) {
+	if ctx.Err() != nil {
+		return cancelled, false, 0
+	}
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		return notDelivered, true, 0 // the server answered 404: it never ran it
+	}
+	if errors.Is(err, errResponseTooLarge) || isFrameTooLarge(err) {
+		return deterministic, true, 0
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
+		// The server's own error answer. (The go-sdk's internal closing
+		// codes arrive wrapped in mcp.ErrConnectionClosed instead.)
+		if !errors.Is(err, mcp.ErrConnectionClosed) {
+			return deterministic, false, 0
+		}
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return notDelivered, true, 0 // the connection was going before it was sent
+	}
+	if !overHTTP {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+			return notDelivered, true, 0 // the write failed: the peer is gone
+		}
+		// Written: if the stream broke, the session is dead too.
+		return ambiguous, !errors.Is(err, context.DeadlineExceeded), 0
+	}
+	done, status, transportErr, retryAfter := d.outcome()
+	switch {
+	case !done:
+		// The request never reached the HTTP transport: it was stuck behind a
+		// full connection pool or a stream, or failed to be built.
+		return notDelivered, false, 0
+	case transportErr != nil:
+		var op *net.OpError
+		if errors.As(transportErr, &op) && op.Op == "dial" {
+			return notDelivered, true, 0 // refused, unreachable: nothing was sent
+		}
+		return ambiguous, false, 0
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		return notDelivered, false, retryAfter
+	case status >= 500:
+		return ambiguous, false, 0
+	case status >= 400:
+		return deterministic, false, 0
+	default:
+		// Delivered and accepted: whatever broke after may have let it run.
+		return ambiguous, false, 0
+	}
+}
+
+// isFrameTooLarge reports whether err is the go-sdk's error for a stdio line
+// over its limit.
+func isFrameTooLarge(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == "inbound JSON-RPC frame exceeded the configured maximum line length" {
+			return true
+		}
+	}
+	return false
+}
+
+// retryBudget decides the retries of one request. Without generic retries
+// (Max 0) a request gets one replay, at once: design §3's replay of what was
+// not delivered. With them, it is the policy of OpenAI's agents SDK: Max
+// retries (-1 without limit), allowed while the units used are below Max,
+// each costing 1, or 2 when it needs a fresh session, with delays of
+// base·2ⁿ over the backoffs taken, capped.
+type retryBudget struct {
+	max       int
+	used      int
+	backoffs  int
+	base, cap time.Duration
+}
+
+func newRetryBudget(r config.Retry) *retryBudget {
+	return &retryBudget{max: r.Max, base: r.Backoff(), cap: r.MaxBackoff()}
+}
+
+// take charges a retry, 2 if it needs a fresh session, and returns the delay
+// before it. It reports false when the budget is spent.
+func (b *retryBudget) take(fresh bool) (time.Duration, bool) {
+	if b.max == 0 {
+		if b.used > 0 {
+			return 0, false
+		}
+		b.used++
+		return 0, true
+	}
+	if b.max != -1 && b.used >= b.max {
+		return 0, false
+	}
+	b.used++
+	if fresh {
+		b.used++
+	}
+	delay := b.base << b.backoffs
+	if b.backoffs >= 62 || delay < b.base { // overflow
+		delay = time.Duration(1<<63 - 1)
+	}
+	if b.cap > 0 && delay > b.cap {
+		delay = b.cap
+	}
+	b.backoffs++
+	return delay, true
+}

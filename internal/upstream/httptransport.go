@@ -1,0 +1,143 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// roundTripper is the HTTP client side of an http or sse upstream. It adds
+// the server's configured headers (never a downstream client's), records
+// what became of each request (see delivery), turns a 400 that names the
+// session into the 404 that the go-sdk understands as a lost session, and
+// caps the size of responses to POSTs.
+type roundTripper struct {
+	base     http.RoundTripper
+	headers  map[string]string
+	maxBytes int64
+}
+
+func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header.Set(k, v)
+		}
+	}
+	d := deliveryFrom(req.Context())
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		d.record(0, err, 0)
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" {
+		resp = sessionRejection(resp)
+	}
+	d.record(resp.StatusCode, nil, retryAfter(resp.Header.Get("Retry-After")))
+	if req.Method == http.MethodPost && t.maxBytes > 0 {
+		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes}
+	}
+	return resp, nil
+}
+
+// sessionRejection turns a 400 whose body names the session, as popular
+// TypeScript servers answer an unknown session ("Bad Request: No valid
+// session ID provided"), into a 404: the session is gone, and the request
+// never ran.
+func sessionRejection(resp *http.Response) *http.Response {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err == nil && strings.Contains(strings.ToLower(string(body)), "session") {
+		resp.StatusCode, resp.Status = http.StatusNotFound, "404 Not Found"
+	}
+	return resp
+}
+
+// retryAfter parses a Retry-After header in seconds or as an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// errResponseTooLarge is the cause of a response over the size limit.
+var errResponseTooLarge = errors.New("response too large")
+
+// limitedBody fails a response body that grows past max bytes.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// A delivery records what became of the HTTP request that carried one call:
+// whether the server answered, with which status, or why it could not be
+// reached. The call path puts one in the request's context; the go-sdk
+// passes that context to the HTTP request that carries the call.
+type delivery struct {
+	mu         sync.Mutex
+	done       bool // a response or an error was recorded
+	status     int  // the HTTP status, or 0
+	err        error
+	retryAfter time.Duration
+}
+
+type deliveryKey struct{}
+
+func withDelivery(ctx context.Context, d *delivery) context.Context {
+	return context.WithValue(ctx, deliveryKey{}, d)
+}
+
+func deliveryFrom(ctx context.Context) *delivery {
+	d, _ := ctx.Value(deliveryKey{}).(*delivery)
+	return d
+}
+
+// record keeps the first outcome: the request that carried the call. Later
+// ones, such as the notifications/cancelled that may follow with the same
+// context, do not count.
+func (d *delivery) record(status int, err error, retryAfter time.Duration) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
+}
+
+func (d *delivery) outcome() (done bool, status int, err error, retryAfter time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done, d.status, d.err, d.retryAfter
+}

@@ -1,0 +1,444 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// run is the owner goroutine: the only one that connects, closes sessions and
+// moves the state, except to Closed, which Close publishes first.
+//
+// It connects; while connected it waits for the session to end; when a
+// session is lost it reconnects on the ladder (at once, then after 0.5, 1, 2
+// and 4 s, each ±20%), then quietly in the background (from 15 s, doubling to
+// 5 min). The breaker allows breakerLimit attempts in any breakerWindow; past
+// that the upstream is in crash-loop until a manual reconnect.
+func (u *Upstream) run() {
+	var closers sync.WaitGroup // sessions being closed in the background
+	defer close(u.done)
+	defer closers.Wait()
+
+	var (
+		b        breaker
+		s        *session
+		failures int  // failed attempts since the last loss, or since the start
+		lost     bool // a connection was made and lost: the ladder applies
+	)
+	closeLater := func(old *session) {
+		// In the background, so that a slow DELETE or a slow process never
+		// delays the next attempt.
+		closers.Go(func() { old.close(u.opts.StopGrace) })
+	}
+	for {
+		if s == nil {
+			if !b.allow(time.Now()) {
+				u.crashLoop()
+				if !u.waitManual() {
+					return
+				}
+				b.reset()
+				failures = 0
+				continue
+			}
+			var err error
+			s, err = u.attempt()
+			if err == nil {
+				failures = 0
+				continue
+			}
+			if u.ctx.Err() != nil {
+				return
+			}
+			failures++
+			n := failures
+			if !lost {
+				n += len(ladder) - 1 // a server that never connected gets no ladder
+			}
+			delay, onLadder := reconnectDelay(n, u.opts.Rand)
+			state := Failed
+			if lost && onLadder {
+				state = Reconnecting
+			}
+			u.transition(state, err)
+			switch u.waitRetry(delay) {
+			case wakeClose:
+				return
+			case wakeManual:
+				b.reset()
+				failures = 0
+			}
+			continue
+		}
+
+		switch u.waitConnected(s, &b) {
+		case wakeLost:
+			u.lose(s, u.wrap("session", s.lostErr), Reconnecting)
+		case wakeManual:
+			u.lose(s, u.errorf("reconnect", errors.New("manual reconnect")), Reconnecting)
+			b.reset()
+		case wakeClose:
+			u.detach(s)
+			if err := s.close(u.closeGrace()); err != nil {
+				u.mu.Lock()
+				u.closeErr = &Error{Server: u.name, Op: "close", Err: err}
+				u.mu.Unlock()
+			}
+			return
+		}
+		closeLater(s)
+		s, failures, lost = nil, 0, true
+	}
+}
+
+// Why the owner goroutine woke up.
+type wake int
+
+const (
+	wakeTimer wake = iota
+	wakeNudge
+	wakeManual
+	wakeLost
+	wakeClose
+)
+
+// waitRetry waits delay before the next attempt, or less if a request or a
+// manual reconnect asks for an attempt now.
+func (u *Upstream) waitRetry(delay time.Duration) wake {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return wakeTimer
+		case <-u.nudge:
+			return wakeNudge
+		case <-u.manual:
+			if u.manualPending() {
+				return wakeManual
+			}
+		case <-u.ctx.Done():
+			return wakeClose
+		}
+	}
+}
+
+// waitManual waits in crash-loop for a manual reconnect. It reports false
+// if the upstream closes first.
+func (u *Upstream) waitManual() bool {
+	for {
+		select {
+		case <-u.manual:
+			if u.manualPending() {
+				return true
+			}
+		case <-u.ctx.Done():
+			return false
+		}
+	}
+}
+
+// manualPending reports whether a manual reconnect is asked for that no
+// attempt has served yet. A signal left over from one that an attempt
+// already served is not.
+func (u *Upstream) manualPending() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.manualReq > u.manualSeen
+}
+
+// waitConnected waits while s is the session: until it is lost, a manual
+// reconnect replaces it, or the upstream closes. A stable connection clears
+// the breaker's history.
+func (u *Upstream) waitConnected(s *session, b *breaker) wake {
+	stable := time.NewTimer(stablePeriod)
+	defer stable.Stop()
+	for {
+		select {
+		case <-s.lost:
+			return wakeLost
+		case <-u.manual:
+			if u.manualPending() {
+				return wakeManual
+			}
+		case <-u.ctx.Done():
+			return wakeClose
+		case <-u.nudge:
+			// A request that raced with a reconnect; nothing to do.
+		case <-stable.C:
+			b.reset()
+		}
+	}
+}
+
+// attempt makes one connection attempt and, on success, makes its session
+// the current one.
+func (u *Upstream) attempt() (*session, error) {
+	u.mu.Lock()
+	u.attempting = true
+	u.attemptSeq++
+	u.manualSeen = u.manualReq // this attempt serves every reconnect asked for so far
+	epoch := u.epoch
+	u.mu.Unlock()
+
+	s, err := u.connect()
+	if err == nil && !u.attach(s, epoch) {
+		// Closed while connecting: never resurrected.
+		s.close(u.closeGrace())
+		err = u.errorf("connect", ErrClosed)
+		s = nil
+	}
+	u.mu.Lock()
+	u.attempting = false
+	u.attemptEnd++
+	if err == nil {
+		u.lastWin = u.attemptEnd
+	}
+	u.bumpLocked()
+	u.mu.Unlock()
+	return s, err
+}
+
+// connect opens a session: resolve the config, open the transport, initialize,
+// list the tools.
+func (u *Upstream) connect() (*session, error) {
+	srv, secrets, err := u.cfg.Resolve(u.opts.LookupEnv)
+	u.secrets.Merge(secrets)
+	if err != nil {
+		return nil, u.wrap("connect", err)
+	}
+	u.mu.Lock()
+	u.url = srv.URL
+	u.mu.Unlock()
+	ctx := u.ctx
+	if d := srv.TimeoutDuration(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	s, err := u.dialSession(ctx, &srv)
+	if err != nil {
+		return nil, u.wrap("connect", u.explain(ctx, err, srv.TimeoutDuration()))
+	}
+	release, err := u.acquireSerial(ctx)
+	if err == nil {
+		s.tools, err = listTools(ctx, s.cs, newRetryBudget(u.cfg.Retry))
+		release()
+	}
+	if err != nil {
+		// In the background, so that a slow DELETE cannot delay the report.
+		go s.close(u.opts.StopGrace)
+		return nil, u.wrap("list tools", u.explain(ctx, err, srv.TimeoutDuration()))
+	}
+	return s, nil
+}
+
+// explain turns an error caused by our own deadline into ErrTimeout, and a
+// stdio frame over the line limit into a clear message.
+func (u *Upstream) explain(ctx context.Context, err error, d time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err) {
+		return fmt.Errorf("%w after %v", ErrTimeout, d)
+	}
+	return err
+}
+
+// listTools fetches every page of the server's tools. A server that does not
+// offer tools has none.
+func listTools(ctx context.Context, cs *mcp.ClientSession, budget *retryBudget) ([]*mcp.Tool, error) {
+	if res := cs.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil {
+		return nil, nil
+	}
+	return listPages(ctx, budget, func(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
+		return cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	})
+}
+
+// listPages follows cursors until the last page. A failed page is retried
+// within budget, which all pages share; the retry asks for the same page
+// again. A repeated cursor is an error: the list would never end.
+func listPages(ctx context.Context, budget *retryBudget, page func(context.Context, string) (*mcp.ListToolsResult, error)) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	seen := make(map[string]bool)
+	cursor := ""
+	for {
+		res, err := page(ctx, cursor)
+		if err != nil {
+			if ctx.Err() != nil || isProtocolError(err) {
+				return nil, err // cancelled, or an answer a retry would repeat
+			}
+			delay, ok := budget.take(false)
+			if !ok {
+				return nil, err
+			}
+			if err := sleep(ctx, delay); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		tools = append(tools, res.Tools...)
+		if res.NextCursor == "" {
+			return tools, nil
+		}
+		if seen[res.NextCursor] {
+			// The cursor is opaque and may be secret: never show it.
+			return nil, errors.New("server returned a repeated cursor")
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// indexTools computes what calls need to know of each tool.
+func indexTools(tools []*mcp.Tool) map[string]toolInfo {
+	index := make(map[string]toolInfo, len(tools))
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		var info toolInfo
+		if a := t.Annotations; a != nil {
+			info.replayable = a.ReadOnlyHint || a.IdempotentHint
+		}
+		if req := requiredOf(t.InputSchema); len(req) > 0 {
+			schema := &jsonschema.Schema{Type: "object", Required: req}
+			if resolved, err := schema.Resolve(nil); err == nil {
+				info.required = resolved
+			}
+		}
+		index[t.Name] = info
+	}
+	return index
+}
+
+// requiredOf returns the "required" list of a JSON-decoded schema.
+func requiredOf(schema any) []string {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return nil
+	}
+	list, _ := m["required"].([]any)
+	var req []string
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			req = append(req, s)
+		}
+	}
+	return req
+}
+
+// attach makes s the current session, unless the upstream was closed since
+// the attempt began (its epoch moved).
+func (u *Upstream) attach(s *session, epoch uint64) bool {
+	index := indexTools(s.tools)
+	u.mu.Lock()
+	if u.epoch != epoch || u.state == Closed {
+		u.mu.Unlock()
+		return false
+	}
+	if u.init != nil {
+		u.reconnects++
+	}
+	u.sess = s
+	u.tools = s.tools
+	u.toolIndex = index
+	u.init = s.cs.InitializeResult()
+	u.transitionLocked(Connected, nil)
+	u.mu.Unlock()
+	u.deliver()
+	return true
+}
+
+// detach forgets s, so that no new request uses it.
+func (u *Upstream) detach(s *session) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.sess == s {
+		u.sess = nil
+	}
+}
+
+// lose forgets s and moves to state, in one step, so that no request sees a
+// connected upstream without a session. The tools stay listed.
+func (u *Upstream) lose(s *session, err error, state State) {
+	u.mu.Lock()
+	if u.sess == s {
+		u.sess = nil
+	}
+	u.transitionLocked(state, err)
+	u.mu.Unlock()
+	u.deliver()
+}
+
+// crashLoop stops reconnecting until a manual reconnect; the stale tools go.
+func (u *Upstream) crashLoop() {
+	u.mu.Lock()
+	cause := u.lastErr
+	u.tools, u.toolIndex = nil, nil
+	err := error(ErrCircuitOpen)
+	if cause != nil {
+		err = fmt.Errorf("%w (last error: %v)", ErrCircuitOpen, errors.Unwrap(cause))
+	}
+	u.transitionLocked(CrashLoop, u.errorf("reconnect", err))
+	u.mu.Unlock()
+	u.deliver()
+}
+
+// transition moves to state to, with cause err, and delivers the event.
+func (u *Upstream) transition(to State, err error) {
+	u.mu.Lock()
+	u.transitionLocked(to, err)
+	u.mu.Unlock()
+	u.deliver()
+}
+
+// transitionLocked records a transition. A repeat of the current state is no
+// event, but a new cause is kept. It never leaves Closed.
+func (u *Upstream) transitionLocked(to State, err error) {
+	if u.state == Closed {
+		return
+	}
+	if u.state == to {
+		if err != nil {
+			u.lastErr = err
+			u.bumpLocked()
+		}
+		return
+	}
+	from := u.state
+	u.state = to
+	u.lastErr = err
+	u.since = time.Now()
+	u.bumpLocked()
+	u.pending = append(u.pending, Event{Server: u.name, From: from, To: to, At: u.since, Err: err})
+}
+
+// bumpLocked publishes a change: the version moves, then waiters wake.
+func (u *Upstream) bumpLocked() {
+	u.version.Add(1)
+	close(u.changed)
+	u.changed = make(chan struct{})
+}
+
+// deliver hands pending events to OnEvent, in order.
+func (u *Upstream) deliver() {
+	u.deliverMu.Lock()
+	defer u.deliverMu.Unlock()
+	for {
+		u.mu.Lock()
+		if len(u.pending) == 0 {
+			u.mu.Unlock()
+			return
+		}
+		ev := u.pending[0]
+		u.pending = u.pending[1:]
+		u.mu.Unlock()
+		if u.opts.OnEvent != nil {
+			u.opts.OnEvent(ev)
+		}
+	}
+}

@@ -1,0 +1,336 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+var errRefused = errors.New("connection refused")
+
+// switchable is an in-memory server that can be taken down: while down,
+// dialing it is refused. Every dial is reported, with its (fake) time.
+type switchable struct {
+	srv   *mcptest.Server
+	start time.Time
+	dials chan time.Duration // buffered; the time of each dial since start
+
+	mu   sync.Mutex
+	down bool
+}
+
+func newSwitchable(t *testing.T, script mcptest.Script) *switchable {
+	s := &switchable{srv: mcptest.NewServer(script), start: time.Now(), dials: make(chan time.Duration, 100)}
+	t.Cleanup(func() { s.srv.Close() })
+	return s
+}
+
+func (s *switchable) dial(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+	s.dials <- time.Since(s.start)
+	s.mu.Lock()
+	down := s.down
+	s.mu.Unlock()
+	if down {
+		return nil, errRefused
+	}
+	return s.srv.ConnectInMemory(ctx)
+}
+
+// crash takes the server down and drops its sessions.
+func (s *switchable) crash() {
+	s.mu.Lock()
+	s.down = true
+	s.mu.Unlock()
+	s.srv.Restart()
+}
+
+func (s *switchable) revive() {
+	s.mu.Lock()
+	s.down = false
+	s.mu.Unlock()
+}
+
+// upstream returns an upstream on s, without jitter.
+func (s *switchable) upstream(t *testing.T, log *eventLog) *Upstream {
+	opts := &Options{Dial: s.dial, Rand: func() float64 { return 0.5 }}
+	if log != nil {
+		opts.OnEvent = log.add
+	}
+	u := New(config.Server{Name: "sw", Command: "in-memory"}, opts)
+	t.Cleanup(func() { u.Close() })
+	return u
+}
+
+// nextDials reads n dial times, as offsets from base.
+func (s *switchable) nextDials(n int, base time.Duration) []time.Duration {
+	var out []time.Duration
+	for range n {
+		out = append(out, <-s.dials-base)
+	}
+	return out
+}
+
+func TestReconnectLadderThenBackground(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		var log eventLog
+		u := sw.upstream(t, &log)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		<-sw.dials
+		// The server runs a while: its first connection is older than the
+		// breaker's window when it crashes.
+		waitUntil(t, time.Minute)
+		lostAt := time.Since(sw.start)
+		sw.crash()
+
+		// The ladder: at once, then after 0.5, 1, 2 and 4 s.
+		got := sw.nextDials(5, lostAt)
+		want := []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond, 3500 * time.Millisecond, 7500 * time.Millisecond}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ladder attempts (-want +got):\n%s", diff)
+		}
+		waitFor(t, u, Failed)
+		snap := u.Snapshot()
+		if !errors.Is(snap.Err, errRefused) || len(snap.Tools) == 0 {
+			t.Errorf("after the ladder: err %v, %d tools; want the refusal and the stale tools still listed", snap.Err, len(snap.Tools))
+		}
+
+		// Then quietly in the background: 15 s later, then 30 s.
+		got = sw.nextDials(2, lostAt+7500*time.Millisecond)
+		want = []time.Duration{15 * time.Second, 45 * time.Second}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("background attempts (-want +got):\n%s", diff)
+		}
+		sw.revive()
+		<-sw.dials // 60 s after the last: 2 min after the ladder
+		waitFor(t, u, Connected)
+		wantT := []string{"connecting>connected", "connected>reconnecting", "reconnecting>failed", "failed>connected"}
+		if diff := cmp.Diff(wantT, log.transitions()); diff != "" {
+			t.Errorf("transitions (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestLadderJitter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		u := New(config.Server{Name: "sw", Command: "in-memory"}, &Options{Dial: sw.dial}) // real jitter
+		defer u.Close()
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		<-sw.dials
+		sw.crash()
+		prev := <-sw.dials
+		for _, step := range ladder[1:] {
+			at := <-sw.dials
+			gap := at - prev
+			if lo, hi := step*8/10, step*12/10; gap < lo || gap > hi {
+				t.Errorf("ladder step %v waited %v, outside ±20%%", step, gap)
+			}
+			prev = at
+		}
+	})
+}
+
+func TestStaleToolsStayListedWhileReconnecting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		before := len(u.Snapshot().Tools)
+		sw.crash()
+		waitFor(t, u, Reconnecting)
+		if snap := u.Snapshot(); len(snap.Tools) != before {
+			t.Errorf("reconnecting: %d tools listed, want the %d stale ones", len(snap.Tools), before)
+		}
+		// A call waits for the attempt it asks for, and says the server is
+		// reconnecting when that fails.
+		_, err := u.CallTool(t.Context(), "echo", nil)
+		if !errors.Is(err, ErrReconnecting) || !errors.Is(err, errRefused) {
+			t.Errorf("call while down = %v, want ErrReconnecting with the cause", err)
+		}
+	})
+}
+
+func TestCallDuringReconnectWaitsAndSucceeds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		<-sw.dials
+		sw.crash()
+		<-sw.dials // the immediate attempt, refused
+		waitFor(t, u, Reconnecting)
+		sw.revive()
+		// The ladder would wait 0.5 s; a call asks for an attempt now.
+		start := time.Now()
+		res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1, "b": 2})
+		if err != nil || mcptest.Text(res) != "3" {
+			t.Fatalf("call after the server came back = %v, %v", res, err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the call waited %v for the ladder, want an attempt at once", waited)
+		}
+	})
+}
+
+func TestConcurrentCallsShareOneAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		<-sw.dials
+		sw.crash()
+		<-sw.dials
+		waitFor(t, u, Reconnecting)
+		sw.revive()
+		var wg sync.WaitGroup
+		for range 10 {
+			wg.Go(func() {
+				if _, err := u.CallTool(context.Background(), "echo", nil); err != nil {
+					t.Errorf("call: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if n := len(sw.dials); n != 1 {
+			t.Errorf("%d attempts for 10 waiting calls, want 1", n)
+		}
+	})
+}
+
+func TestManualReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if err := u.Reconnect(t.Context()); err != nil {
+					t.Errorf("Reconnect: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if got := sw.srv.Counts().Starts; got != 2 {
+			t.Errorf("%d handshakes after 5 concurrent reconnects, want 2 (they share one)", got)
+		}
+		if u.State() != Connected {
+			t.Errorf("state = %v", u.State())
+		}
+	})
+}
+
+func TestBreakerTripsToCrashLoop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A server that dies right after every tools/list.
+		sw := newSwitchable(t, mcptest.Script{ExitAfterListTools: true})
+		var log eventLog
+		u := sw.upstream(t, &log)
+		u.Start()
+		waitFor(t, u, CrashLoop)
+		if got := sw.srv.Counts().Starts; got != breakerLimit {
+			t.Errorf("%d connections before the breaker tripped, want %d", got, breakerLimit)
+		}
+		snap := u.Snapshot()
+		if !errors.Is(snap.Err, ErrCircuitOpen) || len(snap.Tools) != 0 {
+			t.Errorf("crash-loop: err %v, %d tools; want ErrCircuitOpen and no tools", snap.Err, len(snap.Tools))
+		}
+		if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrCircuitOpen) {
+			t.Errorf("call in crash-loop = %v, want ErrCircuitOpen", err)
+		}
+		// Nothing more happens on its own, however long we wait.
+		waitUntil(t, time.Hour)
+		if got := sw.srv.Counts().Starts; got != breakerLimit {
+			t.Errorf("%d connections an hour later, want still %d", got, breakerLimit)
+		}
+		// A manual reconnect resets the breaker: the server gets as many
+		// attempts again.
+		if err := u.Reconnect(t.Context()); err != nil {
+			t.Errorf("Reconnect = %v", err)
+		}
+		waitFor(t, u, CrashLoop)
+		if got := sw.srv.Counts().Starts; got != 2*breakerLimit {
+			t.Errorf("%d connections after a manual reconnect, want %d", got, 2*breakerLimit)
+		}
+	})
+}
+
+// waitUntil lets fake time pass: it blocks on a timer, the only thing a
+// synctest bubble waits on when all else is idle.
+func waitUntil(t *testing.T, d time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(d)
+	<-timer.C
+}
+
+func TestConnectAfterCloseIsNeverResurrected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		release := make(chan struct{})
+		dialing := make(chan struct{})
+		u := New(config.Server{Name: "slow", Command: "in-memory"}, &Options{
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+				close(dialing)
+				<-release // a dial that does not watch its context
+				return srv.ConnectInMemory(context.Background())
+			},
+		})
+		u.Start()
+		<-dialing
+		closed := make(chan error)
+		go func() { closed <- u.Close() }()
+		synctest.Wait()
+		close(release)
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		if got := u.State(); got != Closed {
+			t.Errorf("state = %v, want closed", got)
+		}
+		synctest.Wait()
+		if n := srvSessions(srv); n != 0 {
+			t.Errorf("%d server sessions left open, want the late connection closed", n)
+		}
+	})
+}
+
+// srvSessions returns how many sessions srv has open.
+func srvSessions(srv *mcptest.Server) int { return srv.OpenSessions() }
+
+func TestCrashLoopEventAndRecoveryMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{ExitAfterListTools: true})
+		var log eventLog
+		u := sw.upstream(t, &log)
+		u.Start()
+		waitFor(t, u, CrashLoop)
+		errs := log.errs(CrashLoop)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "circuit open") {
+			t.Errorf("crash-loop events = %v", errs)
+		}
+	})
+}
