@@ -62,7 +62,7 @@ type Server struct {
 	sessions   map[*mcp.ServerSession]*session
 	gen        *httpGen // current HTTP generation; replaced by Restart
 	unknown    UnknownSessionMode
-	reject     rejection // HTTP statuses to inject: see RejectPOSTs
+	reject     rejection     // HTTP statuses to inject: see RejectPOSTs
 	httpSeq    uint64        // the last HTTP request id given
 	hangs      int           // requests waiting in hang
 	closing    int           // sessions being closed by closeSession

@@ -269,7 +269,7 @@ func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class
 		// Written: if the stream broke, the session is dead too.
 		return ambiguous, !errors.Is(err, context.DeadlineExceeded), 0
 	}
-	done, status, transportErr, retryAfter := d.outcome()
+	done, status, retryAfter, transportErr := d.outcome()
 	switch {
 	case !done:
 		// The request never reached the HTTP transport: it was stuck behind a

@@ -136,8 +136,8 @@ func (d *delivery) record(status int, err error, retryAfter time.Duration) {
 	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
 }
 
-func (d *delivery) outcome() (done bool, status int, err error, retryAfter time.Duration) {
+func (d *delivery) outcome() (done bool, status int, retryAfter time.Duration, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.done, d.status, d.err, d.retryAfter
+	return d.done, d.status, d.retryAfter, d.err
 }

@@ -220,8 +220,20 @@ func TestConcurrentCallsShareOneAttempt(t *testing.T) {
 
 func TestManualReconnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		sw := newSwitchable(t, mcptest.Script{})
-		u := sw.upstream(t, nil)
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		gate := make(chan struct{})
+		dials := 0
+		u := New(config.Server{Name: "m", Command: "in-memory"}, &Options{
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+				dials++ // only the owner goroutine dials
+				if dials > 1 {
+					<-gate // hold the reconnect until every caller has asked
+				}
+				return srv.ConnectInMemory(ctx)
+			},
+		})
+		defer u.Close()
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -233,9 +245,11 @@ func TestManualReconnect(t *testing.T) {
 				}
 			})
 		}
+		synctest.Wait()
+		close(gate)
 		wg.Wait()
-		if got := sw.srv.Counts().Starts; got != 2 {
-			t.Errorf("%d handshakes after 5 concurrent reconnects, want 2 (they share one)", got)
+		if dials != 2 {
+			t.Errorf("%d dials for 5 concurrent reconnects, want 2 (they share one)", dials)
 		}
 		if u.State() != Connected {
 			t.Errorf("state = %v", u.State())
