@@ -78,6 +78,11 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 		if dead {
 			u.abandon(s)
 			gone = s
+		} else if s.http != nil && d.transportFailed() {
+			// A pooled connection died under the request, as they all do
+			// when a server restarts: drop the others, so that a replay
+			// does not meet the same fate.
+			s.http.CloseIdleConnections()
 		}
 		switch {
 		case class == cancelled:
@@ -141,7 +146,9 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 			u.mu.Unlock()
 			return s, nil
 		}
-		if !asked {
+		if !asked || u.lastWin >= want {
+			// Ask for an attempt; again if the one asked for connected but
+			// its session is already gone too.
 			want, asked = u.nextAttemptLocked(), true
 		}
 		u.mu.Unlock()

@@ -136,6 +136,14 @@ func (d *delivery) record(status int, err error, retryAfter time.Duration) {
 	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
 }
 
+// transportFailed reports whether the request failed below HTTP: no answer,
+// just a broken or refused connection.
+func (d *delivery) transportFailed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done && d.err != nil
+}
+
 func (d *delivery) outcome() (done bool, status int, retryAfter time.Duration, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()

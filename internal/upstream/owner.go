@@ -46,8 +46,19 @@ func (u *Upstream) run() {
 				failures = 0
 				continue
 			}
+			// What follows a failure, decided before the attempt so that its
+			// error and its end are published together.
+			n := failures + 1
+			if !lost {
+				n += len(ladder) - 1 // a server that never connected gets no ladder
+			}
+			delay, onLadder := reconnectDelay(n, u.opts.Rand)
+			failState := Failed
+			if lost && onLadder {
+				failState = Reconnecting
+			}
 			var err error
-			s, err = u.attempt()
+			s, err = u.attempt(failState)
 			if err == nil {
 				failures = 0
 				continue
@@ -56,16 +67,6 @@ func (u *Upstream) run() {
 				return
 			}
 			failures++
-			n := failures
-			if !lost {
-				n += len(ladder) - 1 // a server that never connected gets no ladder
-			}
-			delay, onLadder := reconnectDelay(n, u.opts.Rand)
-			state := Failed
-			if lost && onLadder {
-				state = Reconnecting
-			}
-			u.transition(state, err)
 			switch u.waitRetry(delay) {
 			case wakeClose:
 				return
@@ -176,9 +177,11 @@ func (u *Upstream) waitConnected(s *session, b *breaker) wake {
 	}
 }
 
-// attempt makes one connection attempt and, on success, makes its session
-// the current one.
-func (u *Upstream) attempt() (*session, error) {
+// attempt makes one connection attempt. On success its session becomes the
+// current one; on failure the upstream moves to failState with the error.
+// Either way the outcome and the end of the attempt are published together,
+// so that a waiter never sees one without the other.
+func (u *Upstream) attempt(failState State) (*session, error) {
 	u.mu.Lock()
 	u.attempting = true
 	u.attemptSeq++
@@ -187,20 +190,38 @@ func (u *Upstream) attempt() (*session, error) {
 	u.mu.Unlock()
 
 	s, err := u.connect()
-	if err == nil && !u.attach(s, epoch) {
-		// Closed while connecting: never resurrected.
-		s.close(u.closeGrace())
-		err = u.errorf("connect", ErrClosed)
-		s = nil
+	var index map[string]toolInfo
+	if err == nil {
+		index = indexTools(s.tools)
 	}
+
 	u.mu.Lock()
 	u.attempting = false
 	u.attemptEnd++
-	if err == nil {
+	stale := err == nil && (u.epoch != epoch || u.state == Closed)
+	switch {
+	case stale:
+		err = u.errorf("connect", ErrClosed)
+	case err == nil:
+		if u.init != nil {
+			u.reconnects++
+		}
+		u.sess, u.tools, u.toolIndex = s, s.tools, index
+		u.init = s.cs.InitializeResult()
 		u.lastWin = u.attemptEnd
+		u.transitionLocked(Connected, nil)
+	default:
+		u.transitionLocked(failState, err)
 	}
 	u.bumpLocked()
 	u.mu.Unlock()
+	u.deliver()
+
+	if stale {
+		// Closed while connecting: never resurrected.
+		s.close(u.closeGrace())
+		return nil, err
+	}
 	return s, err
 }
 
@@ -331,28 +352,6 @@ func requiredOf(schema any) []string {
 	return req
 }
 
-// attach makes s the current session, unless the upstream was closed since
-// the attempt began (its epoch moved).
-func (u *Upstream) attach(s *session, epoch uint64) bool {
-	index := indexTools(s.tools)
-	u.mu.Lock()
-	if u.epoch != epoch || u.state == Closed {
-		u.mu.Unlock()
-		return false
-	}
-	if u.init != nil {
-		u.reconnects++
-	}
-	u.sess = s
-	u.tools = s.tools
-	u.toolIndex = index
-	u.init = s.cs.InitializeResult()
-	u.transitionLocked(Connected, nil)
-	u.mu.Unlock()
-	u.deliver()
-	return true
-}
-
 // detach forgets s, so that no new request uses it.
 func (u *Upstream) detach(s *session) {
 	u.mu.Lock()
@@ -384,14 +383,6 @@ func (u *Upstream) crashLoop() {
 		err = fmt.Errorf("%w (last error: %v)", ErrCircuitOpen, errors.Unwrap(cause))
 	}
 	u.transitionLocked(CrashLoop, u.errorf("reconnect", err))
-	u.mu.Unlock()
-	u.deliver()
-}
-
-// transition moves to state to, with cause err, and delivers the event.
-func (u *Upstream) transition(to State, err error) {
-	u.mu.Lock()
-	u.transitionLocked(to, err)
 	u.mu.Unlock()
 	u.deliver()
 }

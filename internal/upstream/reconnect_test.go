@@ -342,6 +342,7 @@ func TestCrashLoopEventAndRecoveryMessage(t *testing.T) {
 		u := sw.upstream(t, &log)
 		u.Start()
 		waitFor(t, u, CrashLoop)
+		synctest.Wait() // the event is delivered after the state changes
 		errs := log.errs(CrashLoop)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "circuit open") {
 			t.Errorf("crash-loop events = %v", errs)
