@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Tool is one exposed tool: its public name, the server that owns it, its
@@ -64,8 +63,10 @@ func (m *Manager) viewLocked(gen uint64) *catalog.View {
 		if s.up == nil {
 			continue
 		}
+		// A server that is reconnecting keeps its stale tools listed: calls
+		// to them wait for the connection or say it is being restored.
 		snap := s.up.Snapshot()
-		if snap.State != upstream.Connected || len(snap.Tools) == 0 {
+		if len(snap.Tools) == 0 {
 			continue
 		}
 		sources = append(sources, catalog.Source{

@@ -65,6 +65,7 @@ func (s *Server) SetUnknownSession(mode UnknownSessionMode) {
 type httpGen struct {
 	// The following are set at creation and read-only after that.
 	streamable *mcp.StreamableHTTPHandler
+	stateless  *mcp.StreamableHTTPHandler
 	sse        *mcp.SSEHandler
 
 	// reqs holds the HTTP requests in flight by id, guarded by Server.mu.
@@ -88,6 +89,7 @@ func (s *Server) newGen() *httpGen {
 	getServer := func(*http.Request) *mcp.Server { return s.mcp }
 	return &httpGen{
 		streamable: mcp.NewStreamableHTTPHandler(getServer, nil),
+		stateless:  mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Stateless: true}),
 		sse:        mcp.NewSSEHandler(getServer, nil),
 		reqs:       make(map[string]*httpReq),
 	}
@@ -137,7 +139,7 @@ func (s *Server) httpReqByID(id string) *httpReq {
 // Server closes (or restarts).
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.serveHTTP(w, r, false)
+		s.serveHTTP(w, r, viaStreamable)
 	})
 }
 
@@ -145,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 // transport (a go-sdk [mcp.SSEHandler]).
 func (s *Server) SSEHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.serveHTTP(w, r, true)
+		s.serveHTTP(w, r, viaSSE)
 	})
 }
 
@@ -159,13 +161,39 @@ func (s *Server) RejectPOSTs(code, n int, retryAfter time.Duration) {
 	s.reject = rejection{code: code, left: n, retryAfter: retryAfter}
 }
 
+// HangDeletes makes every later DELETE (a client ending its session) hang
+// until the client gives up or the server closes.
+func (s *Server) HangDeletes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hangDeletes = true
+}
+
 // rejection is what RejectPOSTs asked for.
 type rejection struct {
 	code, left int
 	retryAfter time.Duration
 }
 
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
+// StatelessHandler returns an http.Handler that serves Streamable HTTP
+// without sessions (the 2026-07-28 era: go-sdk StreamableHTTPOptions
+// Stateless), for modern clients.
+func (s *Server) StatelessHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.serveHTTP(w, r, viaStateless)
+	})
+}
+
+// Which go-sdk handler serves an HTTP request.
+type via int
+
+const (
+	viaStreamable via = iota
+	viaSSE
+	viaStateless
+)
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, kind via) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	req := &httpReq{cancel: cancel, w: &killWriter{w: w}}
@@ -174,6 +202,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 	if s.isClosed {
 		s.mu.Unlock()
 		http.Error(w, ErrClosed.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	if r.Method == http.MethodDelete && s.hangDeletes {
+		s.mu.Unlock()
+		// A server that never answers session termination: the request
+		// waits until the client gives up or the server closes.
+		_ = s.hang(r.Context(), nil)
 		return
 	}
 	if r.Method == http.MethodPost && s.reject.left > 0 {
@@ -202,9 +237,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, sse bool) {
 		h   http.Handler        = g.streamable
 		out http.ResponseWriter = req.w
 	)
-	if sse {
+	switch {
+	case kind == viaSSE:
 		h = g.sse
-	} else if mode != UnknownSession404 && r.Header.Get("Mcp-Session-Id") != "" {
+	case kind == viaStateless:
+		h = g.stateless
+	case mode != UnknownSession404 && r.Header.Get("Mcp-Session-Id") != "":
 		out = &unknownSessionWriter{killWriter: req.w, mode: mode}
 	}
 	ctx = context.WithValue(ctx, genKey{}, g)
@@ -300,12 +338,15 @@ func (u *unknownSessionWriter) Write(p []byte) (int, error) {
 
 // HTTPServer is a [Server] behind a real loopback listener that can be
 // stopped and started again on the same address: a process restart for
-// HTTP tests. It serves Streamable HTTP at URL and HTTP+SSE at SSEURL.
+// HTTP tests. It serves Streamable HTTP at URL (stateful sessions) and at
+// StatelessURL (none), and HTTP+SSE at SSEURL.
 //
 // It is safe for concurrent use. Closing it does not close the Server.
 type HTTPServer struct {
 	URL    string // http://127.0.0.1:PORT/mcp
 	SSEURL string // http://127.0.0.1:PORT/sse
+	// StatelessURL serves Streamable HTTP without sessions.
+	StatelessURL string // http://127.0.0.1:PORT/stateless
 
 	// The following are set by StartHTTP and read-only after that.
 	srv  *Server
@@ -352,6 +393,7 @@ func StartHTTP(s *Server) (*HTTPServer, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.Handler())
 	mux.Handle("/sse", s.SSEHandler())
+	mux.Handle("/stateless", s.StatelessHandler())
 	h := &HTTPServer{
 		srv:  s,
 		addr: ln.Addr().String(),
@@ -359,6 +401,7 @@ func StartHTTP(s *Server) (*HTTPServer, error) {
 	}
 	h.URL = "http://" + h.addr + "/mcp"
 	h.SSEURL = "http://" + h.addr + "/sse"
+	h.StatelessURL = "http://" + h.addr + "/stateless"
 	h.run = h.serve(ln)
 	return h, nil
 }

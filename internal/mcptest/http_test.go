@@ -381,3 +381,25 @@ func TestRejectPOSTs(t *testing.T) {
 		t.Errorf("server counted %d calls, want only the one it processed", got)
 	}
 }
+
+func TestStatelessHandler(t *testing.T) {
+	s := NewServer(Script{})
+	hs, err := StartHTTP(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	defer s.Close()
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	cs := connectHTTP(t, hs.StatelessURL, client, nil)
+	if cs.ID() != "" {
+		t.Errorf("stateless session ID %q, want none", cs.ID())
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got < "2026-07-28" {
+		t.Errorf("protocol %q, want the stateless era", got)
+	}
+	if got, _, err := callText(context.Background(), cs, "add", map[string]any{"a": 2, "b": 2}); err != nil || got != "4" {
+		t.Errorf("add = %q, %v", got, err)
+	}
+}

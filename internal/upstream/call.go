@@ -87,6 +87,8 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 		switch {
 		case class == cancelled:
 			return nil, u.errorf(callOp(name), ctx.Err())
+		case class == deterministic && d.wasTooLarge():
+			return nil, u.errorf(callOp(name), u.tooLarge())
 		case class == deterministic:
 			return nil, u.wrap(callOp(name), u.explain(callCtx, err, timeout))
 		case class == ambiguous && !u.replayable(name):
@@ -178,8 +180,14 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 }
 
 // abandon ends a session that a request found dead, so that the owner
-// notices at once and reconnects. It is idempotent.
+// notices at once and reconnects, and no other request picks it up
+// meanwhile. It is idempotent.
 func (u *Upstream) abandon(s *session) {
+	u.mu.Lock()
+	if u.sess == s {
+		u.sess = nil
+	}
+	u.mu.Unlock()
 	s.conn.close()
 }
 
@@ -255,8 +263,11 @@ func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class
 	if errors.Is(err, mcp.ErrSessionMissing) {
 		return notDelivered, true, 0 // the server answered 404: it never ran it
 	}
-	if errors.Is(err, errResponseTooLarge) || isFrameTooLarge(err) {
-		return deterministic, true, 0
+	if isFrameTooLarge(err) {
+		return deterministic, true, 0 // a stream cannot skip the line: it is broken
+	}
+	if errors.Is(err, errResponseTooLarge) || d.wasTooLarge() {
+		return deterministic, false, 0
 	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {

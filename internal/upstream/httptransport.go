@@ -31,6 +31,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
+	if req.Method == http.MethodDelete {
+		return t.terminate(req)
+	}
 	d := deliveryFrom(req.Context())
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
@@ -42,9 +45,37 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	d.record(resp.StatusCode, nil, retryAfter(resp.Header.Get("Retry-After")))
 	if req.Method == http.MethodPost && t.maxBytes > 0 {
-		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes}
+		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes, d: d}
 	}
 	return resp, nil
+}
+
+// deleteTimeout bounds the DELETE that ends a session: it is a courtesy to
+// the server, and a server that does not answer it must not hold a close.
+const deleteTimeout = time.Second
+
+// terminate sends a session's DELETE with its own short deadline.
+func (t *roundTripper) terminate(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(req.Context(), deleteTimeout)
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose releases a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
 }
 
 // sessionRejection turns a 400 whose body names the session, as popular
@@ -78,14 +109,17 @@ func retryAfter(v string) time.Duration {
 // errResponseTooLarge is the cause of a response over the size limit.
 var errResponseTooLarge = errors.New("response too large")
 
-// limitedBody fails a response body that grows past max bytes.
+// limitedBody fails a response body that grows past max bytes, and tells
+// the delivery: the go-sdk reports a broken stream without its cause.
 type limitedBody struct {
 	rc        io.ReadCloser
 	left, max int64
+	d         *delivery
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
+		b.d.overLimit()
 		return 0, fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, b.max)
 	}
 	if int64(len(p)) > b.left {
@@ -108,6 +142,17 @@ type delivery struct {
 	status     int  // the HTTP status, or 0
 	err        error
 	retryAfter time.Duration
+	tooLarge   bool // the response went over the size limit
+}
+
+// overLimit records that the response went over the size limit.
+func (d *delivery) overLimit() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tooLarge = true
 }
 
 type deliveryKey struct{}
@@ -134,6 +179,13 @@ func (d *delivery) record(status int, err error, retryAfter time.Duration) {
 		return
 	}
 	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
+}
+
+// wasTooLarge reports whether the response went over the size limit.
+func (d *delivery) wasTooLarge() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tooLarge
 }
 
 // transportFailed reports whether the request failed below HTTP: no answer,

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -259,13 +260,26 @@ func (u *Upstream) connect() (*session, error) {
 	return s, nil
 }
 
-// explain turns an error caused by our own deadline into ErrTimeout, and a
-// stdio frame over the line limit into a clear message.
+// explain says what an error means when the go-sdk's words do not: our own
+// deadline is ErrTimeout, a stdio line over the limit is a response too
+// large, and a JSON syntax error is a server writing something else on its
+// stream.
 func (u *Upstream) explain(ctx context.Context, err error, d time.Duration) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err) {
+	var syntax *json.SyntaxError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err):
 		return fmt.Errorf("%w after %v", ErrTimeout, d)
+	case isFrameTooLarge(err):
+		return u.tooLarge()
+	case errors.As(err, &syntax):
+		return fmt.Errorf("server wrote something that is not JSON-RPC: %w", err)
 	}
 	return err
+}
+
+// tooLarge is the error of a response over the size limit.
+func (u *Upstream) tooLarge() error {
+	return fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, u.cfg.ResponseLimit())
 }
 
 // listTools fetches every page of the server's tools. A server that does not

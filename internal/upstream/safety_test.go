@@ -214,7 +214,7 @@ func TestClassify(t *testing.T) {
 		{"stdio: broken pipe", nil, fmt.Errorf("write: %w", syscall.EPIPE), &delivery{}, false, notDelivered, true, 0},
 		{"stdio: EOF after writing", nil, errors.New("EOF"), &delivery{}, false, ambiguous, true, 0},
 		{"stdio: timeout", nil, context.DeadlineExceeded, &delivery{}, false, ambiguous, false, 0},
-		{"response too large", nil, fmt.Errorf("read: %w", errResponseTooLarge), rec(200, nil, 0), true, deterministic, true, 0},
+		{"response too large", nil, fmt.Errorf("read: %w", errResponseTooLarge), rec(200, nil, 0), true, deterministic, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := tc.ctx

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -143,8 +144,12 @@ func (s *session) lossCause(err error) error {
 		s.proc.waitStderr(explainWait)
 		return s.withStderr(s.proc.exitError())
 	}
-	if err == nil {
+	var syntax *json.SyntaxError
+	switch {
+	case err == nil:
 		return errors.New("server closed the connection")
+	case errors.As(err, &syntax):
+		return fmt.Errorf("server wrote something that is not JSON-RPC: %w", err)
 	}
 	return fmt.Errorf("connection lost: %w", err)
 }
@@ -270,7 +275,7 @@ func (u *Upstream) probe(ctx context.Context, s *session) bool {
 			err = nil // a server without ping is alive
 		}
 	case s.client != nil:
-		err = s.discover(ctx, u.client)
+		err = s.discover(ctx, u.prober)
 	}
 	if err != nil {
 		u.opts.Logger.Info("idle session failed its probe; reconnecting", "error", u.redact(err.Error()))

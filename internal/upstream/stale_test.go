@@ -187,3 +187,39 @@ func TestCallTimeoutDoesNotRecreateSession(t *testing.T) {
 		}
 	})
 }
+
+// TestModernSessionProbedWithDiscover: a stateless-era session has no ping;
+// when idle it is probed with server/discover.
+func TestModernSessionProbedWithDiscover(t *testing.T) {
+	srv := mcptest.NewServer(mcptest.Script{})
+	hs, err := mcptest.StartHTTP(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	defer srv.Close()
+	u := New(config.Server{Name: "modern", URL: hs.StatelessURL}, nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := u.Snapshot().ProtocolVersion; v < modernProtocolVersion {
+		t.Fatalf("protocol %q, want the stateless era", v)
+	}
+	idle := func() {
+		u.mu.Lock()
+		u.sess.lastUsed.Store(time.Now().Add(-2 * idleProbe).UnixNano())
+		u.mu.Unlock()
+	}
+	idle()
+	before := srv.Counts().Starts
+	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		t.Fatalf("call after idling = %v", err)
+	}
+	if got := srv.Counts().Starts - before; got != 1 {
+		t.Errorf("%d discover probes, want 1", got)
+	}
+	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil || srv.Counts().Starts-before != 1 {
+		t.Errorf("a call right after = %v, with %d probes; want no new probe", err, srv.Counts().Starts-before)
+	}
+}

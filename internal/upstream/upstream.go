@@ -54,6 +54,7 @@ type Upstream struct {
 	cfg     config.Server // unresolved
 	opts    Options
 	client  *mcp.Client
+	prober  *mcp.Client // a bare client: its handshake is the modern probe
 	secrets *config.Secrets
 	slots   chan struct{} // one per call in flight; see config.Server.MaxInFlight
 	serial  chan struct{} // size 1 when requests are serialized, else nil
@@ -148,10 +149,11 @@ func New(srv config.Server, opts *Options) *Upstream {
 	if srv.SerializeRequests {
 		u.serial = make(chan struct{}, 1)
 	}
-	u.client = mcp.NewClient(o.Client, &mcp.ClientOptions{
-		Logger:       o.Logger,
-		Capabilities: &mcp.ClientCapabilities{},
-	})
+	bare := func() *mcp.Client {
+		// No roots, sampling or elicitation: Switchboard offers none of them.
+		return mcp.NewClient(o.Client, &mcp.ClientOptions{Logger: o.Logger, Capabilities: &mcp.ClientCapabilities{}})
+	}
+	u.client, u.prober = bare(), bare()
 	return u
 }
 

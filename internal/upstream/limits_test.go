@@ -1,0 +1,80 @@
+package upstream
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+func TestResponseOverTheLimit(t *testing.T) {
+	script := mcptest.Script{ResponseBytes: 300 << 10}
+	limit := config.Server{MaxResponseBytes: 100 << 10}
+	t.Run("http", func(t *testing.T) {
+		u, srv, _ := httpUpstream(t, script, limit)
+		_, err := u.CallTool(t.Context(), "big", nil)
+		if err == nil || !strings.Contains(err.Error(), "limit of 102400 bytes (maxResponseBytes)") {
+			t.Errorf("big response = %v, want a clear limit error", err)
+		}
+		if got := srv.Counts().ByTool["big"]; got != 1 {
+			t.Errorf("big ran %d times, want 1: a response too large is not retried", got)
+		}
+		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+			t.Errorf("a small call after it = %v", err)
+		}
+	})
+	t.Run("stdio", func(t *testing.T) {
+		srv := stdio("kid", script)
+		srv.MaxResponseBytes = limit.MaxResponseBytes
+		u := New(srv, nil)
+		defer u.Close()
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := u.CallTool(t.Context(), "big", nil)
+		if err == nil || !strings.Contains(err.Error(), "limit of 102400 bytes (maxResponseBytes)") {
+			t.Errorf("big response = %v, want a clear limit error", err)
+		}
+		// The line cannot be skipped: the session is replaced.
+		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+			t.Errorf("a small call after it = %v", err)
+		}
+	})
+}
+
+func TestGarbageOnStdoutMidSession(t *testing.T) {
+	u := New(stdio("noisy", mcptest.Script{GarbageOnCall: true}), nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := u.CallTool(t.Context(), "increment", nil)
+	if err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
+		t.Errorf("call to a server that writes garbage = %v, want a clear error", err)
+	}
+}
+
+// TestHungDeleteDelaysNothing: a server that never answers the DELETE that
+// ends a session must delay neither a reconnect nor, beyond its short
+// deadline, a close.
+func TestHungDeleteDelaysNothing(t *testing.T) {
+	u, srv, _ := httpUpstream(t, mcptest.Script{LegacyOnly: true}, config.Server{})
+	srv.HangDeletes()
+	start := time.Now()
+	if err := u.Reconnect(t.Context()); err != nil {
+		t.Fatalf("Reconnect = %v", err)
+	}
+	if took := time.Since(start); took >= deleteTimeout {
+		t.Errorf("reconnect took %v, want less than the DELETE's %v: the old session closes in the background", took, deleteTimeout)
+	}
+	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		t.Errorf("call on the new session = %v", err)
+	}
+	start = time.Now()
+	u.Close()
+	if took := time.Since(start); took > 3*deleteTimeout {
+		t.Errorf("close took %v with DELETEs hanging, want about %v", took, deleteTimeout)
+	}
+}
