@@ -10,7 +10,7 @@
 //	switchboard call    [--config F]... TOOL [JSON-ARGS]
 //	switchboard status  [--config F]... [--json]
 //	switchboard check   [--config F]...
-//	switchboard demo-server [--name NAME]
+//	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
 // Without --config, the files are ./.mcp.json and
@@ -88,7 +88,7 @@ Usage:
   switchboard call    [--config F]... TOOL [JSON-ARGS]
   switchboard status  [--config F]... [--json]
   switchboard check   [--config F]...
-  switchboard demo-server [--name NAME]
+  switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
 Without --config, the files are ./.mcp.json and

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,17 +216,43 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	return nil
 }
 
-// demoServer runs the built-in demo MCP server on stdin and stdout.
+// demoServer runs the built-in demo MCP server on stdin and stdout, or on
+// Streamable HTTP with --listen.
 func (e *env) demoServer(ctx context.Context, args []string) error {
-	fs := e.flags("demo-server", "[--name NAME]")
+	fs := e.flags("demo-server", "[--name NAME] [--listen HOST:PORT]")
 	name := fs.String("name", "demo", "the server's `name`, as reported to clients")
+	listen := fs.String("listen", "", "serve Streamable HTTP at `HOST:PORT`/mcp instead of stdio")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("demo-server: unexpected argument %q", fs.Arg(0))
 	}
-	return mcptest.ServeDemo(ctx, *name, e.stdin, e.stdout)
+	if *listen == "" {
+		return mcptest.ServeDemo(ctx, *name, e.stdin, e.stdout)
+	}
+	if !isLoopback(*listen) {
+		return fmt.Errorf("demo-server: --listen %s is not a loopback address; the demo server has no authentication", *listen)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("demo-server: %w", err)
+	}
+	demo := mcptest.NewDemo(*name)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demo }, nil))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stderr, "demo-server %q: serving MCP at http://%s/mcp\n", *name, ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		srv.Close()
+		<-served
+		return nil
+	case err := <-served:
+		return fmt.Errorf("demo-server: %w", err)
+	}
 }
 
 // version prints the version of switchboard and of its protocol library.

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// demoHTTP runs `switchboard demo-server --listen addr` and waits until it
+// serves.
+func demoHTTP(t *testing.T, addr string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(binary, "demo-server", "--name", "web", "--listen", addr)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving MCP") {
+			go func() {
+				for sc.Scan() { // drain, so the child never blocks on stderr
+				}
+			}()
+			return cmd
+		}
+	}
+	t.Fatalf("demo-server did not start: %v", sc.Err())
+	return nil
+}
+
+// freeAddr returns a loopback address that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestUpstreamRestartThroughGateway is the issue's manual check, automated:
+// serve an HTTP upstream, kill it, start it again, and call a tool through
+// the gateway. The call just works, and nothing runs twice.
+func TestUpstreamRestartThroughGateway(t *testing.T) {
+	isolate(t)
+	addr := freeAddr(t)
+	demo := demoHTTP(t, addr)
+	cfg := writeConfig(t, nil, map[string]any{"web": map[string]any{"url": "http://" + addr + "/mcp"}})
+	g := startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE)
+	cs := connectHTTP(t, g.url)
+	defer cs.Close()
+
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.IsError {
+			t.Fatalf("%s: error result %q", name, mcptest.Text(res))
+		}
+		return mcptest.Text(res)
+	}
+	call("web__note_add", map[string]any{"title": "before", "body": "the restart"})
+
+	// kill -9, and start again on the same address.
+	demo.Process.Kill()
+	demo.Wait()
+	demoHTTP(t, addr)
+
+	call("web__note_add", map[string]any{"title": "after", "body": "the restart"})
+	list := call("web__note_list", map[string]any{})
+	if strings.Count(list, "after") != 1 || strings.Contains(list, "before") {
+		t.Errorf("notes on the restarted server: %s; want exactly the one added after the restart", list)
+	}
+}
