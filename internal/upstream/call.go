@@ -118,10 +118,11 @@ func (u *Upstream) validate(name string, args map[string]any) error {
 	u.mu.Lock()
 	info := u.toolIndex[name]
 	u.mu.Unlock()
-	if info.required == nil {
+	v := info.validator()
+	if v == nil {
 		return nil
 	}
-	if err := info.required.Validate(args); err != nil {
+	if err := v.Validate(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	return nil
@@ -131,7 +132,8 @@ func (u *Upstream) validate(name string, args map[string]any) error {
 func (u *Upstream) replayable(name string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.toolIndex[name].replayable
+	info := u.toolIndex[name]
+	return info != nil && info.replayable
 }
 
 // session returns the session a request should use: the current one, unless

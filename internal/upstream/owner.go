@@ -188,11 +188,14 @@ func (u *Upstream) attempt(failState State) (*session, error) {
 	u.attemptSeq++
 	u.manualSeen = u.manualReq // this attempt serves every reconnect asked for so far
 	epoch := u.epoch
+	// A reconnect attaches its session before it lists the tools, so that
+	// the calls waiting for it go ahead on the stale list meanwhile.
+	reconnect := u.init != nil
 	u.mu.Unlock()
 
-	s, err := u.connect()
-	var index map[string]toolInfo
-	if err == nil {
+	s, err := u.connect(!reconnect)
+	var index map[string]*toolInfo
+	if err == nil && !reconnect {
 		index = indexTools(s.tools)
 	}
 
@@ -204,10 +207,12 @@ func (u *Upstream) attempt(failState State) (*session, error) {
 	case stale:
 		err = u.errorf("connect", ErrClosed)
 	case err == nil:
-		if u.init != nil {
+		u.sess = s
+		if reconnect {
 			u.reconnects++
+		} else {
+			u.tools, u.toolIndex = s.tools, index
 		}
-		u.sess, u.tools, u.toolIndex = s, s.tools, index
 		u.init = s.cs.InitializeResult()
 		u.lastWin = u.attemptEnd
 		u.transitionLocked(Connected, nil)
@@ -223,12 +228,43 @@ func (u *Upstream) attempt(failState State) (*session, error) {
 		s.close(u.closeGrace())
 		return nil, err
 	}
+	if err == nil && reconnect {
+		u.refreshTools(s)
+	}
 	return s, err
 }
 
-// connect opens a session: resolve the config, open the transport, initialize,
-// list the tools.
-func (u *Upstream) connect() (*session, error) {
+// refreshTools lists the tools of s and makes them the current list. On
+// failure the stale list stays: the next reconnect tries again.
+func (u *Upstream) refreshTools(s *session) {
+	ctx := u.ctx
+	if d := u.cfg.TimeoutDuration(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	release, err := u.acquireSerial(ctx)
+	var tools []*mcp.Tool
+	if err == nil {
+		tools, err = listTools(ctx, s.cs, newRetryBudget(u.cfg.Retry))
+		release()
+	}
+	if err != nil {
+		u.opts.Logger.Warn("listing tools after a reconnect failed; the previous list stays", "error", u.redact(err.Error()))
+		return
+	}
+	index := indexTools(tools)
+	u.mu.Lock()
+	if u.sess == s {
+		u.tools, u.toolIndex = tools, index
+		u.bumpLocked()
+	}
+	u.mu.Unlock()
+}
+
+// connect opens a session: resolve the config, open the transport,
+// initialize, and, if list is set, list the tools.
+func (u *Upstream) connect(list bool) (*session, error) {
 	srv, secrets, err := u.cfg.Resolve(u.opts.LookupEnv)
 	u.secrets.Merge(secrets)
 	if err != nil {
@@ -246,6 +282,9 @@ func (u *Upstream) connect() (*session, error) {
 	s, err := u.dialSession(ctx, &srv)
 	if err != nil {
 		return nil, u.wrap("connect", u.explain(ctx, err, srv.TimeoutDuration()))
+	}
+	if !list {
+		return s, nil
 	}
 	release, err := u.acquireSerial(ctx)
 	if err == nil {
@@ -329,25 +368,33 @@ func listPages(ctx context.Context, budget *retryBudget, page func(context.Conte
 }
 
 // indexTools computes what calls need to know of each tool.
-func indexTools(tools []*mcp.Tool) map[string]toolInfo {
-	index := make(map[string]toolInfo, len(tools))
+func indexTools(tools []*mcp.Tool) map[string]*toolInfo {
+	index := make(map[string]*toolInfo, len(tools))
 	for _, t := range tools {
 		if t == nil {
 			continue
 		}
-		var info toolInfo
+		info := &toolInfo{required: requiredOf(t.InputSchema)}
 		if a := t.Annotations; a != nil {
 			info.replayable = a.ReadOnlyHint || a.IdempotentHint
-		}
-		if req := requiredOf(t.InputSchema); len(req) > 0 {
-			schema := &jsonschema.Schema{Type: "object", Required: req}
-			if resolved, err := schema.Resolve(nil); err == nil {
-				info.required = resolved
-			}
 		}
 		index[t.Name] = info
 	}
 	return index
+}
+
+// validator returns the schema that checks a call's required arguments, or
+// nil when nothing is required. It is resolved on first use: most tools of
+// most servers are never called.
+func (t *toolInfo) validator() *jsonschema.Resolved {
+	if t == nil || len(t.required) == 0 {
+		return nil
+	}
+	t.once.Do(func() {
+		schema := &jsonschema.Schema{Type: "object", Required: t.required}
+		t.resolved, _ = schema.Resolve(nil)
+	})
+	return t.resolved
 }
 
 // requiredOf returns the "required" list of a JSON-decoded schema.

@@ -29,7 +29,7 @@ type session struct {
 	cs   *mcp.ClientSession
 	conn *trackedConn
 	proc *process        // nil unless stdio
-	http *http.Transport // nil unless http or sse
+	http *http.Transport // the upstream's pool; nil unless http or sse
 
 	tools    []*mcp.Tool // listed during the handshake
 	endpoint string      // http: the URL, for probes
@@ -52,7 +52,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
 	} else {
-		transport, err = s.transport(srv, u.opts.LookupEnv)
+		transport, err = s.transport(srv, u.opts.LookupEnv, u.pool)
 	}
 	if err != nil {
 		return nil, err
@@ -77,8 +77,9 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	return s, nil
 }
 
-// transport makes the go-sdk transport for srv.
-func (s *session) transport(srv *config.Server, lookup func(string) (string, bool)) (mcp.Transport, error) {
+// transport makes the go-sdk transport for srv. HTTP sessions share pool,
+// the upstream's connection pool.
+func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool *http.Transport) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
 		p, err := startProcess(srv, lookup)
@@ -89,7 +90,7 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
 		return &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
-		s.http = http.DefaultTransport.(*http.Transport).Clone()
+		s.http = pool
 		s.endpoint = srv.URL
 		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit()}}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
@@ -102,32 +103,24 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 	}
 }
 
-// watchSession waits for the session to end, and for a stdio server also for
-// its process to exit, whichever comes first.
+// watchSession waits for the session to end, and tells the owner if it ended
+// on its own.
 func (s *session) watchSession() {
 	defer s.watch.Done()
-	ended := make(chan error, 1)
-	go func() { ended <- s.cs.Wait() }()
-	var err error
 	if s.proc != nil {
-		select {
-		case err = <-ended:
-		case <-s.proc.exited:
-			// A grandchild may hold stdout open: end the session ourselves.
-			s.conn.close()
-			<-ended
-		case <-s.closed:
-			<-ended
-			return
-		}
-	} else {
-		select {
-		case err = <-ended:
-		case <-s.closed:
-			<-ended
-			return
-		}
+		// A grandchild may hold stdout open after the child exits: end the
+		// session ourselves when the child does.
+		stop := make(chan struct{})
+		defer close(stop)
+		s.watch.Go(func() {
+			select {
+			case <-s.proc.exited:
+				s.conn.close()
+			case <-stop:
+			}
+		})
 	}
+	err := s.cs.Wait()
 	select {
 	case <-s.closed:
 		return // we closed it: not a loss
@@ -202,9 +195,6 @@ func (s *session) abort(grace time.Duration) {
 }
 
 func (s *session) release(grace time.Duration) error {
-	if s.http != nil {
-		s.http.CloseIdleConnections()
-	}
 	if s.proc != nil {
 		return s.proc.stop(grace)
 	}
@@ -275,7 +265,7 @@ func (u *Upstream) probe(ctx context.Context, s *session) bool {
 			err = nil // a server without ping is alive
 		}
 	case s.client != nil:
-		err = s.discover(ctx, u.prober)
+		err = s.discover(ctx, u.probeClient())
 	}
 	if err != nil {
 		u.opts.Logger.Info("idle session failed its probe; reconnecting", "error", u.redact(err.Error()))

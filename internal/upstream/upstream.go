@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	neturl "net/url"
 	"os"
 	"strings"
@@ -54,7 +55,7 @@ type Upstream struct {
 	cfg     config.Server // unresolved
 	opts    Options
 	client  *mcp.Client
-	prober  *mcp.Client // a bare client: its handshake is the modern probe
+	pool    *http.Transport // HTTP connections, shared by its sessions
 	secrets *config.Secrets
 	slots   chan struct{} // one per call in flight; see config.Server.MaxInFlight
 	serial  chan struct{} // size 1 when requests are serialized, else nil
@@ -70,6 +71,9 @@ type Upstream struct {
 
 	startOnce sync.Once
 	closeOnce sync.Once
+
+	proberOnce sync.Once
+	prober     *mcp.Client // a bare client, whose handshake is the modern probe
 
 	// version counts changes to the observable state; it moves before
 	// waiters wake, so that whoever they tell sees the change.
@@ -87,7 +91,7 @@ type Upstream struct {
 	lastErr    error
 	sess       *session
 	tools      []*mcp.Tool // replaced, never mutated; kept while reconnecting
-	toolIndex  map[string]toolInfo
+	toolIndex  map[string]*toolInfo
 	init       *mcp.InitializeResult
 	pending    []Event // transitions not yet delivered
 	attempting bool    // a connection attempt is in progress
@@ -105,8 +109,11 @@ type Upstream struct {
 
 // toolInfo is what a call needs to know of a tool before sending it.
 type toolInfo struct {
-	replayable bool                 // readOnlyHint or idempotentHint
-	required   *jsonschema.Resolved // nil when nothing is required
+	replayable bool     // readOnlyHint or idempotentHint
+	required   []string // the input schema's required properties
+
+	once     sync.Once
+	resolved *jsonschema.Resolved // see validator
 }
 
 // New returns an Upstream for srv. It does no I/O: call [Upstream.Start] or
@@ -149,12 +156,23 @@ func New(srv config.Server, opts *Options) *Upstream {
 	if srv.SerializeRequests {
 		u.serial = make(chan struct{}, 1)
 	}
-	bare := func() *mcp.Client {
-		// No roots, sampling or elicitation: Switchboard offers none of them.
-		return mcp.NewClient(o.Client, &mcp.ClientOptions{Logger: o.Logger, Capabilities: &mcp.ClientCapabilities{}})
+	if t := srv.TransportType(); t == config.HTTP || t == config.SSE {
+		u.pool = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	u.client, u.prober = bare(), bare()
+	u.client = u.bareClient()
 	return u
+}
+
+// bareClient returns a client that offers no roots, sampling or
+// elicitation: Switchboard offers none of them.
+func (u *Upstream) bareClient() *mcp.Client {
+	return mcp.NewClient(u.opts.Client, &mcp.ClientOptions{Logger: u.opts.Logger, Capabilities: &mcp.ClientCapabilities{}})
+}
+
+// probeClient returns the client of modern probes, made on first use.
+func (u *Upstream) probeClient() *mcp.Client {
+	u.proberOnce.Do(func() { u.prober = u.bareClient() })
+	return u.prober
 }
 
 // Name returns the configured server name.
@@ -280,6 +298,9 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 			<-u.done
 		} else {
 			close(u.done)
+		}
+		if u.pool != nil {
+			u.pool.CloseIdleConnections()
 		}
 	})
 	<-u.done
