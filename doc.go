@@ -25,6 +25,18 @@
 //
 // Errors name the server and the operation. Branch on them with errors.Is
 // and the sentinels of this package ([ErrUnknownTool], [ErrNotConnected],
+// [ErrReconnecting], [ErrCircuitOpen], [ErrAmbiguous],
 // [ErrInvalidArguments], [ErrTimeout], [ErrClosed]), or errors.As with
-// [*ServerError]. No error carries a value substituted from the environment.
+// [*ServerError] and [*AmbiguousError]. No error carries a value
+// substituted from the environment.
+//
+// # Recovery
+//
+// A server whose connection is lost (its process exits, its HTTP session is
+// gone) is reconnected at once, then after 0.5, 1, 2 and 4 s, then quietly
+// from 15 s, doubling to 5 min; meanwhile its tools stay listed and calls to
+// them wait for the connection, within their timeout. A server that needs
+// more than six connection attempts in 30 s is left in the crash-loop state.
+// A call that was never delivered is replayed once on a new session; a call
+// that may have run is replayed only if its tool is read-only or idempotent.
 package switchboard

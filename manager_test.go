@@ -421,3 +421,60 @@ func TestStateStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestOneBrokenServerTouchesNoOther(t *testing.T) {
+	good := func(name string) config.Server {
+		cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
+		return config.Server{Name: name, Command: cmd, Args: args, Env: env}
+	}
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnCall: true})
+	noisy := config.Server{Name: "noisy", Command: cmd, Args: args, Env: env}
+	m := New(&config.Config{Servers: []config.Server{good("left"), noisy, good("right")}}, nil)
+	defer m.Close()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CallTool(t.Context(), "noisy__increment", nil); err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
+		t.Errorf("call to the noisy server = %v, want a clear error", err)
+	}
+	for _, name := range []string{"left__add", "right__add"} {
+		res, err := m.CallTool(t.Context(), name, map[string]any{"a": 1, "b": 1})
+		if err != nil || mcptest.Text(res) != "2" {
+			t.Errorf("%s after the noisy server broke = %v, %v", name, res, err)
+		}
+	}
+}
+
+func TestReconnectingServerKeepsItsTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("flaky", mcptest.Script{Tools: tools("t")})
+		m := f.manager(server("flaky"))
+		states := make(chan State, 10)
+		m.Subscribe(func(ev Event) {
+			if ev.Kind == EventState {
+				states <- ev.State
+			}
+		})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// The server goes away and cannot be reached for now.
+		f.failing["flaky"] = errors.New("connection refused")
+		srv.Restart()
+		for s := range states {
+			if s == StateReconnecting {
+				break
+			}
+		}
+		if diff := cmp.Diff([]string{"flaky__t"}, names(m.Tools())); diff != "" {
+			t.Errorf("tools while reconnecting (-want +got):\n%s", diff)
+		}
+		if st := m.Status()[0]; st.State != StateReconnecting || st.Tools != 1 {
+			t.Errorf("status = %v with %d tools, want reconnecting with its 1 stale tool", st.State, st.Tools)
+		}
+		if _, err := m.CallTool(t.Context(), "flaky__t", nil); !errors.Is(err, ErrReconnecting) {
+			t.Errorf("call while reconnecting = %v, want ErrReconnecting", err)
+		}
+	})
+}

@@ -95,11 +95,11 @@ func TestStdioProcessExitIsSeen(t *testing.T) {
 	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
 		t.Fatal("call succeeded, want the process to exit")
 	}
+	u.Close() // every event is delivered by then
 	errs := log.errs(Reconnecting)
 	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "process exited with status 0") {
 		t.Errorf("reconnecting causes = %v, want the process's exit", errs)
 	}
-	u.Close()
 	counts, err := mcptest.ReadCounts(state)
 	if err != nil {
 		t.Fatal(err)
@@ -233,5 +233,28 @@ func TestReconnectStorm(t *testing.T) {
 	}
 	if got := u.State(); got != CrashLoop {
 		t.Errorf("final state %v, want crash-loop", got)
+	}
+}
+
+// TestCloseIsBounded: a server whose process group ignores stdin's close and
+// SIGTERM is killed, and Close keeps to its deadline.
+func TestCloseIsBounded(t *testing.T) {
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
+	// The shell stays the group's leader, ignores SIGTERM, and outlives the
+	// server by sleeping, as a stubborn wrapper script would.
+	srv := shell("stubborn", `trap '' TERM; "$@"; sleep 300`, append([]string{cmd}, args...)...)
+	srv.Env = env
+	u := New(srv, nil)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := u.CloseBy(start.Add(600 * time.Millisecond))
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Close = %v, want it to report the kill", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("Close took %v with a 600ms deadline", took)
 	}
 }

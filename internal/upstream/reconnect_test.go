@@ -36,10 +36,12 @@ func newSwitchable(t *testing.T, script mcptest.Script) *switchable {
 }
 
 func (s *switchable) dial(ctx context.Context, _ config.Server) (mcp.Transport, error) {
-	s.dials <- time.Since(s.start)
+	// Whether the server is down is settled before the dial is reported, so
+	// that a test that reacts to the report cannot change this dial's fate.
 	s.mu.Lock()
 	down := s.down
 	s.mu.Unlock()
+	s.dials <- time.Since(s.start)
 	if down {
 		return nil, errRefused
 	}
@@ -117,6 +119,7 @@ func TestReconnectLadderThenBackground(t *testing.T) {
 		<-sw.dials // 60 s after the last: 2 min after the ladder
 		waitFor(t, u, Connected)
 		wantT := []string{"connecting>connected", "connected>reconnecting", "reconnecting>failed", "failed>connected"}
+		synctest.Wait() // events are delivered just after the state changes
 		if diff := cmp.Diff(wantT, log.transitions()); diff != "" {
 			t.Errorf("transitions (-want +got):\n%s", diff)
 		}

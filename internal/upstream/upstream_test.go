@@ -270,6 +270,7 @@ func TestSessionLostReconnects(t *testing.T) {
 			t.Errorf("starts %d, echo ran %d times; want 2 and 2 (the dropped call never ran)", c.Starts, c.ByTool["echo"])
 		}
 		want := []string{"connecting>connected", "connected>reconnecting", "reconnecting>connected"}
+		synctest.Wait() // events are delivered just after the state changes
 		if diff := cmp.Diff(want, log.transitions()); diff != "" {
 			t.Errorf("transitions (-want +got):\n%s", diff)
 		}
