@@ -229,10 +229,24 @@ func (u *Upstream) attempt(failState State) (*session, error) {
 		return nil, err
 	}
 	if err == nil && reconnect {
+		// The calls that waited for this session go first: the list can
+		// wait for the first answer, or a moment.
+		t := time.NewTimer(refreshDelay)
+		select {
+		case <-s.answered:
+		case <-t.C:
+		case <-s.lost:
+		case <-u.ctx.Done():
+		}
+		t.Stop()
 		u.refreshTools(s)
 	}
 	return s, err
 }
+
+// refreshDelay bounds how long a reconnect waits for a first answer before
+// it lists the tools again.
+const refreshDelay = 100 * time.Millisecond
 
 // refreshTools lists the tools of s and makes them the current list. On
 // failure the stale list stays: the next reconnect tries again.

@@ -352,3 +352,47 @@ func TestCrashLoopEventAndRecoveryMessage(t *testing.T) {
 		}
 	})
 }
+
+// TestReconnectRefreshesTools: a server that comes back with other tools is
+// listed again after its first answer; until then the stale list serves.
+func TestReconnectRefreshesTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old"}}})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		sw.srv.SetTools([]mcptest.ToolSpec{{Name: "old"}, {Name: "new"}})
+		sw.srv.Restart() // it comes back at once, with two tools
+		synctest.Wait()  // the reconnect is made; the list waits for an answer
+		if diff := cmp.Diff([]string{"old"}, toolNames(u.Snapshot().Tools)); diff != "" {
+			t.Errorf("tools before the first answer (-want +got):\n%s", diff)
+		}
+		if _, err := u.CallTool(t.Context(), "old", nil); err != nil {
+			t.Fatalf("call across the restart = %v", err)
+		}
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"new", "old"}, toolNames(u.Snapshot().Tools)); diff != "" {
+			t.Errorf("tools after the reconnect (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestReconnectRefreshesToolsWithoutCalls: with no call to wait for, the
+// list is refreshed after a moment.
+func TestReconnectRefreshesToolsWithoutCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old"}}})
+		u := sw.upstream(t, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		sw.srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
+		sw.srv.Restart()
+		waitUntil(t, refreshDelay+time.Millisecond)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"new"}, toolNames(u.Snapshot().Tools)); diff != "" {
+			t.Errorf("tools after the reconnect (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -35,8 +35,10 @@ type session struct {
 	endpoint string      // http: the URL, for probes
 	client   *http.Client
 
-	lastUsed atomic.Int64 // unix nanoseconds of the last answer
-	probeMu  sync.Mutex   // one probe at a time
+	lastUsed atomic.Int64  // unix nanoseconds of the last answer
+	probeMu  sync.Mutex    // one probe at a time
+	answered chan struct{} // closed by the first answer to a call
+	answer   sync.Once
 
 	lost    chan struct{} // closed when the session ended on its own
 	lostErr error         // why; read only after lost is closed
@@ -47,7 +49,7 @@ type session struct {
 // dialSession opens a transport for the resolved server and initializes an MCP
 // session on it. ctx bounds only the handshake.
 func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
-	s := &session{lost: make(chan struct{}), closed: make(chan struct{})}
+	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{})}
 	var transport mcp.Transport
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
@@ -231,6 +233,7 @@ func (s *session) callTool(ctx context.Context, serial chan struct{}, name strin
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err == nil || isProtocolError(err) {
 		s.touch()
+		s.answer.Do(func() { close(s.answered) })
 	}
 	return res, err
 }
