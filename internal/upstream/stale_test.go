@@ -103,9 +103,22 @@ func TestHTTPServerProcessRestart(t *testing.T) {
 	}
 }
 
-// The KA scenarios (kagent PR #1418): a session idle for more than 30 s is
-// validated before reuse, with a ping (1 s timeout) where KA also listed
-// the tools on every call. Here a session is probed only when idle.
+// The KA scenarios (kagent PR #1418, seed-behaviours §4.3) map onto these
+// tests as follows; KA validated the session on every call with a ping and
+// a tools/list, where Switchboard probes only a session idle for 30 s and
+// learns of a stale session from the request itself:
+//
+//  1. ping and list succeed: same session         TestIdleSessionProbe "ping succeeds"
+//  2. ping fails ("Session terminated"): fresh    TestIdleSessionProbe "ping fails"
+//  3. server truly down: the error propagates     TestProbeFailsWhenServerDown
+//  4. ping hangs: 1 s timeout, fresh session      TestIdleSessionProbe "ping hangs"
+//  5. ping -32601: alive, same session            TestIdleSessionProbe "method not found"
+//  6. a request finds the session terminated      TestStaleHTTPSession (400 naming it)
+//  7. a request gets 404: fresh session           TestStaleHTTPSession (404)
+//  8. a request times out: no new session         TestCallTimeoutDoesNotRecreateSession
+//
+// Closing the stale session never delays or fails the recovery: it is
+// closed in the background (TestHungDeleteDelaysNothing).
 func TestIdleSessionProbe(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
