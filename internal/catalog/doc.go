@@ -20,4 +20,14 @@
 //
 // Names are allocated in sorted order of (candidate, server, tool), so the
 // result never depends on the order in which servers answered.
+//
+// # Per query
+//
+// A [View] holds what every caller may see. [FilterTools] narrows it per
+// [Query] with a [DynamicFilter], and an [ApprovalPolicy] says which calls
+// need a human first; both see deep copies of tools under their original
+// names, and both fail closed: a filter that errors or panics hides its tool,
+// and a policy that errors or panics requires approval. [InputSchema] and
+// [StrictSchema] prepare a tool's schema for a model without ever changing
+// the tool.
 package catalog

@@ -119,6 +119,17 @@ type Script struct {
 	// over the process's lifetime). 0 never exits. Over HTTP it restarts the
 	// whole server, as a crash would ([Server.Restart]).
 	ExitOnCall int `json:"exitOnCall,omitempty"`
+	// Prompts, Resources and Templates are the initial prompt, resource and
+	// resource-template lists (none by default).
+	Prompts   []PromptSpec   `json:"prompts,omitempty"`
+	Resources []ResourceSpec `json:"resources,omitempty"`
+	Templates []TemplateSpec `json:"templates,omitempty"`
+	// TemplatesError makes resources/templates/list answer a JSON-RPC error
+	// with this code: -32601 (method not found, as servers without templates
+	// answer) or another.
+	TemplatesError int64 `json:"templatesError,omitempty"`
+	// ListTTL is the cache hint (ttlMs) of list results; 0 gives none.
+	ListTTL time.Duration `json:"listTTL,omitempty"`
 	// CrashAfterCall runs the Nth tools/call (1-based, counted as ExitOnCall
 	// is) and then crashes before its answer is written, as ExitOnCall
 	// crashes: the tool ran, but the client cannot know it. 0 never crashes.

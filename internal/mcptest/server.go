@@ -26,6 +26,7 @@ const (
 	methodListTools         = "tools/list"
 	methodCallTool          = "tools/call"
 	methodPing              = "ping"
+	methodListTemplates     = "resources/templates/list"
 	notificationInitialized = "notifications/initialized"
 	notificationProgress    = "notifications/progress"
 	notificationToolsChange = "notifications/tools/list_changed"
@@ -62,12 +63,17 @@ type Server struct {
 	sessions    map[*mcp.ServerSession]*session
 	gen         *httpGen // current HTTP generation; replaced by Restart
 	unknown     UnknownSessionMode
-	reject      rejection     // HTTP statuses to inject: see RejectPOSTs
-	hangDeletes bool          // see HangDeletes
-	httpSeq     uint64        // the last HTTP request id given
-	hangs       int           // requests waiting in hang
-	closing     int           // sessions being closed by closeSession
-	changed     chan struct{} // closed and replaced when sessions, hangs or closing change
+	reject      rejection // HTTP statuses to inject: see RejectPOSTs
+	prompts     []PromptSpec
+	resources   []ResourceSpec
+	subs        map[string]int // resource subscriptions by URI
+	failLists   int            // tools/list requests still to fail
+	listGate    chan struct{}  // holds tools/list while set
+	hangDeletes bool           // see HangDeletes
+	httpSeq     uint64         // the last HTTP request id given
+	hangs       int            // requests waiting in hang
+	closing     int            // sessions being closed by closeSession
+	changed     chan struct{}  // closed and replaced when sessions, hangs or closing change
 	isClosed    bool
 	// wg counts the goroutines the Server owns. Add is called only with mu
 	// held and isClosed false, so that every Add happens before Close waits.
@@ -94,6 +100,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session),
 		changed:  make(chan struct{}),
+		subs:     make(map[string]int),
 	}
 	if script.GarbageOnCall {
 		s.garbage = garbage
@@ -105,8 +112,16 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 			Instructions: script.Instructions,
 			PageSize:     max(script.PageSize, 0),
 			// Advertise tools, with list_changed, even when the list is empty,
-			// so that a later SetTools reaches subscribed clients.
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+			// so that a later SetTools reaches subscribed clients; likewise
+			// prompts and resources when the script has any.
+			Capabilities:       capabilities(script),
+			SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.subscribe(ctx, req) },
+			UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.unsubscribe(ctx, req) },
+			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+				if script.ListTTL > 0 {
+					c.TTLMs = int(script.ListTTL.Milliseconds())
+				}
+			},
 		})
 	s.mcp.AddReceivingMiddleware(s.receive)
 	s.mcp.AddSendingMiddleware(rewriteListChanged)
@@ -116,7 +131,22 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		tools = DefaultTools()
 	}
 	s.SetTools(tools)
+	s.SetPrompts(script.Prompts)
+	s.SetResources(script.Resources)
+	s.setTemplates(script.Templates)
 	return s
+}
+
+// capabilities are the script's server capabilities.
+func capabilities(script Script) *mcp.ServerCapabilities {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if len(script.Prompts) > 0 {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if len(script.Resources) > 0 || len(script.Templates) > 0 {
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+	}
+	return caps
 }
 
 // A session is the Server's view of one go-sdk ServerSession.
@@ -381,6 +411,9 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if s.script.HangOnListTools {
 				return nil, s.hang(ctx, sess)
 			}
+			if err := s.listToolsFault(ctx, sess); err != nil {
+				return nil, err
+			}
 			res, err := next(ctx, method, req)
 			if err != nil {
 				return nil, err
@@ -413,6 +446,11 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, s.hang(ctx, sess)
 			}
 			return res, err
+
+		case methodListTemplates:
+			if code := s.script.TemplatesError; code != 0 {
+				return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("resources/templates/list: error %d (TemplatesError)", code)}
+			}
 
 		case methodPing:
 			switch s.script.Ping {

@@ -1,0 +1,212 @@
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// PromptSpec describes one prompt. Getting it returns one user message:
+// "PROMPT NAME" followed by its arguments as key=value pairs, sorted.
+type PromptSpec struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Arguments   []string `json:"arguments,omitempty"` // names of required arguments
+}
+
+// ResourceSpec describes one resource. Reading it returns Text.
+type ResourceSpec struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+	Text string `json:"text,omitempty"`
+}
+
+// TemplateSpec describes one resource template.
+type TemplateSpec struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+}
+
+// SetPrompts replaces the prompt list; connected clients get
+// notifications/prompts/list_changed (debounced by the go-sdk).
+func (s *Server) SetPrompts(prompts []PromptSpec) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	s.mu.Lock()
+	old := s.prompts
+	s.prompts = slices.Clone(prompts)
+	s.mu.Unlock()
+	var gone []string
+	for _, p := range old {
+		if !slices.ContainsFunc(prompts, func(n PromptSpec) bool { return n.Name == p.Name }) {
+			gone = append(gone, p.Name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemovePrompts(gone...)
+	}
+	for _, p := range prompts {
+		s.mcp.AddPrompt(mcpPrompt(p), promptHandler(p))
+	}
+}
+
+// SetResources replaces the resource list; connected clients get
+// notifications/resources/list_changed (debounced by the go-sdk).
+func (s *Server) SetResources(resources []ResourceSpec) {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	s.mu.Lock()
+	old := s.resources
+	s.resources = slices.Clone(resources)
+	s.mu.Unlock()
+	var gone []string
+	for _, r := range old {
+		if !slices.ContainsFunc(resources, func(n ResourceSpec) bool { return n.URI == r.URI }) {
+			gone = append(gone, r.URI)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveResources(gone...)
+	}
+	for _, r := range resources {
+		s.mcp.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name, MIMEType: "text/plain"}, resourceHandler(r))
+	}
+}
+
+// setTemplates registers the script's resource templates.
+func (s *Server) setTemplates(templates []TemplateSpec) {
+	for _, t := range templates {
+		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, MIMEType: "text/plain"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "template " + t.Name}}}, nil
+			})
+	}
+}
+
+// NotifyResourceUpdated sends notifications/resources/updated for uri to the
+// sessions subscribed to it.
+func (s *Server) NotifyResourceUpdated(uri string) error {
+	return s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// Subscriptions returns the resource URIs clients are subscribed to now, for
+// tests of subscribe and unsubscribe.
+func (s *Server) Subscriptions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.subs))
+	for uri, n := range s.subs {
+		if n > 0 {
+			out = append(out, uri)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs[req.Params.URI]++
+	return nil
+}
+
+func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs[req.Params.URI] > 0 {
+		s.subs[req.Params.URI]--
+	}
+	return nil
+}
+
+// FailListTools makes the next n tools/list requests fail with JSON-RPC
+// -32603, for tests of reload retries.
+func (s *Server) FailListTools(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failLists = n
+}
+
+// BlockListTools holds every later tools/list until release is called, so
+// that a test can act while a list is in flight. It returns release.
+func (s *Server) BlockListTools() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.listGate = gate
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.listGate == gate {
+				s.listGate = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// listToolsFault applies FailListTools and BlockListTools to one tools/list.
+func (s *Server) listToolsFault(ctx context.Context, sess *session) error {
+	s.mu.Lock()
+	gate := s.listGate
+	fail := s.failLists > 0
+	if fail {
+		s.failLists--
+	}
+	s.mu.Unlock()
+	if gate != nil {
+		var sessDone <-chan struct{}
+		if sess != nil {
+			sessDone = sess.done
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-sessDone:
+			return errReleased
+		case <-s.done:
+			return errReleased
+		}
+	}
+	if fail {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tools/list failed (FailListTools)"}
+	}
+	return nil
+}
+
+func mcpPrompt(p PromptSpec) *mcp.Prompt {
+	prompt := &mcp.Prompt{Name: p.Name, Description: p.Description}
+	for _, a := range p.Arguments {
+		prompt.Arguments = append(prompt.Arguments, &mcp.PromptArgument{Name: a, Required: true})
+	}
+	return prompt
+}
+
+func promptHandler(p PromptSpec) mcp.PromptHandler {
+	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text := "PROMPT " + p.Name
+		keys := make([]string, 0, len(req.Params.Arguments))
+		for k := range req.Params.Arguments {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			text += fmt.Sprintf(" %s=%s", k, req.Params.Arguments[k])
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
+	}
+}
+
+func resourceHandler(r ResourceSpec) mcp.ResourceHandler {
+	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, MIMEType: "text/plain", Text: r.Text}}}, nil
+	}
+}

@@ -1,0 +1,388 @@
+package toolcache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultTTL is how long an entry is served after its list was fetched.
+const DefaultTTL = 30 * 24 * time.Hour
+
+// Version is the version of the file format. A file with another version is
+// a miss.
+const Version = 1
+
+// Options configures a [Cache]. The zero value, like a nil *Options, means
+// the defaults.
+type Options struct {
+	// TTL is how long an entry is served after its list was fetched.
+	// Zero or less means DefaultTTL.
+	TTL time.Duration
+	// Now returns the current time. Nil means time.Now; tests pass a fake
+	// clock.
+	Now func() time.Time
+	// Logger receives a warning for each corrupt file. Nil means discard.
+	Logger *slog.Logger
+}
+
+// Cache is a directory of cached tool lists, one file per server. It is safe
+// for concurrent use, also by several processes: files are replaced by atomic
+// renames, so readers never see a partial file.
+//
+// A nil *Cache is valid and does nothing, as does a Cache with no directory.
+type Cache struct {
+	// The following are set by Open and read-only after that.
+	dir    string
+	ttl    time.Duration
+	now    func() time.Time
+	logger *slog.Logger
+
+	// beforeRename, if set, is called with the temporary file's path before
+	// it is renamed over the target. Tests use it to inject write failures.
+	beforeRename func(tmp string) error
+
+	// mu protects servers. It is never held while a serverLock's mu is
+	// acquired, nor during I/O.
+	mu      sync.Mutex
+	servers map[string]*serverLock
+}
+
+// serverLock serializes the writes of one server within a Cache.
+type serverLock struct {
+	// mu protects latest, and is held for the whole of a Put or Remove.
+	mu sync.Mutex
+	// latest is the fetch time of the newest list written or removed
+	// through this Cache; zero if none.
+	latest time.Time
+}
+
+// Open returns a cache in dir. It does no I/O: the directory is created by
+// the first [Cache.Put] that stores a list. An empty dir means [DefaultDir];
+// if that is empty too, the returned Cache does nothing. opts may be nil.
+func Open(dir string, opts *Options) *Cache {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Cache{
+		dir:     dir,
+		ttl:     o.TTL,
+		now:     o.Now,
+		logger:  o.Logger,
+		servers: make(map[string]*serverLock),
+	}
+}
+
+// DefaultDir returns the default cache directory,
+// os.UserCacheDir()/switchboard/tools, or "" if there is no user cache dir.
+func DefaultDir() string {
+	base, err := os.UserCacheDir()
+	if err != nil || base == "" {
+		return ""
+	}
+	return filepath.Join(base, "switchboard", "tools")
+}
+
+// Dir returns the cache's directory, or "" if the cache does nothing.
+func (c *Cache) Dir() string {
+	if c == nil {
+		return ""
+	}
+	return c.dir
+}
+
+// entry is the JSON form of a cache file. Pointers tell missing fields from
+// zero values.
+type entry struct {
+	Version     *int            `json:"version"`
+	Fingerprint *string         `json:"fingerprint"`
+	Server      *string         `json:"server"`
+	SavedAt     *time.Time      `json:"savedAt"`
+	Tools       json.RawMessage `json:"tools"`
+}
+
+// file is a decoded, well-formed cache file.
+type file struct {
+	fingerprint string
+	server      string
+	savedAt     time.Time
+	tools       []*mcp.Tool
+}
+
+// errCorrupt marks a file that exists but is not a well-formed cache file.
+var errCorrupt = errors.New("corrupt cache file")
+
+// Get returns the cached tools of server for fingerprint, and the time at
+// which they were fetched. ok is false on any miss: no entry, a corrupt file,
+// another fingerprint, an expired entry or an empty list. Get never returns
+// an error; corrupt files are logged at warn level.
+//
+// Get reads the file on every call, so the tools it returns are the caller's
+// own to change.
+func (c *Cache) Get(server, fingerprint string) (tools []*mcp.Tool, savedAt time.Time, ok bool) {
+	if c == nil || c.dir == "" {
+		return nil, time.Time{}, false
+	}
+	path := c.path(server)
+	f, err := readFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, time.Time{}, false
+	case errors.Is(err, errCorrupt):
+		c.logger.Warn("toolcache: ignoring corrupt entry", "server", server, "path", path, "err", err)
+		return nil, time.Time{}, false
+	case err != nil:
+		c.logger.Warn("toolcache: ignoring unreadable entry", "server", server, "path", path, "err", err)
+		return nil, time.Time{}, false
+	case f.server != server:
+		c.logger.Warn("toolcache: ignoring entry of another server", "server", server, "path", path)
+		return nil, time.Time{}, false
+	case f.fingerprint != fingerprint:
+		c.logger.Debug("toolcache: config changed", "server", server)
+		return nil, time.Time{}, false
+	case !c.now().Before(f.savedAt.Add(c.ttl)):
+		c.logger.Debug("toolcache: entry expired", "server", server, "savedAt", f.savedAt)
+		return nil, time.Time{}, false
+	case len(f.tools) == 0:
+		return nil, time.Time{}, false
+	}
+	return f.tools, f.savedAt, true
+}
+
+// Put stores tools for server under fingerprint, as fetched at fetchedAt (a
+// zero fetchedAt means now). It applies redact, which may be nil, to every
+// string of the tools before writing them; nil tools are dropped.
+//
+// Put skips the write and returns nil when a newer list is stored, or was
+// stored or removed through this Cache. An empty list stores nothing: it
+// removes the server's entry instead, unless that entry is newer.
+//
+// The write is atomic. It is best-effort: the caller may ignore the error,
+// and a failed write leaves the previous entry intact.
+func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt time.Time, redact func(string) string) error {
+	if c == nil || c.dir == "" {
+		return nil
+	}
+	if fetchedAt.IsZero() {
+		fetchedAt = c.now()
+	}
+	fetchedAt = fetchedAt.Round(0).UTC()
+
+	values, err := redactTools(tools, redact)
+	if err != nil {
+		return fmt.Errorf("toolcache: put %q: %w", server, err)
+	}
+	var data []byte
+	if len(values) > 0 {
+		data, err = marshalEntry(server, fingerprint, fetchedAt, values)
+		if err != nil {
+			return fmt.Errorf("toolcache: put %q: %w", server, err)
+		}
+	}
+
+	s := c.serverLock(server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	path := c.path(server)
+	if s.latest.After(fetchedAt) {
+		c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", s.latest)
+		return nil
+	}
+	if f, err := readFile(path); err == nil && f.server == server && f.savedAt.After(fetchedAt) {
+		c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", f.savedAt)
+		return nil
+	}
+
+	if data == nil {
+		if err := removeFile(path); err != nil {
+			return fmt.Errorf("toolcache: put %q: %w", server, err)
+		}
+	} else if err := c.writeFile(path, data); err != nil {
+		return fmt.Errorf("toolcache: put %q: %w", server, err)
+	}
+	s.latest = fetchedAt
+	return nil
+}
+
+// Remove deletes the server's entry, if any. It does not forget the fetch
+// times seen by [Cache.Put], so a stale Put is still skipped afterwards.
+func (c *Cache) Remove(server string) error {
+	if c == nil || c.dir == "" {
+		return nil
+	}
+	s := c.serverLock(server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := removeFile(c.path(server)); err != nil {
+		return fmt.Errorf("toolcache: remove %q: %w", server, err)
+	}
+	return nil
+}
+
+// serverLock returns the lock of server, creating it if needed.
+func (c *Cache) serverLock(server string) *serverLock {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.servers[server]
+	if !ok {
+		s = new(serverLock)
+		c.servers[server] = s
+	}
+	return s
+}
+
+// path returns the file of server: the hex SHA-256 of its name plus ".json",
+// which is safe whatever the name is.
+func (c *Cache) path(server string) string {
+	sum := sha256.Sum256([]byte(server))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:])+".json")
+}
+
+// marshalEntry returns the file contents for an entry.
+func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any) ([]byte, error) {
+	v := struct {
+		Version     int    `json:"version"`
+		Fingerprint string `json:"fingerprint"`
+		Server      string `json:"server"`
+		SavedAt     string `json:"savedAt"`
+		Tools       []any  `json:"tools"`
+	}{Version, fingerprint, server, savedAt.Format(time.RFC3339Nano), tools}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// readFile reads and decodes the cache file at path. The error wraps
+// [fs.ErrNotExist] if there is no file, and errCorrupt if the file is not a
+// well-formed cache file. It does not check the server, the fingerprint, the
+// age or the number of tools.
+func readFile(path string) (*file, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var e entry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("%w: %w", errCorrupt, err)
+	}
+	switch {
+	case e.Version == nil:
+		return nil, fmt.Errorf("%w: no version", errCorrupt)
+	case *e.Version != Version:
+		return nil, fmt.Errorf("%w: version %d, want %d", errCorrupt, *e.Version, Version)
+	case e.Fingerprint == nil:
+		return nil, fmt.Errorf("%w: no fingerprint", errCorrupt)
+	case e.Server == nil:
+		return nil, fmt.Errorf("%w: no server", errCorrupt)
+	case e.SavedAt == nil:
+		return nil, fmt.Errorf("%w: no savedAt", errCorrupt)
+	case !bytes.HasPrefix(e.Tools, []byte("[")):
+		return nil, fmt.Errorf("%w: tools is not an array", errCorrupt)
+	}
+	var tools []*mcp.Tool
+	if err := json.Unmarshal(e.Tools, &tools); err != nil {
+		return nil, fmt.Errorf("%w: tools: %w", errCorrupt, err)
+	}
+	for i, t := range tools {
+		if t == nil || t.Name == "" {
+			return nil, fmt.Errorf("%w: tool %d has no name", errCorrupt, i)
+		}
+	}
+	return &file{
+		fingerprint: *e.Fingerprint,
+		server:      *e.Server,
+		savedAt:     e.SavedAt.UTC(),
+		tools:       tools,
+	}, nil
+}
+
+// writeFile atomically replaces path with data: it writes a temporary file in
+// the same directory, syncs it, and renames it over path. On error, path is
+// unchanged and the temporary file is removed.
+func (c *Cache) writeFile(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	// CreateTemp already uses 0600; Chmod makes it explicit and independent
+	// of the platform.
+	if err := f.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if c.beforeRename != nil {
+		if err := c.beforeRename(tmp); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes a rename in dir durable, where the platform allows it. It is
+// best-effort: the rename has already happened.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
+
+// removeFile removes path; a missing file is not an error.
+func removeFile(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
