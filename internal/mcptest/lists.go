@@ -93,15 +93,20 @@ func (s *Server) NotifyResourceUpdated(uri string) error {
 	return s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
-// Subscriptions returns the resource URIs clients are subscribed to now, for
-// tests of subscribe and unsubscribe.
+// Subscriptions returns the resource URIs that open sessions are subscribed
+// to now, each once, sorted: for tests of subscribe and unsubscribe.
 func (s *Server) Subscriptions() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]string, 0, len(s.subs))
-	for uri, n := range s.subs {
-		if n > 0 {
-			out = append(out, uri)
+	var out []string
+	for ss, uris := range s.subs {
+		if _, open := s.sessions[ss]; !open {
+			continue // a session that ended holds no subscription
+		}
+		for uri := range uris {
+			if !slices.Contains(out, uri) {
+				out = append(out, uri)
+			}
 		}
 	}
 	slices.Sort(out)
@@ -111,16 +116,17 @@ func (s *Server) Subscriptions() []string {
 func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.subs[req.Params.URI]++
+	if s.subs[req.Session] == nil {
+		s.subs[req.Session] = make(map[string]bool)
+	}
+	s.subs[req.Session][req.Params.URI] = true
 	return nil
 }
 
 func (s *Server) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.subs[req.Params.URI] > 0 {
-		s.subs[req.Params.URI]--
-	}
+	delete(s.subs[req.Session], req.Params.URI)
 	return nil
 }
 

@@ -66,14 +66,14 @@ type Server struct {
 	reject      rejection // HTTP statuses to inject: see RejectPOSTs
 	prompts     []PromptSpec
 	resources   []ResourceSpec
-	subs        map[string]int // resource subscriptions by URI
-	failLists   int            // tools/list requests still to fail
-	listGate    chan struct{}  // holds tools/list while set
-	hangDeletes bool           // see HangDeletes
-	httpSeq     uint64         // the last HTTP request id given
-	hangs       int            // requests waiting in hang
-	closing     int            // sessions being closed by closeSession
-	changed     chan struct{}  // closed and replaced when sessions, hangs or closing change
+	subs        map[*mcp.ServerSession]map[string]bool // resource subscriptions
+	failLists   int                                    // tools/list requests still to fail
+	listGate    chan struct{}                          // holds tools/list while set
+	hangDeletes bool                                   // see HangDeletes
+	httpSeq     uint64                                 // the last HTTP request id given
+	hangs       int                                    // requests waiting in hang
+	closing     int                                    // sessions being closed by closeSession
+	changed     chan struct{}                          // closed and replaced when sessions, hangs or closing change
 	isClosed    bool
 	// wg counts the goroutines the Server owns. Add is called only with mu
 	// held and isClosed false, so that every Add happens before Close waits.
@@ -100,7 +100,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		closed:   make(chan struct{}),
 		sessions: make(map[*mcp.ServerSession]*session),
 		changed:  make(chan struct{}),
-		subs:     make(map[string]int),
+		subs:     make(map[*mcp.ServerSession]map[string]bool),
 	}
 	if script.GarbageOnCall {
 		s.garbage = garbage
@@ -276,6 +276,7 @@ func (s *Server) watch(sess *session) {
 	sess.release()
 	s.mu.Lock()
 	delete(s.sessions, sess.ss)
+	delete(s.subs, sess.ss)
 	s.notifyLocked()
 	s.mu.Unlock()
 	close(sess.ended)

@@ -47,7 +47,20 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 		return nil, u.errorf(callOp(name), err)
 	}
 	defer release()
+	var res *mcp.CallToolResult
+	err = u.do(ctx, callOp(name), name, u.replayable(name), func(ctx context.Context, s *session) (err error) {
+		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		return err
+	})
+	return res, err
+}
 
+// do runs one request with the recovery rules of [Upstream.CallTool]: it
+// waits for a session, probes an idle one, classifies a failure, and
+// replays what is safe to replay. op names the request in errors, tool the
+// tool for an [*AmbiguousError], and replayable says whether it may run
+// twice.
+func (u *Upstream) do(ctx context.Context, op, tool string, replayable bool, send func(context.Context, *session) error) error {
 	callCtx := ctx
 	timeout := u.cfg.TimeoutDuration()
 	if timeout > 0 {
@@ -63,16 +76,16 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 	for {
 		s, err := u.session(callCtx, gone)
 		if err != nil {
-			return nil, u.errorf(callOp(name), u.timeoutOr(ctx, callCtx, timeout, err))
+			return u.errorf(op, u.timeoutOr(ctx, callCtx, timeout, err))
 		}
 		if !u.probe(callCtx, s) {
 			gone = s // the session is dead: get another; nothing was sent
 			continue
 		}
 		d := &delivery{}
-		res, err := s.callTool(withDelivery(callCtx, d), u.serial, name, args)
+		err = s.request(withDelivery(callCtx, d), u.serial, send)
 		if err == nil {
-			return res, nil
+			return nil
 		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)
 		if dead {
@@ -86,27 +99,27 @@ func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]an
 		}
 		switch {
 		case class == cancelled:
-			return nil, u.errorf(callOp(name), ctx.Err())
+			return u.errorf(op, ctx.Err())
 		case class == deterministic && d.wasTooLarge():
-			return nil, u.errorf(callOp(name), u.tooLarge())
+			return u.errorf(op, u.tooLarge())
 		case class == deterministic:
-			return nil, u.wrap(callOp(name), u.explain(callCtx, err, timeout))
-		case class == ambiguous && !u.replayable(name):
-			return nil, u.wrap(callOp(name), &AmbiguousError{Tool: name, Err: u.explain(callCtx, err, timeout)})
+			return u.wrap(op, u.explain(callCtx, err, timeout))
+		case class == ambiguous && !replayable:
+			return u.wrap(op, &AmbiguousError{Tool: tool, Err: u.explain(callCtx, err, timeout)})
 		}
-		// Not delivered, or ambiguous for a tool that may run twice. A stale
-		// session gets one free replay on a fresh one (design §3); the rest
-		// comes out of the budget.
+		// Not delivered, or ambiguous for a request that may run twice. A
+		// stale session gets one free replay on a fresh one (design §3);
+		// the rest comes out of the budget.
 		var delay time.Duration
 		if class == notDelivered && dead && !resessed {
 			resessed = true
 		} else if d, ok := budget.take(dead); ok {
 			delay = d
 		} else {
-			return nil, u.wrap(callOp(name), u.explain(callCtx, err, timeout))
+			return u.wrap(op, u.explain(callCtx, err, timeout))
 		}
 		if err := sleep(callCtx, max(wait, delay)); err != nil {
-			return nil, u.errorf(callOp(name), u.timeoutOr(ctx, callCtx, timeout, err))
+			return u.errorf(op, u.timeoutOr(ctx, callCtx, timeout, err))
 		}
 	}
 }
@@ -340,6 +353,10 @@ type retryBudget struct {
 func newRetryBudget(r config.Retry) *retryBudget {
 	return &retryBudget{max: r.Max, base: r.Backoff(), cap: r.MaxBackoff()}
 }
+
+// noRetries is a budget that allows none: for requests that retry on a
+// schedule of their own.
+func noRetries() *retryBudget { return &retryBudget{used: 1} }
 
 // take charges a retry, 2 if it needs a fresh session, and returns the delay
 // before it. It reports false when the budget is spent.

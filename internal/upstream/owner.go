@@ -59,9 +59,18 @@ func (u *Upstream) run() {
 				failState = Reconnecting
 			}
 			var err error
-			s, err = u.attempt(failState)
+			var w wake
+			s, w, err = u.attempt(failState)
 			if err == nil {
 				failures = 0
+				switch w {
+				case wakeClose:
+					u.detach(s)
+					s.close(u.closeGrace())
+					return
+				case wakeLost, wakeManual:
+					// Handled by waitConnected, which sees the same signal.
+				}
 				continue
 			}
 			if u.ctx.Err() != nil {
@@ -102,7 +111,8 @@ func (u *Upstream) run() {
 type wake int
 
 const (
-	wakeTimer wake = iota
+	wakeNone wake = iota
+	wakeTimer
 	wakeNudge
 	wakeManual
 	wakeLost
@@ -155,34 +165,84 @@ func (u *Upstream) manualPending() bool {
 }
 
 // waitConnected waits while s is the session: until it is lost, a manual
-// reconnect replaces it, or the upstream closes. A stable connection clears
-// the breaker's history.
+// reconnect replaces it, or the upstream closes. Meanwhile it reloads the
+// lists the server says changed, or whose cache hint ran out, and a stable
+// connection clears the breaker's history.
 func (u *Upstream) waitConnected(s *session, b *breaker) wake {
 	stable := time.NewTimer(stablePeriod)
 	defer stable.Stop()
 	for {
-		select {
-		case <-s.lost:
-			return wakeLost
-		case <-u.manual:
-			if u.manualPending() {
-				return wakeManual
-			}
-		case <-u.ctx.Done():
-			return wakeClose
-		case <-u.nudge:
-			// A request that raced with a reconnect; nothing to do.
-		case <-stable.C:
-			b.reset()
+		if w := u.reloadChanged(s); w != wakeNone {
+			return w
+		}
+		var expiry <-chan time.Time
+		var ttl *time.Timer
+		if next := u.nextExpiry(); !next.IsZero() {
+			ttl = time.NewTimer(time.Until(next))
+			expiry = ttl.C
+		}
+		w := u.waitEvent(s, b, stable.C, expiry)
+		if ttl != nil {
+			ttl.Stop()
+		}
+		if w != wakeNone {
+			return w
+		}
+	}
+}
+
+// waitEvent waits for the next thing a connected upstream reacts to. It
+// returns wakeNone for those that keep the session.
+func (u *Upstream) waitEvent(s *session, b *breaker, stable, expiry <-chan time.Time) wake {
+	select {
+	case <-s.lost:
+		return wakeLost
+	case <-u.manual:
+		if u.manualPending() {
+			return wakeManual
+		}
+	case <-u.ctx.Done():
+		return wakeClose
+	case <-u.nudge:
+		// A request that raced with a reconnect; nothing to do.
+	case <-u.refresh:
+		// The caller reloads what changed.
+	case <-expiry:
+		u.expire()
+	case <-stable:
+		b.reset()
+	}
+	return wakeNone
+}
+
+// nextExpiry returns when the first list's cache hint runs out, or zero.
+func (u *Upstream) nextExpiry() time.Time {
+	var next time.Time
+	for _, t := range u.expires {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
+// expire marks the lists whose cache hint ran out as changed.
+func (u *Upstream) expire() {
+	now := time.Now()
+	for l, t := range u.expires {
+		if !t.IsZero() && !now.Before(t) {
+			u.expires[l] = time.Time{}
+			u.listGen[l].Add(1)
 		}
 	}
 }
 
 // attempt makes one connection attempt. On success its session becomes the
-// current one; on failure the upstream moves to failState with the error.
-// Either way the outcome and the end of the attempt are published together,
-// so that a waiter never sees one without the other.
-func (u *Upstream) attempt(failState State) (*session, error) {
+// current one and its lists are loaded; on failure the upstream moves to
+// failState with the error. Either way the outcome and the end of the
+// attempt are published together, so that a waiter never sees one without
+// the other. The wake is why the loading stopped early, if it did.
+func (u *Upstream) attempt(failState State) (*session, wake, error) {
 	u.mu.Lock()
 	u.attempting = true
 	u.attemptSeq++
@@ -226,55 +286,45 @@ func (u *Upstream) attempt(failState State) (*session, error) {
 	if stale {
 		// Closed while connecting: never resurrected.
 		s.close(u.closeGrace())
-		return nil, err
+		return nil, wakeNone, err
 	}
-	if err == nil && reconnect {
-		// The calls that waited for this session go first: the list can
-		// wait for the first answer, or a moment.
-		t := time.NewTimer(refreshDelay)
-		select {
-		case <-s.answered:
-		case <-t.C:
-		case <-s.lost:
-		case <-u.ctx.Done():
-		}
-		t.Stop()
-		u.refreshTools(s)
+	if err != nil {
+		return nil, wakeNone, err
 	}
-	return s, err
+	if !reconnect {
+		u.fetched[Tools] = s.toolsGen
+		u.setExpiry(Tools, s.toolsTTL)
+		u.loadAll(s, Prompts, Resources)
+		return s, wakeNone, nil
+	}
+	// The calls that waited for this session go first: the lists can wait
+	// for the first answer, or a moment.
+	t := time.NewTimer(refreshDelay)
+	defer t.Stop()
+	select {
+	case <-s.answered:
+	case <-t.C:
+	case <-s.lost:
+		return s, wakeLost, nil
+	case <-u.ctx.Done():
+		return s, wakeClose, nil
+	}
+	u.loadAll(s, Tools, Prompts, Resources)
+	return s, wakeNone, nil
+}
+
+// setExpiry starts the cache hint of list l; 0 means none.
+func (u *Upstream) setExpiry(l List, ttl time.Duration) {
+	if ttl > 0 {
+		u.expires[l] = time.Now().Add(max(ttl, minListTTL))
+	} else {
+		u.expires[l] = time.Time{}
+	}
 }
 
 // refreshDelay bounds how long a reconnect waits for a first answer before
-// it lists the tools again.
+// it lists again.
 const refreshDelay = 100 * time.Millisecond
-
-// refreshTools lists the tools of s and makes them the current list. On
-// failure the stale list stays: the next reconnect tries again.
-func (u *Upstream) refreshTools(s *session) {
-	ctx := u.ctx
-	if d := u.cfg.TimeoutDuration(); d > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
-	release, err := u.acquireSerial(ctx)
-	var tools []*mcp.Tool
-	if err == nil {
-		tools, err = listTools(ctx, s.cs, newRetryBudget(u.cfg.Retry))
-		release()
-	}
-	if err != nil {
-		u.opts.Logger.Warn("listing tools after a reconnect failed; the previous list stays", "error", u.redact(err.Error()))
-		return
-	}
-	index := indexTools(tools)
-	u.mu.Lock()
-	if u.sess == s {
-		u.tools, u.toolIndex = tools, index
-		u.bumpLocked()
-	}
-	u.mu.Unlock()
-}
 
 // connect opens a session: resolve the config, open the transport,
 // initialize, and, if list is set, list the tools.
@@ -302,7 +352,8 @@ func (u *Upstream) connect(list bool) (*session, error) {
 	}
 	release, err := u.acquireSerial(ctx)
 	if err == nil {
-		s.tools, err = listTools(ctx, s.cs, newRetryBudget(u.cfg.Retry))
+		s.toolsGen = u.listGen[Tools].Load()
+		s.tools, s.toolsTTL, err = listTools(ctx, s.cs, newRetryBudget(u.cfg.Retry))
 		release()
 	}
 	if err != nil {
@@ -335,49 +386,65 @@ func (u *Upstream) tooLarge() error {
 	return fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, u.cfg.ResponseLimit())
 }
 
-// listTools fetches every page of the server's tools. A server that does not
-// offer tools has none.
-func listTools(ctx context.Context, cs *mcp.ClientSession, budget *retryBudget) ([]*mcp.Tool, error) {
+// listTools fetches every page of the server's tools, and the cache hint of
+// the list. A server that does not offer tools has none.
+func listTools(ctx context.Context, cs *mcp.ClientSession, budget *retryBudget) ([]*mcp.Tool, time.Duration, error) {
 	if res := cs.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Tools == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return listPages(ctx, budget, func(ctx context.Context, cursor string) (*mcp.ListToolsResult, error) {
-		return cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	return listPages(ctx, budget, func(ctx context.Context, cursor string) (page[*mcp.Tool], error) {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return page[*mcp.Tool]{}, err
+		}
+		return page[*mcp.Tool]{res.Tools, res.NextCursor, res.TTLMs}, nil
 	})
+}
+
+// A page is one answer to a paginated list request.
+type page[T any] struct {
+	items []T
+	next  string // the cursor of the next page; "" on the last
+	ttlMs int    // the server's cache hint; 0 means none
 }
 
 // listPages follows cursors until the last page. A failed page is retried
 // within budget, which all pages share; the retry asks for the same page
-// again. A repeated cursor is an error: the list would never end.
-func listPages(ctx context.Context, budget *retryBudget, page func(context.Context, string) (*mcp.ListToolsResult, error)) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
+// again. A repeated cursor is an error: the list would never end. It also
+// returns the first page's cache hint.
+func listPages[T any](ctx context.Context, budget *retryBudget, fetch func(context.Context, string) (page[T], error)) ([]T, time.Duration, error) {
+	var items []T
+	var ttl time.Duration
 	seen := make(map[string]bool)
 	cursor := ""
 	for {
-		res, err := page(ctx, cursor)
+		p, err := fetch(ctx, cursor)
 		if err != nil {
 			if ctx.Err() != nil || isProtocolError(err) {
-				return nil, err // cancelled, or an answer a retry would repeat
+				return nil, 0, err // cancelled, or an answer a retry would repeat
 			}
 			delay, ok := budget.take(false)
 			if !ok {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := sleep(ctx, delay); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			continue
 		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			return tools, nil
+		if cursor == "" {
+			ttl = time.Duration(p.ttlMs) * time.Millisecond
 		}
-		if seen[res.NextCursor] {
+		items = append(items, p.items...)
+		if p.next == "" {
+			return items, ttl, nil
+		}
+		if seen[p.next] {
 			// The cursor is opaque and may be secret: never show it.
-			return nil, errors.New("server returned a repeated cursor")
+			return nil, 0, errors.New("server returned a repeated cursor")
 		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
+		seen[p.next] = true
+		cursor = p.next
 	}
 }
 
@@ -452,7 +519,7 @@ func (u *Upstream) lose(s *session, err error, state State) {
 func (u *Upstream) crashLoop() {
 	u.mu.Lock()
 	cause := u.lastErr
-	u.tools, u.toolIndex = nil, nil
+	u.tools, u.toolIndex, u.prompts, u.resources, u.templates = nil, nil, nil, nil, nil
 	err := error(ErrCircuitOpen)
 	if cause != nil {
 		err = fmt.Errorf("%w (last error: %v)", ErrCircuitOpen, errors.Unwrap(cause))

@@ -295,9 +295,9 @@ func TestRetryBudgetVectors(t *testing.T) {
 // The pagination vectors of OpenAI's agents SDK (seed-behaviours §1.11).
 func TestListPagesRetries(t *testing.T) {
 	errPage := errors.New("page failed")
-	pages := map[string]*mcp.ListToolsResult{
-		"":            {Tools: []*mcp.Tool{{Name: "a"}}, NextCursor: "second-page"},
-		"second-page": {Tools: []*mcp.Tool{{Name: "b"}}},
+	pages := map[string]page[*mcp.Tool]{
+		"":            {items: []*mcp.Tool{{Name: "a"}}, next: "second-page"},
+		"second-page": {items: []*mcp.Tool{{Name: "b"}}},
 	}
 	for _, tc := range []struct {
 		name     string
@@ -312,11 +312,11 @@ func TestListPagesRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen []string
-			tools, err := listPages(t.Context(), newRetryBudget(tc.retry), func(_ context.Context, cursor string) (*mcp.ListToolsResult, error) {
+			tools, _, err := listPages(t.Context(), newRetryBudget(tc.retry), func(_ context.Context, cursor string) (page[*mcp.Tool], error) {
 				n := len(seen)
 				seen = append(seen, cursor)
 				if tc.fail[n] {
-					return nil, errPage
+					return page[*mcp.Tool]{}, errPage
 				}
 				return pages[cursor], nil
 			})
@@ -329,8 +329,8 @@ func TestListPagesRetries(t *testing.T) {
 		})
 	}
 	t.Run("repeated cursor", func(t *testing.T) {
-		_, err := listPages(t.Context(), newRetryBudget(config.Retry{}), func(context.Context, string) (*mcp.ListToolsResult, error) {
-			return &mcp.ListToolsResult{NextCursor: "secret-cursor"}, nil
+		_, _, err := listPages(t.Context(), newRetryBudget(config.Retry{}), func(context.Context, string) (page[*mcp.Tool], error) {
+			return page[*mcp.Tool]{next: "secret-cursor"}, nil
 		})
 		if err == nil || strings.Contains(err.Error(), "secret-cursor") {
 			t.Errorf("repeated cursor = %v, want an error that does not show it", err)

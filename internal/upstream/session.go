@@ -31,8 +31,10 @@ type session struct {
 	proc *process        // nil unless stdio
 	http *http.Transport // the upstream's pool; nil unless http or sse
 
-	tools    []*mcp.Tool // listed during the handshake
-	endpoint string      // http: the URL, for probes
+	tools    []*mcp.Tool   // listed during the handshake
+	toolsTTL time.Duration // their cache hint
+	toolsGen uint64        // the tools' list_changed count when they were listed
+	endpoint string        // http: the URL, for probes
 	client   *http.Client
 
 	lastUsed atomic.Int64  // unix nanoseconds of the last answer
@@ -218,24 +220,33 @@ func (s *session) modern() bool {
 	return res != nil && res.ProtocolVersion >= modernProtocolVersion
 }
 
+// capabilities returns the server's capabilities, never nil.
+func (s *session) capabilities() *mcp.ServerCapabilities {
+	if res := s.cs.InitializeResult(); res != nil && res.Capabilities != nil {
+		return res.Capabilities
+	}
+	return &mcp.ServerCapabilities{}
+}
+
 // modernProtocolVersion is the first stateless revision (SEP-2575).
 const modernProtocolVersion = "2026-07-28"
 
-// callTool sends tools/call, holding serial (if not nil) around it.
-func (s *session) callTool(ctx context.Context, serial chan struct{}, name string, args map[string]any) (*mcp.CallToolResult, error) {
+// request sends one request with send, holding serial (if not nil) around
+// it, and notes an answer: the session is alive.
+func (s *session) request(ctx context.Context, serial chan struct{}, send func(context.Context, *session) error) error {
 	if serial != nil {
 		release, err := acquire(ctx, serial)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		defer release()
 	}
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	err := send(ctx, s)
 	if err == nil || isProtocolError(err) {
 		s.touch()
 		s.answer.Do(func() { close(s.answered) })
 	}
-	return res, err
+	return err
 }
 
 // probe checks, before its next use, a session that sat idle past

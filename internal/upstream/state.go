@@ -41,12 +41,55 @@ func (s State) Settled() bool {
 	return s != Connecting && s != Reconnecting
 }
 
-// An Event reports one state transition of an upstream.
+// EventKind says what an [Event] reports.
+type EventKind int
+
+const (
+	// EventState is a transition, From one state To another.
+	EventState EventKind = iota
+	// EventList says that one of the server's lists (List) was replaced.
+	EventList
+	// EventReloadFailed says that List could not be reloaded after the
+	// server said it changed, even after retries; the previous list stays.
+	EventReloadFailed
+	// EventResourceUpdated says that the subscribed resource URI changed.
+	EventResourceUpdated
+)
+
+// A List names one of a server's lists.
+type List int
+
+// The lists of a server.
+const (
+	Tools List = iota
+	Prompts
+	Resources // resources and resource templates
+	numLists
+)
+
+var listNames = [...]string{Tools: "tools", Prompts: "prompts", Resources: "resources"}
+
+// String returns "tools", "prompts" or "resources".
+func (l List) String() string {
+	if l >= 0 && l < numLists {
+		return listNames[l]
+	}
+	return fmt.Sprintf("List(%d)", int(l))
+}
+
+// An Event reports a change in an upstream.
 type Event struct {
+	Kind   EventKind
 	Server string
-	From   State
-	To     State
 	At     time.Time
-	// Err is the redacted cause of a transition to a failure state, or nil.
+	// From and To are the states of an EventState.
+	From State
+	To   State
+	// Err is the redacted cause of a transition to a failure state, or of
+	// an EventReloadFailed.
 	Err error
+	// List is the list of an EventList or EventReloadFailed.
+	List List
+	// URI is the resource of an EventResourceUpdated.
+	URI string
 }

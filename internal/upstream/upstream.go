@@ -66,8 +66,16 @@ type Upstream struct {
 	done   chan struct{} // closed when the owner goroutine has returned
 
 	// Signals to the owner goroutine; buffered, sends never block.
-	nudge  chan struct{} // a request waits for a connection: attempt now
-	manual chan struct{} // a manual reconnect: reset the breaker, attempt now
+	nudge   chan struct{} // a request waits for a connection: attempt now
+	manual  chan struct{} // a manual reconnect: reset the breaker, attempt now
+	refresh chan struct{} // a list changed: reload it
+
+	// listGen counts the list_changed notifications of each list.
+	listGen [numLists]atomic.Uint64
+
+	// Owned by the owner goroutine.
+	fetched [numLists]uint64    // the listGen each list was last fetched at
+	expires [numLists]time.Time // when each list's cache hint runs out; zero: never
 
 	startOnce sync.Once
 	closeOnce sync.Once
@@ -92,6 +100,10 @@ type Upstream struct {
 	sess       *session
 	tools      []*mcp.Tool // replaced, never mutated; kept while reconnecting
 	toolIndex  map[string]*toolInfo
+	prompts    []*mcp.Prompt           // replaced, never mutated
+	resources  []*mcp.Resource         // replaced, never mutated
+	templates  []*mcp.ResourceTemplate // replaced, never mutated
+	subs       map[string]bool         // the resources the host subscribed to
 	init       *mcp.InitializeResult
 	pending    []Event // transitions not yet delivered
 	attempting bool    // a connection attempt is in progress
@@ -150,6 +162,8 @@ func New(srv config.Server, opts *Options) *Upstream {
 		done:    make(chan struct{}),
 		nudge:   make(chan struct{}, 1),
 		manual:  make(chan struct{}, 1),
+		refresh: make(chan struct{}, 1),
+		subs:    make(map[string]bool),
 		changed: make(chan struct{}),
 		since:   time.Now(),
 	}
@@ -159,12 +173,25 @@ func New(srv config.Server, opts *Options) *Upstream {
 	if t := srv.TransportType(); t == config.HTTP || t == config.SSE {
 		u.pool = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	u.client = u.bareClient()
+	// The handlers are set before the first session, so that no
+	// notification is missed, even during the first list.
+	u.client = mcp.NewClient(o.Client, &mcp.ClientOptions{
+		Logger:                     o.Logger,
+		Capabilities:               &mcp.ClientCapabilities{},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged(Tools) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged(Prompts) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged(Resources) },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				u.resourceUpdated(req.Params.URI)
+			}
+		},
+	})
 	return u
 }
 
 // bareClient returns a client that offers no roots, sampling or
-// elicitation: Switchboard offers none of them.
+// elicitation (Switchboard offers none of them) and listens to nothing.
 func (u *Upstream) bareClient() *mcp.Client {
 	return mcp.NewClient(u.opts.Client, &mcp.ClientOptions{Logger: u.opts.Logger, Capabilities: &mcp.ClientCapabilities{}})
 }
@@ -331,8 +358,12 @@ type Snapshot struct {
 	// Tools is the server's raw, unfiltered tool list, shared: treat it as
 	// read-only. While the server reconnects, or after the reconnect ladder
 	// failed, it still holds the last list (stale tools stay listed); in
-	// the crash-loop state it is empty.
-	Tools []*mcp.Tool
+	// the crash-loop state it is empty. Prompts, Resources and Templates
+	// are the other lists, likewise shared.
+	Tools     []*mcp.Tool
+	Prompts   []*mcp.Prompt
+	Resources []*mcp.Resource
+	Templates []*mcp.ResourceTemplate
 	// Instructions are the server's initialize instructions.
 	Instructions string
 	// ServerInfo is the implementation the server reported, if any.
@@ -347,7 +378,10 @@ type Snapshot struct {
 func (u *Upstream) Snapshot() Snapshot {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	snap := Snapshot{Name: u.name, State: u.state, Since: u.since, Err: u.lastErr, Tools: u.tools, Reconnects: u.reconnects}
+	snap := Snapshot{
+		Name: u.name, State: u.state, Since: u.since, Err: u.lastErr, Reconnects: u.reconnects,
+		Tools: u.tools, Prompts: u.prompts, Resources: u.resources, Templates: u.templates,
+	}
 	if u.state == Connected {
 		snap.Err = nil
 	}

@@ -231,7 +231,9 @@ func (l *eventLog) transitions() []string {
 	defer l.mu.Unlock()
 	var out []string
 	for _, ev := range l.events {
-		out = append(out, ev.From.String()+">"+ev.To.String())
+		if ev.Kind == EventState {
+			out = append(out, ev.From.String()+">"+ev.To.String())
+		}
 	}
 	return out
 }
@@ -242,7 +244,7 @@ func (l *eventLog) errs(to State) []error {
 	defer l.mu.Unlock()
 	var out []error
 	for _, ev := range l.events {
-		if ev.To == to {
+		if ev.Kind == EventState && ev.To == to {
 			out = append(out, ev.Err)
 		}
 	}
