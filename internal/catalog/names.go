@@ -96,54 +96,62 @@ func hashedName(candidate, seed string) string {
 	return stem + "_" + hex.EncodeToString(sum[:])[:hashLen]
 }
 
-// entry is one exposed tool while names are being allocated.
-type entry struct {
-	candidate string
-	Tool
+// A nameKey is what a public name is made from: the candidate name, and the
+// configured server and original name that seed its hash.
+type nameKey struct {
+	candidate, server, original string
 }
 
-// allocateNames sets the Name of every entry, and sorts entries by
-// (candidate, server, original tool name).
+// allocate returns the public name of each key, in the keys' order.
+// Allocation runs in sorted order of (candidate, server, original), so the
+// names never depend on the order of the keys.
 //
-// A candidate that is too long, or that more than one entry shares, is
-// suffixed for all entries that share it. Bare names are reserved first, so a
+// A candidate that is too long, or that more than one key shares, is
+// suffixed for all keys that share it. Bare names are reserved first, so a
 // suffixed name never displaces a bare one: a suffixed name that is taken is
 // hashed again with the round appended to its seed until it is free.
-func allocateNames(entries []entry) {
-	counts := make(map[string]int, len(entries))
-	for _, e := range entries {
-		counts[e.candidate]++
+func allocate(keys []nameKey) []string {
+	counts := make(map[string]int, len(keys))
+	for _, k := range keys {
+		counts[k.candidate]++
 	}
-	slices.SortFunc(entries, func(a, b entry) int {
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ka, kb := keys[a], keys[b]
 		return cmp.Or(
-			strings.Compare(a.candidate, b.candidate),
-			strings.Compare(a.Server, b.Server),
-			strings.Compare(a.Original, b.Original),
+			strings.Compare(ka.candidate, kb.candidate),
+			strings.Compare(ka.server, kb.server),
+			strings.Compare(ka.original, kb.original),
 		)
 	})
-	needsHash := func(e *entry) bool {
-		return len(e.candidate) > maxNameLen || counts[e.candidate] > 1
+	needsHash := func(k nameKey) bool {
+		return len(k.candidate) > maxNameLen || counts[k.candidate] > 1
 	}
 
-	used := make(map[string]bool, len(entries))
-	for i := range entries {
-		if e := &entries[i]; !needsHash(e) {
-			e.Name = e.candidate
-			used[e.Name] = true
+	names := make([]string, len(keys))
+	used := make(map[string]bool, len(keys))
+	for _, i := range order {
+		if k := keys[i]; !needsHash(k) {
+			names[i] = k.candidate
+			used[k.candidate] = true
 		}
 	}
-	for i := range entries {
-		e := &entries[i]
-		if !needsHash(e) {
+	for _, i := range order {
+		k := keys[i]
+		if !needsHash(k) {
 			continue
 		}
-		name := hashedName(e.candidate, hashSeed(e.Server, e.Original, 0))
+		name := hashedName(k.candidate, hashSeed(k.server, k.original, 0))
 		for round := 1; used[name]; round++ {
-			name = hashedName(e.candidate, hashSeed(e.Server, e.Original, round))
+			name = hashedName(k.candidate, hashSeed(k.server, k.original, round))
 		}
-		e.Name = name
+		names[i] = name
 		used[name] = true
 	}
+	return names
 }
 
 // sortByName sorts tools by public name. Public names are unique, so the

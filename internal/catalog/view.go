@@ -48,7 +48,10 @@ type View struct {
 //
 // The result does not depend on the order of sources or of their tools.
 func Build(sources []Source) *View {
-	var entries []entry
+	var (
+		tools []Tool
+		keys  []nameKey
+	)
 	seen := make(map[string]bool)
 	for _, src := range sources {
 		for _, t := range src.Tools {
@@ -60,24 +63,15 @@ func Build(sources []Source) *View {
 				continue
 			}
 			seen[key] = true
-			entries = append(entries, entry{
-				candidate: candidateName(src.Prefix, t.Name),
-				Tool:      Tool{Server: src.Server, Original: t.Name, Tool: t},
-			})
+			tools = append(tools, Tool{Server: src.Server, Original: t.Name, Tool: t})
+			keys = append(keys, nameKey{candidateName(src.Prefix, t.Name), src.Server, t.Name})
 		}
 	}
-	allocateNames(entries)
-
-	v := &View{
-		tools:  make([]Tool, 0, len(entries)),
-		byName: make(map[string]int, len(entries)),
+	for i, name := range allocate(keys) {
+		tools[i].Name = name
 	}
-	// Entries are sorted by candidate, which is not quite the order of
-	// public names once suffixes are added.
-	for _, e := range entries {
-		v.tools = append(v.tools, e.Tool)
-	}
-	sortByName(v.tools)
+	sortByName(tools)
+	v := &View{tools: tools, byName: make(map[string]int, len(tools))}
 	for i, t := range v.tools {
 		v.byName[t.Name] = i
 	}

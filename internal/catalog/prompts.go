@@ -1,0 +1,115 @@
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// PromptSource is one server's raw prompts. Prompts get public names by the
+// same rules as tools.
+type PromptSource struct {
+	Server  string // configured server name, unique across sources
+	Prefix  string // effective prefix; "" means unprefixed
+	Prompts []*mcp.Prompt
+}
+
+// Prompt is one exposed prompt.
+type Prompt struct {
+	Name     string      // public name
+	Server   string      // the configured name of the server that owns it
+	Original string      // its name on its server; gets use it
+	Prompt   *mcp.Prompt // values returned by a PromptView hold a copy named by the public name
+}
+
+// PromptView is an immutable merged view of the prompts of many servers,
+// sorted by public name. A nil *PromptView behaves as an empty one.
+type PromptView struct {
+	prompts []Prompt
+	byName  map[string]int
+}
+
+// BuildPrompts allocates public names and returns the merged view. It does
+// not depend on the order of sources.
+func BuildPrompts(sources []PromptSource) *PromptView {
+	var (
+		prompts []Prompt
+		keys    []nameKey
+	)
+	seen := make(map[string]bool)
+	for _, src := range sources {
+		for _, p := range src.Prompts {
+			if p == nil || seen[src.Server+"\x00"+p.Name] {
+				continue
+			}
+			seen[src.Server+"\x00"+p.Name] = true
+			prompts = append(prompts, Prompt{Server: src.Server, Original: p.Name, Prompt: p})
+			keys = append(keys, nameKey{candidateName(src.Prefix, p.Name), src.Server, p.Name})
+		}
+	}
+	for i, name := range allocate(keys) {
+		prompts[i].Name = name
+	}
+	slices.SortFunc(prompts, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
+	v := &PromptView{prompts: prompts, byName: make(map[string]int, len(prompts))}
+	for i, p := range prompts {
+		v.byName[p.Name] = i
+	}
+	return v
+}
+
+// Prompts returns every exposed prompt, sorted by public name, as copies.
+func (v *PromptView) Prompts() []Prompt {
+	if v == nil {
+		return []Prompt{}
+	}
+	out := make([]Prompt, len(v.prompts))
+	for i, p := range v.prompts {
+		out[i] = p
+		out[i].Prompt = clonePrompt(p.Prompt)
+		out[i].Prompt.Name = p.Name
+	}
+	return out
+}
+
+// Names returns the public names, sorted.
+func (v *PromptView) Names() []string {
+	if v == nil {
+		return []string{}
+	}
+	out := make([]string, len(v.prompts))
+	for i, p := range v.prompts {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Route returns the server and original name behind a public prompt name.
+func (v *PromptView) Route(public string) (server, original string, ok bool) {
+	if v == nil {
+		return "", "", false
+	}
+	i, ok := v.byName[public]
+	if !ok {
+		return "", "", false
+	}
+	return v.prompts[i].Server, v.prompts[i].Original, true
+}
+
+// clonePrompt copies a prompt deeply enough that the copy can be changed.
+func clonePrompt(p *mcp.Prompt) *mcp.Prompt {
+	c := *p
+	c.Arguments = make([]*mcp.PromptArgument, len(p.Arguments))
+	for i, a := range p.Arguments {
+		if a != nil {
+			ac := *a
+			c.Arguments[i] = &ac
+		}
+	}
+	c.Icons = slices.Clone(p.Icons)
+	if p.Meta != nil {
+		c.Meta = cloneMap(p.Meta)
+	}
+	return &c
+}
