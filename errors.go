@@ -10,6 +10,16 @@ import (
 var (
 	// ErrUnknownTool means no connected server exposes a tool by that name.
 	ErrUnknownTool = errors.New("unknown tool")
+	// ErrUnknownPrompt means no connected server exposes a prompt by that
+	// name.
+	ErrUnknownPrompt = errors.New("unknown prompt")
+	// ErrUnknownResource means no connected server offers that resource URI.
+	ErrUnknownResource = errors.New("unknown resource")
+	// ErrUnknownServer means no server is configured by that name.
+	ErrUnknownServer = errors.New("unknown server")
+	// ErrNotSupported means the server does not offer what was asked, such
+	// as resource subscriptions.
+	ErrNotSupported = upstream.ErrNotSupported
 	// ErrNotConnected means the tool's server has no usable session, and an
 	// attempt to make one failed.
 	ErrNotConnected = upstream.ErrNotConnected

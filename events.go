@@ -12,48 +12,84 @@ import (
 type EventKind int
 
 const (
-	// EventState reports that a server moved to a new State.
+	// EventState reports that a server moved to State: connecting,
+	// connected, reconnecting, failed (with the config file it came from, in
+	// Source, and the cause in Err), crash-loop, disconnected or closed.
 	EventState EventKind = iota
-	// EventToolsChanged reports that the set of exposed public tool names
-	// changed. The event is sent after the view is updated, so Tools
-	// already returns the new list.
-	EventToolsChanged
+	// EventChanged reports that the exposed tools, prompts or resources
+	// changed, with what was added and removed. It is sent after the views
+	// are updated, so Tools, Prompts and Resources already return the new
+	// lists.
+	EventChanged
+	// EventReloadFailed reports that a server said a list (List: "tools",
+	// "prompts" or "resources") changed, and it could not be reloaded, even
+	// after retries; the previous list stays.
+	EventReloadFailed
+	// EventResourceUpdated reports that a subscribed resource (URI) changed.
+	EventResourceUpdated
 )
 
+var eventKindNames = [...]string{
+	EventState:           "state",
+	EventChanged:         "changed",
+	EventReloadFailed:    "reload-failed",
+	EventResourceUpdated: "resource-updated",
+}
+
 func (k EventKind) String() string {
-	switch k {
-	case EventState:
-		return "state"
-	case EventToolsChanged:
-		return "tools-changed"
-	default:
-		return fmt.Sprintf("EventKind(%d)", int(k))
+	if k >= 0 && int(k) < len(eventKindNames) {
+		return eventKindNames[k]
 	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
 // An Event reports a change in the manager.
 type Event struct {
 	Kind EventKind
 	At   time.Time
-	// Server and State are set for EventState. Err is the redacted cause of
-	// a failure.
+	// Server is the server an EventState, EventReloadFailed or
+	// EventResourceUpdated is about.
 	Server string
+	// State is the new state of an EventState. Source is the config file of
+	// a server that failed. Err is the redacted cause of a failure.
 	State  State
+	Source string
 	Err    error
-	// Added and Removed are the public tool names of EventToolsChanged,
-	// sorted.
+	// Tools, Prompts and Resources are what an EventChanged changed, by
+	// public name (resources: URI).
+	Tools     Diff
+	Prompts   Diff
+	Resources Diff
+	// List is the list of an EventReloadFailed.
+	List string
+	// URI is the resource of an EventResourceUpdated.
+	URI string
+}
+
+// Diff lists names added and removed, each sorted.
+type Diff struct {
 	Added   []string
 	Removed []string
 }
 
+func (d Diff) empty() bool { return len(d.Added) == 0 && len(d.Removed) == 0 }
+
 // Subscribe calls fn for every later event, in order, from one goroutine at
-// a time. fn must not block for long: events queue behind it. A panic in fn
-// is logged and does not affect other subscribers. The returned function
-// unsubscribes; after it returns, fn is not called again, except for a call
-// already in progress. It may be called from fn.
+// a time. Events that came before the first subscriber, up to the last 100,
+// are kept for it. fn must not block for long: events queue behind it. A
+// panic in fn is logged and does not affect other subscribers. The returned
+// function unsubscribes; after it returns, fn is not called again, except
+// for a call already in progress. It may be called from fn.
 func (m *Manager) Subscribe(fn func(Event)) (unsubscribe func()) {
 	return m.events.subscribe(fn)
 }
+
+// emit queues an event for the subscribers.
+func (m *Manager) emit(ev Event) { m.events.send(ev) }
+
+// backlogSize is how many events are kept until the first subscriber comes
+// (oh-my-pi keeps 100 and drops the oldest).
+const backlogSize = 100
 
 // dispatcher delivers events to subscribers in FIFO order from its own
 // goroutine, so that the goroutines that produce events never wait for them.
@@ -61,9 +97,11 @@ type dispatcher struct {
 	logger *slog.Logger
 
 	mu      sync.Mutex
-	queue   []Event
+	queue   []Event // to deliver
+	backlog []Event // sent before anyone subscribed
 	subs    map[int]func(Event)
 	nextID  int
+	ever    bool          // someone has subscribed
 	wake    chan struct{} // buffered, 1
 	closing bool
 	done    chan struct{} // closed when the goroutine returns
@@ -85,12 +123,21 @@ func (d *dispatcher) send(ev Event) {
 		ev.At = time.Now()
 	}
 	d.mu.Lock()
-	if d.closing {
-		d.mu.Unlock()
-		return
+	switch {
+	case d.closing:
+	case !d.ever:
+		d.backlog = append(d.backlog, ev)
+		if len(d.backlog) > backlogSize {
+			d.backlog = slices.Delete(d.backlog, 0, len(d.backlog)-backlogSize)
+		}
+	default:
+		d.queue = append(d.queue, ev)
 	}
-	d.queue = append(d.queue, ev)
 	d.mu.Unlock()
+	d.signal()
+}
+
+func (d *dispatcher) signal() {
 	select {
 	case d.wake <- struct{}{}:
 	default:
@@ -102,7 +149,14 @@ func (d *dispatcher) subscribe(fn func(Event)) func() {
 	id := d.nextID
 	d.nextID++
 	d.subs[id] = fn
+	if !d.ever {
+		// The first subscriber gets what came before it.
+		d.ever = true
+		d.queue = append(d.backlog, d.queue...)
+		d.backlog = nil
+	}
 	d.mu.Unlock()
+	d.signal()
 	return func() {
 		d.mu.Lock()
 		delete(d.subs, id)
@@ -161,9 +215,6 @@ func (d *dispatcher) close() {
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+	d.signal()
 	<-d.done
 }

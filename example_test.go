@@ -55,7 +55,7 @@ func Example() {
 	if err := m.Connect(ctx); err != nil {
 		log.Fatal(err)
 	}
-	for _, t := range m.Tools() {
+	for _, t := range m.Tools(ctx, nil) {
 		fmt.Printf("%s (%s on %s): %s\n", t.Name, t.Original, t.Server, t.Tool.Description)
 	}
 	res, err := m.CallTool(ctx, "hello__greet", map[string]any{"name": "Ada"})
@@ -109,8 +109,8 @@ func ExampleManager_Subscribe() {
 	m := switchboard.New(cfg, &switchboard.Options{Dial: inProcess(map[string]*mcp.Server{"hello": greeter()})})
 	changed := make(chan []string, 1)
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventToolsChanged {
-			changed <- ev.Added
+		if ev.Kind == switchboard.EventChanged {
+			changed <- ev.Tools.Added
 		}
 	})
 	defer unsubscribe()

@@ -21,12 +21,41 @@ import (
 // fleet is a set of in-memory mcptest servers, one per configured name.
 type fleet struct {
 	t       *testing.T
+	mu      sync.Mutex
 	servers map[string]*mcptest.Server
-	failing map[string]error
+	failing map[string]error // dials of these names fail
+	delays  map[string]time.Duration
+	dials   map[string]int
 }
 
 func newFleet(t *testing.T) *fleet {
-	return &fleet{t: t, servers: make(map[string]*mcptest.Server), failing: make(map[string]error)}
+	return &fleet{t: t, servers: make(map[string]*mcptest.Server), failing: make(map[string]error),
+		delays: make(map[string]time.Duration), dials: make(map[string]int)}
+}
+
+// fail makes dials of name fail with err; nil heals it.
+func (f *fleet) fail(name string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err == nil {
+		delete(f.failing, name)
+	} else {
+		f.failing[name] = err
+	}
+}
+
+// delay makes dials of name take d.
+func (f *fleet) delay(name string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.delays[name] = d
+}
+
+// dialed returns how often name was dialed.
+func (f *fleet) dialed(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dials[name]
 }
 
 // add runs script as the server called name.
@@ -38,20 +67,48 @@ func (f *fleet) add(name string, script mcptest.Script) *mcptest.Server {
 }
 
 func (f *fleet) dial(ctx context.Context, srv config.Server) (mcp.Transport, error) {
-	if err, ok := f.failing[srv.Name]; ok {
+	f.mu.Lock()
+	f.dials[srv.Name]++
+	err, failing := f.failing[srv.Name]
+	s, ok := f.servers[srv.Name]
+	d := f.delays[srv.Name]
+	f.mu.Unlock()
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if failing {
 		return nil, err
 	}
-	s, ok := f.servers[srv.Name]
 	if !ok {
 		return nil, fmt.Errorf("no test server %q", srv.Name)
 	}
 	return s.ConnectInMemory(ctx)
 }
 
-// manager returns a manager over servers, dialing the fleet. It is closed
-// when the test ends.
+// manager returns a manager over servers, dialing the fleet, with its tool
+// cache in a directory of the test. It is closed when the test ends.
 func (f *fleet) manager(servers ...config.Server) *Manager {
-	m := New(&config.Config{Servers: servers}, &Options{Dial: f.dial})
+	return f.managerWith(nil, servers...)
+}
+
+// managerWith is manager with options; Dial and CacheDir are set for the
+// fleet.
+func (f *fleet) managerWith(opts *Options, servers ...config.Server) *Manager {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Dial = f.dial
+	if o.CacheDir == "" {
+		o.CacheDir = f.t.TempDir()
+	}
+	m := New(&config.Config{Servers: servers}, &o)
 	f.t.Cleanup(func() { m.Close() })
 	return m
 }
@@ -89,7 +146,7 @@ func TestConnectMergesToolsSortedByPublicName(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"alpha__search", "plain", "zeta__fetch", "zeta__search"}
-	if diff := cmp.Diff(want, names(m.Tools())); diff != "" {
+	if diff := cmp.Diff(want, names(m.Tools(t.Context(), nil))); diff != "" {
 		t.Errorf("Tools (-want +got):\n%s", diff)
 	}
 }
@@ -140,7 +197,7 @@ func TestStaticFilters(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"gh__issue_get", "gh__issue_list"}, names(m.Tools())); diff != "" {
+	if diff := cmp.Diff([]string{"gh__issue_get", "gh__issue_list"}, names(m.Tools(t.Context(), nil))); diff != "" {
 		t.Errorf("filtered tools (-want +got):\n%s", diff)
 	}
 	if _, err := m.CallTool(t.Context(), "gh__issue_delete", nil); !errors.Is(err, ErrUnknownTool) {
@@ -151,14 +208,14 @@ func TestStaticFilters(t *testing.T) {
 func TestNonStrictConnectKeepsTheHealthy(t *testing.T) {
 	f := newFleet(t)
 	f.add("good", mcptest.Script{Tools: tools("ok")})
-	f.failing["bad"] = errors.New("connection refused")
+	f.fail("bad", errors.New("connection refused"))
 	off := server("off")
 	off.Enabled = new(bool)
 	m := f.manager(server("good"), server("bad"), off)
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect = %v, want nil in non-strict mode", err)
 	}
-	if diff := cmp.Diff([]string{"good__ok"}, names(m.Tools())); diff != "" {
+	if diff := cmp.Diff([]string{"good__ok"}, names(m.Tools(t.Context(), nil))); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	got := map[string]string{}
@@ -183,7 +240,7 @@ func TestConnectIsParallel(t *testing.T) {
 			servers = append(servers, server(name))
 		}
 		delay := 3 * time.Second
-		m := New(&config.Config{Servers: servers}, &Options{Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+		m := New(&config.Config{Servers: servers}, &Options{StartupGate: -1, NoCache: true, Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
 			select {
 			case <-time.After(delay):
 			case <-ctx.Done():
@@ -199,7 +256,7 @@ func TestConnectIsParallel(t *testing.T) {
 		if got := time.Since(start); got != delay {
 			t.Errorf("5 servers that take %v each connected in %v, want %v (in parallel)", delay, got, delay)
 		}
-		if got := len(m.Tools()); got != 5 {
+		if got := len(m.Tools(t.Context(), nil)); got != 5 {
 			t.Errorf("%d tools, want 5", got)
 		}
 	})
@@ -211,7 +268,7 @@ func TestConnectHonoursCallerContext(t *testing.T) {
 		f.add("hang", mcptest.Script{HangOnInitialize: true})
 		srv := server("hang")
 		srv.Timeout = new(int64) // no timeout
-		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial})
+		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial, StartupGate: -1, NoCache: true})
 		defer m.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
@@ -248,17 +305,17 @@ func TestSnapshotsAreCopies(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	first := m.Tools()
+	first := m.Tools(t.Context(), nil)
 	first[0].Name = "mutated"
 	first[0].Tool.Description = "mutated"
 	first[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"] = "mutated"
 	st := m.Status()
 	st[0].Name = "mutated"
-	if diff := cmp.Diff("a__t", m.Tools()[0].Name); diff != "" {
+	if diff := cmp.Diff("a__t", m.Tools(t.Context(), nil)[0].Name); diff != "" {
 		t.Error("mutating a returned tool changed the manager")
 	}
-	schema := m.Tools()[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"]
-	if _, ok := schema.(map[string]any); !ok || m.Tools()[0].Tool.Description == "mutated" {
+	schema := m.Tools(t.Context(), nil)[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"]
+	if _, ok := schema.(map[string]any); !ok || m.Tools(t.Context(), nil)[0].Tool.Description == "mutated" {
 		t.Error("mutating a returned schema changed the manager")
 	}
 	if m.Status()[0].Name != "a" {
@@ -296,7 +353,7 @@ func TestReadiness(t *testing.T) {
 	f := newFleet(t)
 	f.add("req", mcptest.Script{})
 	f.add("opt", mcptest.Script{})
-	f.failing["opt"] = errors.New("down")
+	f.fail("opt", errors.New("down"))
 	req := server("req")
 	req.Required = true
 	m := f.manager(req, server("opt"))
@@ -353,10 +410,10 @@ func TestToolsChangedEvent(t *testing.T) {
 	m := f.manager(server("a"))
 	got := make(chan Event, 10)
 	unsubscribe := m.Subscribe(func(ev Event) {
-		if ev.Kind == EventToolsChanged {
+		if ev.Kind == EventChanged {
 			// Listeners hear of a change after the view is updated.
-			if n := len(m.Tools()); n != len(ev.Added) {
-				t.Errorf("Tools() has %d tools when the event reports %d added", n, len(ev.Added))
+			if n := len(m.Tools(t.Context(), nil)); n != len(ev.Tools.Added) {
+				t.Errorf("Tools() has %d tools when the event reports %d added", n, len(ev.Tools.Added))
 			}
 			got <- ev
 		}
@@ -366,8 +423,8 @@ func TestToolsChangedEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := <-got
-	if diff := cmp.Diff([]string{"a__x", "a__y"}, ev.Added); diff != "" || len(ev.Removed) != 0 {
-		t.Errorf("added (-want +got):\n%s removed %v", diff, ev.Removed)
+	if diff := cmp.Diff([]string{"a__x", "a__y"}, ev.Tools.Added); diff != "" || len(ev.Tools.Removed) != 0 {
+		t.Errorf("added (-want +got):\n%s removed %v", diff, ev.Tools.Removed)
 	}
 }
 
@@ -385,7 +442,7 @@ func TestSubscriberPanicDoesNotAffectOthers(t *testing.T) {
 	m.Subscribe(record("first"))
 	m.Subscribe(func(Event) { panic("listener bug") })
 	m.Subscribe(record("third"))
-	m.events.send(Event{Kind: EventToolsChanged})
+	m.events.send(Event{Kind: EventChanged})
 	m.Close() // delivers what is queued
 	mu.Lock()
 	defer mu.Unlock()
@@ -403,8 +460,8 @@ func TestUnsubscribeFromListener(t *testing.T) {
 		calls++
 		unsubscribe()
 	})
-	m.events.send(Event{Kind: EventToolsChanged})
-	m.events.send(Event{Kind: EventToolsChanged})
+	m.events.send(Event{Kind: EventChanged})
+	m.events.send(Event{Kind: EventChanged})
 	m.Close()
 	if calls != 1 {
 		t.Errorf("listener called %d times after unsubscribing from itself, want 1", calls)
@@ -460,14 +517,14 @@ func TestReconnectingServerKeepsItsTools(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The server goes away and cannot be reached for now.
-		f.failing["flaky"] = errors.New("connection refused")
+		f.fail("flaky", errors.New("connection refused"))
 		srv.Restart()
 		for s := range states {
 			if s == StateReconnecting {
 				break
 			}
 		}
-		if diff := cmp.Diff([]string{"flaky__t"}, names(m.Tools())); diff != "" {
+		if diff := cmp.Diff([]string{"flaky__t"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools while reconnecting (-want +got):\n%s", diff)
 		}
 		if st := m.Status()[0]; st.State != StateReconnecting || st.Tools != 1 {

@@ -70,7 +70,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	}
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventToolsChanged {
+		if ev.Kind == switchboard.EventChanged {
 			g.Sync()
 		}
 	})
@@ -140,7 +140,7 @@ func (g *Gateway) Sync() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want := make(map[string]bool)
-	for _, t := range g.m.Tools() {
+	for _, t := range g.m.Tools(context.Background(), nil) {
 		def, err := exposable(t.Tool)
 		if err != nil {
 			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -10,5 +11,12 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
-	goleak.VerifyTestMain(m)
+	// The persistent tool cache lives under the user cache dir: keep the
+	// tests' out of the real one.
+	dir, err := os.MkdirTemp("", "switchboard-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }

@@ -115,7 +115,7 @@ func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager
 					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)
 				}
 			}
-			logger.Info("servers settled", "tools", len(m.Tools()))
+			logger.Info("servers settled", "tools", len(m.Tools(ctx, nil)))
 		}
 	}()
 

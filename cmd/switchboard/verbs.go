@@ -37,7 +37,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	}
 	defer e.closeManager(m, &err)
 	reportFailures(e.stderr, m)
-	tools := m.Tools()
+	tools := m.Tools(ctx, nil)
 	if *asJSON {
 		type jsonTool struct {
 			Name        string               `json:"name"`

@@ -113,3 +113,14 @@ func clonePrompt(p *mcp.Prompt) *mcp.Prompt {
 	}
 	return &c
 }
+
+// Counts returns how many prompts each server exposes.
+func (v *PromptView) Counts() map[string]int {
+	counts := make(map[string]int)
+	if v != nil {
+		for _, p := range v.prompts {
+			counts[p.Server]++
+		}
+	}
+	return counts
+}

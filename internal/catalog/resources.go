@@ -170,3 +170,14 @@ func (v *ResourceView) Collisions() []Collision {
 	}
 	return out
 }
+
+// Counts returns how many resources each server serves.
+func (v *ResourceView) Counts() map[string]int {
+	counts := make(map[string]int)
+	if v != nil {
+		for _, r := range v.resources {
+			counts[r.Server]++
+		}
+	}
+	return counts
+}

@@ -25,6 +25,9 @@ var (
 	// ErrTimeout means the server did not answer within its configured
 	// timeout.
 	ErrTimeout = errors.New("timed out")
+	// ErrKilled means a stdio server ignored its stdin's close and SIGTERM
+	// and was killed: it is gone, but was not stopped gracefully.
+	ErrKilled = errors.New("killed")
 	// ErrAmbiguous means a call may or may not have run: it was sent, and
 	// the connection broke or the time ran out before the answer came. It is
 	// never replayed unless the tool is read-only or idempotent. See

@@ -182,7 +182,7 @@ func (p *process) stop(grace time.Duration) error {
 		syscall.Kill(-pgid, syscall.SIGTERM)
 		if !p.waitExit(grace) {
 			syscall.Kill(-pgid, syscall.SIGKILL)
-			err = errors.New("process ignored stdin close and SIGTERM; killed")
+			err = fmt.Errorf("process ignored stdin close and SIGTERM: %w", ErrKilled)
 			if !p.waitExit(grace) {
 				err = errors.New("process did not exit after SIGKILL")
 			}

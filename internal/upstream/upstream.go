@@ -407,6 +407,10 @@ func (u *Upstream) State() State {
 	return u.state
 }
 
+// Redact removes from s every value substituted from the environment for
+// this server, and the parts of its URL that are not shown.
+func (u *Upstream) Redact(s string) string { return u.redact(s) }
+
 // errorf returns an *Error for op with a cause that carries no secret.
 func (u *Upstream) errorf(op string, err error) error {
 	return &Error{Server: u.name, Op: op, Err: err}
