@@ -706,3 +706,135 @@ func waitUntil(t *testing.T, d time.Duration) {
 	timer := time.NewTimer(d)
 	<-timer.C
 }
+
+func TestDeferredToolOfAServerThatFailsFailsClearly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("gone", mcptest.Script{Tools: tools("t")})
+		dir := t.TempDir()
+		first := f.managerWith(&Options{CacheDir: dir}, server("gone"))
+		if err := first.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		first.Close()
+
+		// Next start: its tools come from the cache, but the server is slow
+		// and then refuses.
+		f.delay("gone", time.Second)
+		f.fail("gone", errors.New("connection refused"))
+		m := f.managerWith(&Options{CacheDir: dir}, server("gone"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := m.CallTool(t.Context(), "gone__t", nil)
+		if !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("call of a deferred tool whose server failed = %v, want ErrNotConnected naming the cause", err)
+		}
+		if got := srv.Counts().ByTool["t"]; got != 0 {
+			t.Errorf("t ran %d times", got)
+		}
+		if got := names(m.Tools(t.Context(), nil)); len(got) != 0 {
+			t.Errorf("tools of a failed server: %v, want none", got)
+		}
+		// Its tools are gone now, and a later call still says why.
+		if _, err := m.CallTool(t.Context(), "gone__t", nil); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), `server "gone" failed`) {
+			t.Errorf("a later call = %v, want ErrNotConnected naming the server", err)
+		}
+	})
+}
+
+func TestReloadFailedEventNamesTheServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: tools("alpha")})
+		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		failed := make(chan Event, 1)
+		m.Subscribe(func(ev Event) {
+			if ev.Kind == EventReloadFailed {
+				failed <- ev
+			}
+		})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.FailListTools(100)
+		srv.SetTools(tools("beta"))
+		ev := <-failed
+		if ev.Server != "s" || ev.List != "tools" || ev.Err == nil {
+			t.Errorf("reload-failed event = %+v, want server s, list tools and the cause", ev)
+		}
+		if diff := cmp.Diff([]string{"s__alpha"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after a failed reload (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestCrashLoopUntilManualReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("flaky", mcptest.Script{Tools: tools("t")})
+		f.add("steady", mcptest.Script{Tools: tools("u")})
+		steady := server("steady")
+		steady.Source = "/etc/switchboard/mcp.json"
+		flaky := server("flaky")
+		flaky.Source = "/home/me/.mcp.json"
+		m := f.managerWith(&Options{NoCache: true}, flaky, steady)
+		states := make(chan Event, 100)
+		m.Subscribe(func(ev Event) {
+			if ev.Kind == EventState && ev.Server == "flaky" {
+				states <- ev
+			}
+		})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		f.fail("flaky", errors.New("connection refused"))
+		srv.Restart()
+		var loop Event
+		for ev := range states {
+			if ev.State == StateCrashLoop {
+				loop = ev
+				break
+			}
+		}
+		if loop.Source != flaky.Source || loop.Err == nil {
+			t.Errorf("crash-loop event = %+v, want the config file and the cause", loop)
+		}
+		if _, err := m.CallTool(t.Context(), "flaky__t", nil); !errors.Is(err, ErrCircuitOpen) {
+			t.Errorf("call in crash-loop = %v, want ErrCircuitOpen", err)
+		}
+		if diff := cmp.Diff([]string{"flaky"}, m.Failed()); diff != "" {
+			t.Errorf("failed (-want +got):\n%s", diff)
+		}
+		// It stays there, however long, until a manual reconnect.
+		dials := f.dialed("flaky")
+		waitUntil(t, 10*time.Minute)
+		if got := f.dialed("flaky"); got != dials {
+			t.Errorf("%d dials in crash-loop, want none", got-dials)
+		}
+		f.fail("flaky", nil)
+		if err := m.Reconnect(t.Context(), true); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"flaky__t", "steady__u"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after a manual reconnect (-want +got):\n%s", diff)
+		}
+		if got := f.dialed("steady"); got != 1 {
+			t.Errorf("the steady server was dialed %d times, want once: Reconnect(failedOnly) leaves it alone", got)
+		}
+	})
+}
+
+func TestInstructionsAreExposed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("s", mcptest.Script{Instructions: "Use t for everything."})
+		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Status()[0].Instructions; got != "Use t for everything." {
+			t.Errorf("instructions = %q", got)
+		}
+	})
+}

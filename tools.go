@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -115,6 +116,9 @@ func (m *Manager) CallTool(ctx context.Context, name string, args map[string]any
 func (m *Manager) callTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	server, original, ok := m.views().tools.Route(name)
 	if !ok {
+		if err := m.unavailable(name); err != nil {
+			return nil, fmt.Errorf("call tool %q: %w", name, err)
+		}
 		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 	}
 	up := m.upstreamOf(m.byName[server])
@@ -122,6 +126,26 @@ func (m *Manager) callTool(ctx context.Context, name string, args map[string]any
 		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 	}
 	return up.CallTool(ctx, original, args)
+}
+
+// unavailable explains why a tool that is not exposed may be missing: its
+// name carries the prefix of a server that failed or is in crash-loop, and
+// so lost its tools. It returns nil if no such server is found.
+func (m *Manager) unavailable(name string) error {
+	for _, s := range m.servers {
+		prefix := catalog.NamePrefix(s.cfg.PublicPrefix())
+		up := m.upstreamOf(s)
+		if prefix == "" || up == nil || !strings.HasPrefix(name, prefix) {
+			continue
+		}
+		switch snap := up.Snapshot(); snap.State {
+		case upstream.CrashLoop:
+			return fmt.Errorf("server %q is in crash-loop: %w", s.cfg.Name, snap.Err)
+		case upstream.Failed:
+			return fmt.Errorf("server %q failed: %w: %w", s.cfg.Name, ErrNotConnected, snap.Err)
+		}
+	}
+	return nil
 }
 
 // An ErrorFormatter turns the error of a tool call into a result that a

@@ -61,6 +61,15 @@ func isPlainName(s string) bool {
 	return true
 }
 
+// NamePrefix returns what the public names of a server's tools start with
+// under prefix: the sanitized prefix and the separator, or "" for no prefix.
+func NamePrefix(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	return cmp.Or(Sanitize(prefix), prefixFallback) + separator
+}
+
 // candidateName returns the public name of tool under prefix before any
 // length or collision handling. With prefix "", a tool name that is already a
 // valid public name is kept exactly, untrimmed.
@@ -71,7 +80,7 @@ func candidateName(prefix, tool string) string {
 		}
 		return cmp.Or(Sanitize(tool), toolFallback)
 	}
-	return cmp.Or(Sanitize(prefix), prefixFallback) + separator + cmp.Or(Sanitize(tool), toolFallback)
+	return NamePrefix(prefix) + cmp.Or(Sanitize(tool), toolFallback)
 }
 
 // hashSeed returns the seed of the hash suffix for tool on server. Round 0 is

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,6 +121,85 @@ func BenchmarkIdleMemory(b *testing.B) {
 			}
 			return func() { u.Close() }
 		})
+	})
+}
+
+// BenchmarkNotificationStorm counts the tools/list fetches that a burst of
+// 1,000 notifications/tools/list_changed causes, until the client has the
+// list as of the last notification. "naive" is the baseline: a go-sdk
+// client that fetches on every notification. "upstream" is the subject,
+// which coalesces. BENCHMARKS.md reports upstream/naive of fetches/storm.
+func BenchmarkNotificationStorm(b *testing.B) {
+	const storm = 1000
+	// measure runs the storms: expect is told before each, settled waits
+	// until the client has caught up with it.
+	measure := func(b *testing.B, srv *mcptest.Server, expect, settled func()) {
+		fetches := 0
+		for b.Loop() {
+			before := srv.Counts().ListTools
+			expect()
+			for range storm {
+				srv.NotifyToolsChanged()
+			}
+			settled()
+			fetches += srv.Counts().ListTools - before
+		}
+		b.ReportMetric(float64(fetches)/float64(b.N), "fetches/storm")
+	}
+
+	b.Run("naive", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		var fetching sync.WaitGroup
+		heard := make(chan struct{}, storm)
+		var cs *mcp.ClientSession
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{},
+			ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+				// The handler runs on the receive loop, which must stay free
+				// to deliver the list's answer.
+				fetching.Go(func() { _, _ = cs.ListTools(context.Background(), nil) })
+				heard <- struct{}{}
+			},
+		})
+		transport, err := srv.ConnectInMemory(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		cs, err = client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		measure(b, srv, func() {}, func() {
+			for range storm {
+				<-heard
+			}
+			fetching.Wait()
+		})
+	})
+
+	b.Run("upstream", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		var u *Upstream
+		var target atomic.Uint64
+		caughtUp := make(chan struct{}, 1)
+		u = New(config.Server{Name: "m", Command: "in-memory"}, &Options{
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
+			OnEvent: func(ev Event) {
+				// A list is recorded as fetched before its event goes out.
+				if ev.Kind == EventList && ev.List == Tools && u.fetched[Tools].Load() == target.Load() {
+					signal(caughtUp)
+				}
+			},
+		})
+		if err := u.Connect(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		defer u.Close()
+		target.Store(u.listGen[Tools].Load())
+		measure(b, srv, func() { target.Add(storm) }, func() { <-caughtUp })
 	})
 }
 

@@ -35,36 +35,63 @@ func (u *Upstream) resourceUpdated(uri string) {
 	u.deliver()
 }
 
-// reloadDebounce gathers a burst of notifications into one fetch: after the
-// first, the owner waits this long before it fetches. It is fixed, not
-// sliding, so that a storm cannot put a reload off for ever.
-const reloadDebounce = 50 * time.Millisecond
+// A burst of notifications is gathered into one fetch: after the first, the
+// owner waits until none has come for reloadQuiet, but no longer than
+// reloadMaxWait, so that an endless storm still gets a fetch now and then.
+const (
+	reloadQuiet   = 50 * time.Millisecond
+	reloadMaxWait = time.Second
+)
 
 // reloadChanged reloads every list the server said changed since it was
 // last fetched, until none is behind: notifications that arrive during a
 // fetch cost one more fetch, not one each. It returns wakeNone, or why it
 // stopped early.
 func (u *Upstream) reloadChanged(s *session) wake {
-	if !u.behind() {
-		return wakeNone
-	}
-	if w := u.pause(s, reloadDebounce); w != wakeNone {
-		return w
-	}
-	for l := range numLists {
-		for u.listGen[l].Load() != u.fetched[l] {
-			if w := u.reload(s, l); w != wakeNone {
-				return w
+	for u.behind() {
+		if w := u.awaitQuiet(s); w != wakeNone {
+			return w
+		}
+		for l := range numLists {
+			if u.listGen[l].Load() != u.fetched[l].Load() {
+				if w := u.reload(s, l); w != wakeNone {
+					return w
+				}
 			}
 		}
 	}
 	return wakeNone
 }
 
+// awaitQuiet waits until no notification has come for reloadQuiet, or
+// reloadMaxWait has passed.
+func (u *Upstream) awaitQuiet(s *session) wake {
+	deadline := time.Now().Add(reloadMaxWait)
+	for {
+		before := u.notified()
+		wait := min(reloadQuiet, time.Until(deadline))
+		if w := u.pause(s, wait); w != wakeNone {
+			return w
+		}
+		if u.notified() == before || !time.Now().Before(deadline) {
+			return wakeNone
+		}
+	}
+}
+
+// notified sums the notifications of every list.
+func (u *Upstream) notified() uint64 {
+	var sum uint64
+	for l := range numLists {
+		sum += u.listGen[l].Load()
+	}
+	return sum
+}
+
 // behind reports whether a list was notified changed since its last fetch.
 func (u *Upstream) behind() bool {
 	for l := range numLists {
-		if u.listGen[l].Load() != u.fetched[l] {
+		if u.listGen[l].Load() != u.fetched[l].Load() {
 			return true
 		}
 	}
@@ -80,14 +107,12 @@ func (u *Upstream) reload(s *session, l List) wake {
 		if w := u.pause(s, delay); w != wakeNone {
 			return w
 		}
-		gen := u.listGen[l].Load()
-		if err = u.load(s, l, noRetries()); err == nil {
-			u.fetched[l] = gen
+		if err = u.load(s, l, u.listGen[l].Load(), noRetries()); err == nil {
 			return wakeNone
 		}
 		u.opts.Logger.Warn("reloading a list failed", "list", l.String(), "error", u.redact(err.Error()))
 	}
-	u.fetched[l] = u.listGen[l].Load()
+	u.fetched[l].Store(u.listGen[l].Load())
 	err = u.wrap("reload "+l.String(), err) // before locking: wrap takes the lock
 	u.mu.Lock()
 	u.pending = append(u.pending, Event{Kind: EventReloadFailed, Server: u.name, At: time.Now(), List: l, Err: err})
@@ -125,16 +150,17 @@ func (u *Upstream) pause(s *session, d time.Duration) wake {
 func (u *Upstream) loadAll(s *session, lists ...List) {
 	for _, l := range lists {
 		gen := u.listGen[l].Load()
-		if err := u.load(s, l, newRetryBudget(u.cfg.Retry)); err != nil {
+		if err := u.load(s, l, gen, newRetryBudget(u.cfg.Retry)); err != nil {
 			u.opts.Logger.Info("listing failed", "list", l.String(), "error", u.redact(err.Error()))
 		}
-		u.fetched[l] = gen
+		u.fetched[l].Store(gen)
 	}
 }
 
 // load fetches list l from s and, if s is still the session, makes it the
-// current one and publishes an EventList.
-func (u *Upstream) load(s *session, l List, budget *retryBudget) error {
+// current one, records it as fetched at gen (the list's generation when the
+// fetch began), and publishes an EventList.
+func (u *Upstream) load(s *session, l List, gen uint64, budget *retryBudget) error {
 	ctx := u.ctx
 	if d := u.cfg.TimeoutDuration(); d > 0 {
 		var cancel context.CancelFunc
@@ -201,6 +227,7 @@ func (u *Upstream) load(s *session, l List, budget *retryBudget) error {
 	current := u.sess == s
 	if current {
 		apply()
+		u.fetched[l].Store(gen)
 		u.bumpLocked()
 		u.pending = append(u.pending, Event{Kind: EventList, Server: u.name, At: time.Now(), List: l})
 	}

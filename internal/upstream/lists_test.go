@@ -44,11 +44,11 @@ func (l *eventLog) ofKind(k EventKind) []Event {
 }
 
 // settle lets the go-sdk's debounced change notifications (10 ms) go out and
-// our own debounce (reloadDebounce) pass, then waits for everything to come
+// our own wait for quiet (reloadQuiet) pass, then waits for everything to come
 // to rest.
 func settle(t *testing.T) {
 	t.Helper()
-	waitUntil(t, 10*time.Millisecond+2*reloadDebounce)
+	waitUntil(t, 10*time.Millisecond+2*reloadQuiet)
 	synctest.Wait()
 }
 
@@ -105,7 +105,7 @@ func TestNotificationDuringReloadKeepsTheListDirty(t *testing.T) {
 		srv.SetTools(specs("gamma"))
 		settle(t) // a second notification lands mid-fetch
 		release()
-		synctest.Wait()
+		settle(t) // the held fetch ends behind, and one more follows
 		if diff := cmp.Diff([]string{"gamma"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -194,6 +194,53 @@ func TestNotificationStormCoalesces(t *testing.T) {
 		}
 		if diff := cmp.Diff([]string{"omega"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools after the storm (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// A storm spread over time, as a real one is, still costs few fetches: the
+// owner waits for quiet, but not for ever.
+func TestSlowStormCoalesces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 1000 {
+			if i == 500 {
+				srv.SetTools(specs("omega"))
+			}
+			srv.NotifyToolsChanged()
+			waitUntil(t, time.Millisecond)
+		}
+		settle(t)
+		if got := srv.Counts().ListTools - 1; got > 3 {
+			t.Errorf("1000 notifications over a second caused %d fetches, want at most 3", got)
+		}
+		if diff := cmp.Diff([]string{"omega"}, sortedToolNames(u)); diff != "" {
+			t.Errorf("tools after the storm (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// An endless storm does not starve the list: it is fetched at least every
+// reloadMaxWait.
+func TestEndlessStormStillFetches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetTools(specs("omega"))
+		for range 3 * reloadMaxWait / (10 * time.Millisecond) {
+			srv.NotifyToolsChanged()
+			waitUntil(t, 10*time.Millisecond)
+		}
+		if diff := cmp.Diff([]string{"omega"}, sortedToolNames(u)); diff != "" {
+			t.Errorf("tools during the storm (-want +got):\n%s", diff)
+		}
+		if got := srv.Counts().ListTools - 1; got < 2 || got > 4 {
+			t.Errorf("%d fetches in a 3 s storm, want about one a second", got)
 		}
 	})
 }

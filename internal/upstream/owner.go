@@ -292,7 +292,7 @@ func (u *Upstream) attempt(failState State) (*session, wake, error) {
 		return nil, wakeNone, err
 	}
 	if !reconnect {
-		u.fetched[Tools] = s.toolsGen
+		u.fetched[Tools].Store(s.toolsGen)
 		u.setExpiry(Tools, s.toolsTTL)
 		u.loadAll(s, Prompts, Resources)
 		return s, wakeNone, nil

@@ -74,8 +74,8 @@ type Upstream struct {
 	listGen [numLists]atomic.Uint64
 
 	// Owned by the owner goroutine.
-	fetched [numLists]uint64    // the listGen each list was last fetched at
-	expires [numLists]time.Time // when each list's cache hint runs out; zero: never
+	fetched [numLists]atomic.Uint64 // the listGen each list was last fetched at; written by the owner
+	expires [numLists]time.Time     // when each list's cache hint runs out; zero: never
 
 	startOnce sync.Once
 	closeOnce sync.Once
