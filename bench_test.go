@@ -2,7 +2,9 @@ package switchboard
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -56,4 +58,124 @@ func BenchmarkCallTool(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStartup measures Connect over 50 configured stdio servers: 40
+// healthy ones with 20 tools each, 5 that never answer initialize and 5
+// whose command does not exist. "cold" starts with an empty tool cache, the
+// baseline; "warm" with the cache a previous run left. It reports the time
+// Connect takes to return and the tools usable when it does (tools/op):
+// those of the servers connected by then, and in the warm run the cached,
+// deferred tools of those still connecting. BENCHMARKS.md reports
+// warm/cold of both.
+func BenchmarkStartup(b *testing.B) { benchmarkStartup(b, 0) }
+
+// BenchmarkSlowStartup is BenchmarkStartup with healthy servers that take a
+// second to answer initialize, as servers launched through npx or a JVM do.
+func BenchmarkSlowStartup(b *testing.B) { benchmarkStartup(b, time.Second) }
+
+func benchmarkStartup(b *testing.B, startDelay time.Duration) {
+	var healthy, all []config.Server
+	stdio := func(name string, script mcptest.Script) config.Server {
+		command, args, env := mcptest.StdioCommand(script)
+		return config.Server{Name: name, Type: config.Stdio, Command: command, Args: args, Env: env}
+	}
+	for i := range 40 {
+		healthy = append(healthy, stdio(fmt.Sprintf("ok%02d", i), mcptest.Script{Tools: benchTools(20), StartDelay: startDelay}))
+	}
+	all = append(all, healthy...)
+	for i := range 5 {
+		all = append(all, stdio(fmt.Sprintf("hang%d", i), mcptest.Script{HangOnInitialize: true}))
+	}
+	for i := range 5 {
+		all = append(all, config.Server{Name: fmt.Sprintf("bad%d", i), Type: config.Stdio, Command: "switchboard-bench-no-such-command"})
+	}
+	run := func(b *testing.B, cacheDir func() string) {
+		tools := 0
+		for b.Loop() {
+			b.StopTimer()
+			m := New(&config.Config{Servers: all}, &Options{CacheDir: cacheDir(), CloseTimeout: time.Second})
+			b.StartTimer()
+			if err := m.Connect(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			tools += len(m.Tools(b.Context(), nil))
+			b.StopTimer()
+			m.Close()
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(tools)/float64(b.N), "tools/op")
+	}
+
+	b.Run("cold", func(b *testing.B) {
+		run(b, b.TempDir) // a new, empty directory each time
+	})
+	b.Run("warm", func(b *testing.B) {
+		dir := b.TempDir()
+		// What a previous run left: every healthy server's tools.
+		m := New(&config.Config{Servers: healthy}, &Options{CacheDir: dir, StartupGate: -1})
+		if err := m.Connect(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+		run(b, func() string { return dir })
+	})
+}
+
+// BenchmarkTools measures Tools over 5,000 tools on 100 servers when
+// nothing changed: "rebuild" forces the views to be built again on every
+// call, the baseline; "cached" is served from the views cached by
+// generation. Both copy every tool they return. BENCHMARKS.md reports
+// cached/rebuild.
+func BenchmarkTools(b *testing.B) {
+	var servers []config.Server
+	scripts := make(map[string]*mcptest.Server)
+	for i := range 100 {
+		name := fmt.Sprintf("s%03d", i)
+		servers = append(servers, config.Server{Name: name, Type: config.Stdio, Command: "in-memory"})
+		scripts[name] = mcptest.NewServer(mcptest.Script{Tools: benchTools(50)})
+		defer scripts[name].Close()
+	}
+	m := New(&config.Config{Servers: servers}, &Options{
+		NoCache:     true,
+		StartupGate: -1,
+		Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			return scripts[srv.Name].ConnectInMemory(ctx)
+		},
+	})
+	defer m.Close()
+	if err := m.Connect(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	if got := len(m.Tools(b.Context(), nil)); got != 5000 {
+		b.Fatalf("%d tools, want 5000", got)
+	}
+	b.Run("rebuild", func(b *testing.B) {
+		for b.Loop() {
+			m.epoch.Add(1) // as if a server had been replaced
+			m.Tools(b.Context(), nil)
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			m.Tools(b.Context(), nil)
+		}
+	})
+}
+
+// benchTools returns n tools with a small object schema each.
+func benchTools(n int) []mcptest.ToolSpec {
+	specs := make([]mcptest.ToolSpec, n)
+	for i := range specs {
+		specs[i] = mcptest.ToolSpec{
+			Name:        fmt.Sprintf("tool_%02d", i),
+			Description: "Does one thing well.",
+			InputSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"path": map[string]any{"type": "string"}, "limit": map[string]any{"type": "integer"}},
+				"required":   []any{"path"},
+			},
+		}
+	}
+	return specs
 }

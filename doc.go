@@ -7,14 +7,30 @@
 //
 // # Lifecycle
 //
-//	New ──▶ Connect ──▶ Tools / CallTool / Status / Subscribe ──▶ Close
+//	New ──▶ Connect ──▶ Tools / CallTool / Prompts / Resources / Status ──▶ Close
+//	                        (Subscribe, Reconnect and Disconnect at any time)
 //
 // [New] does no I/O. [Manager.Connect] starts every enabled server at once,
-// each in its own goroutine, and returns when they have all settled: a server
-// that fails is recorded, shown by [Manager.Status], and left out of the
-// tools; the others go on (non-strict mode). [Manager.Close] closes the
-// servers in reverse configured order, carries on past failures and returns
-// them joined, and ends every stdio server's process group.
+// each on its own goroutine, and returns when all have settled or when the
+// startup gate ([DefaultStartupGate], see [Options].StartupGate) has passed,
+// whichever comes first. A server still connecting then exposes the tools
+// it had last time, from a persistent cache, and a call to one of them waits
+// for it; with nothing cached, its tools arrive later with an
+// [EventChanged]. A server that fails is recorded, shown by
+// [Manager.Status], and left out; the others go on, unless [Options].Strict
+// is set. [Manager.Reconnect] retries failed servers, or all;
+// [Manager.Disconnect] takes one away. [Manager.Close] closes the servers in
+// reverse configured order, within [Options].CloseTimeout, carries on past
+// failures and returns them joined, and ends every stdio server's process
+// group. Connect, Reconnect, Disconnect and Close are serialized.
+//
+// # Views and events
+//
+// [Manager.Tools], [Manager.Prompts] and [Manager.Resources] are served from
+// views that are rebuilt only when a server's state or lists change. A
+// server's list_changed notifications are gathered and its lists fetched
+// again off the receive loop; [Manager.Subscribe] hears of the change, with
+// what was added and removed, after the views are updated.
 //
 // # Snapshots
 //

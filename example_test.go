@@ -2,8 +2,11 @@ package switchboard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -121,4 +124,188 @@ func ExampleManager_Subscribe() {
 	fmt.Println("added:", <-changed)
 	// Output:
 	// added: [hello__greet]
+}
+
+// connected returns a connected manager over the config text, with each
+// server run in process. It is what every example below starts with.
+func connected(configText string, servers map[string]*mcp.Server, opts *switchboard.Options) *switchboard.Manager {
+	cfg, err := config.Parse("mcp.json", []byte(configText))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if opts == nil {
+		opts = &switchboard.Options{}
+	}
+	if opts.Dial == nil {
+		opts.Dial = inProcess(servers)
+	}
+	m := switchboard.New(cfg, opts)
+	if err := m.Connect(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	return m
+}
+
+// A dynamic filter shows each agent only the tools meant for it.
+func ExampleManager_Tools() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()},
+		&switchboard.Options{
+			Filter: func(_ context.Context, fc switchboard.FilterContext, tool *mcp.Tool) (bool, error) {
+				return fc.Query.Agent == "receptionist", nil
+			},
+		})
+	defer m.Close()
+
+	ctx := context.Background()
+	for _, agent := range []string{"receptionist", "accountant"} {
+		tools := m.Tools(ctx, &switchboard.Query{Agent: agent})
+		fmt.Printf("%s: %d tools\n", agent, len(tools))
+	}
+	// Output:
+	// receptionist: 1 tools
+	// accountant: 0 tools
+}
+
+// With the default error formatter, a failed call becomes a result that
+// tells the model what to do next.
+func ExampleManager_CallTool() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()},
+		&switchboard.Options{FormatError: switchboard.DefaultErrorFormatter})
+	defer m.Close()
+
+	res, err := m.CallTool(context.Background(), "hello__wave", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, res.Content[0].(*mcp.TextContent).Text)
+	// Output:
+	// true There is no tool named hello__wave. Use one of the tools listed.
+}
+
+// notebook returns an MCP server with a prompt and a resource.
+func notebook() *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "notebook", Version: "v1"}, nil)
+	server.AddPrompt(&mcp.Prompt{Name: "summarize", Description: "Summarize the notes."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.TextContent{Text: "Summarize my notes."}},
+			}}, nil
+		})
+	server.AddResource(&mcp.Resource{URI: "notes://today", Name: "today", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+				{URI: req.Params.URI, MIMEType: "text/plain", Text: "Buy milk."},
+			}}, nil
+		})
+	return server
+}
+
+// Prompts are named as tools are; resources keep their URIs. A server's
+// prompts and resources are listed after its tools, so they may come a
+// moment after Connect: a change event says when.
+func ExampleManager_Prompts() {
+	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {"notes": {"command": "notebook-server"}}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := switchboard.New(cfg, &switchboard.Options{Dial: inProcess(map[string]*mcp.Server{"notes": notebook()})})
+	defer m.Close()
+	listed := make(chan struct{})
+	var once sync.Once
+	m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventChanged && len(ev.Resources.Added) > 0 {
+			once.Do(func() { close(listed) })
+		}
+	})
+	if err := m.Connect(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	<-listed
+
+	ctx := context.Background()
+	for _, p := range m.Prompts() {
+		fmt.Printf("prompt %s (%s on %s)\n", p.Name, p.Original, p.Server)
+	}
+	prompt, err := m.GetPrompt(ctx, "notes__summarize", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(prompt.Messages[0].Content.(*mcp.TextContent).Text)
+
+	for _, r := range m.Resources() {
+		fmt.Printf("resource %s on %s\n", r.Resource.URI, r.Server)
+	}
+	res, err := m.ReadResource(ctx, "notes://today")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Contents[0].Text)
+	// Output:
+	// prompt notes__summarize (summarize on notes)
+	// Summarize my notes.
+	// resource notes://today on notes
+	// Buy milk.
+}
+
+// Reconnect with failedOnly retries the servers that failed, and leaves the
+// others alone.
+func ExampleManager_Reconnect() {
+	down := true
+	servers := map[string]*mcp.Server{"hello": greeter()}
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`, servers,
+		&switchboard.Options{
+			Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+				if down {
+					return nil, errors.New("connection refused")
+				}
+				return inProcess(servers)(ctx, srv)
+			},
+		})
+	defer m.Close()
+	fmt.Println("failed:", m.Failed())
+
+	down = false // the server came up
+	if err := m.Reconnect(context.Background(), true); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("failed:", m.Failed(), "connected:", m.Connected())
+	// Output:
+	// failed: [hello]
+	// failed: [] connected: [hello]
+}
+
+// Disconnect takes one server's tools away, with one change event; Connect
+// brings it back.
+func ExampleManager_Disconnect() {
+	m := connected(`{"mcpServers": {
+		"hello": {"command": "greeter-server"},
+		"notes": {"command": "notebook-server"}
+	}}`, map[string]*mcp.Server{"hello": greeter(), "notes": notebook()}, nil)
+	defer m.Close()
+
+	ctx := context.Background()
+	if err := m.Disconnect(ctx, "hello"); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("tools:", len(m.Tools(ctx, nil)), "active:", m.Active())
+	// Output:
+	// tools: 0 active: [notes]
+}
+
+// Close is bounded: a server that does not stop in time is left behind (a
+// stdio server's process group is killed) and its error returned.
+func ExampleManager_Close() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()},
+		&switchboard.Options{CloseTimeout: 2 * time.Second})
+	fmt.Println("close:", m.Close())
+	fmt.Println("again:", m.Close())
+	_, err := m.CallTool(context.Background(), "hello__greet", nil)
+	fmt.Println("after close:", errors.Is(err, switchboard.ErrClosed))
+	// Output:
+	// close: <nil>
+	// again: <nil>
+	// after close: true
 }

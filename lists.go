@@ -28,6 +28,9 @@ func (m *Manager) Prompts() []Prompt { return m.views().prompts.Prompts() }
 // GetPrompt gets the prompt with the given public name from the server that
 // owns it.
 func (m *Manager) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	if err := m.open("get prompt", name); err != nil {
+		return nil, err
+	}
 	server, original, ok := m.views().prompts.Route(name)
 	if !ok {
 		return nil, fmt.Errorf("get prompt %q: %w", name, ErrUnknownPrompt)
@@ -83,6 +86,9 @@ type resourceServer interface {
 // routeResource runs do on the upstream that serves uri.
 func routeResource[T any](m *Manager, op, uri string, do func(resourceServer) (T, error)) (T, error) {
 	var zero T
+	if err := m.open(op, uri); err != nil {
+		return zero, err
+	}
 	server, ok := m.views().resources.Route(uri)
 	if !ok {
 		return zero, fmt.Errorf("%s %q: %w", op, uri, ErrUnknownResource)

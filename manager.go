@@ -228,6 +228,15 @@ func (m *Manager) lock(ctx context.Context, op string) error {
 
 func (m *Manager) unlock() { <-m.lifecycle }
 
+// open fails with ErrClosed once Close has begun, so that a request for what
+// a closed server had says why it is gone.
+func (m *Manager) open(op, name string) error {
+	if m.closed.Load() {
+		return fmt.Errorf("%s %q: %w", op, name, ErrClosed)
+	}
+	return nil
+}
+
 // Connect connects the enabled servers that are not connected yet: those
 // never started, and those that failed or were disconnected (a server
 // already connecting is not started twice).

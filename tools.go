@@ -114,6 +114,9 @@ func (m *Manager) CallTool(ctx context.Context, name string, args map[string]any
 }
 
 func (m *Manager) callTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	if err := m.open("call tool", name); err != nil {
+		return nil, err
+	}
 	server, original, ok := m.views().tools.Route(name)
 	if !ok {
 		if err := m.unavailable(name); err != nil {

@@ -22,10 +22,11 @@
 // debounced list_changed) and [Server.NotifyToolsChanged] sends list_changed
 // at once, for storms.
 //
-// Slowness and hangs: CallDelay delays every call; HangOnInitialize and
-// HangOnListTools never answer. Every wait selects on the request context and
-// on the session and server closing, so cancellation, [Server.Close] and a
-// closing session release it; waits use timers, so synctest can drive them.
+// Slowness and hangs: StartDelay delays the handshake and CallDelay every
+// call; HangOnInitialize and HangOnListTools never answer. Every wait
+// selects on the request context and on the session and server closing, so
+// cancellation, [Server.Close] and a closing session release it; waits use
+// timers, so synctest can drive them.
 //
 // Exits: ExitAfterInitialize, ExitAfterListTools, ExitOnCall (before the
 // tool runs) and CrashAfterCall (after it ran, before its answer is

@@ -100,6 +100,9 @@ type Script struct {
 	// a select with the request context, so it honours cancellation and
 	// synctest).
 	CallDelay time.Duration `json:"callDelay,omitempty"`
+	// StartDelay is how long initialize (and server/discover) waits before
+	// it is answered, as a server that loads for a while does.
+	StartDelay time.Duration `json:"startDelay,omitempty"`
 	// HangOnInitialize never answers initialize (nor server/discover) until
 	// the request is cancelled or the session or server closes.
 	HangOnInitialize bool `json:"hangOnInitialize,omitempty"`

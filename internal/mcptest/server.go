@@ -381,6 +381,9 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if s.script.HangOnInitialize {
 				return nil, s.hang(ctx, sess)
 			}
+			if err := s.wait(ctx, sess, s.script.StartDelay); err != nil {
+				return nil, err
+			}
 			res, err := next(ctx, method, req)
 			if err == nil && offersModern(res) {
 				s.countStart()
@@ -393,6 +396,9 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 		case methodInitialize:
 			if s.script.HangOnInitialize {
 				return nil, s.hang(ctx, sess)
+			}
+			if err := s.wait(ctx, sess, s.script.StartDelay); err != nil {
+				return nil, err
 			}
 			res, err := next(ctx, method, req)
 			if err == nil {

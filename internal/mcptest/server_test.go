@@ -265,6 +265,30 @@ func TestHangBehaviorReleasedByClose(t *testing.T) {
 	})
 }
 
+func TestStartDelay(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "modern", true: "legacy"}[legacy], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewServer(Script{StartDelay: 3 * time.Second, LegacyOnly: legacy})
+				defer s.Close()
+				tr, err := s.ConnectInMemory(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				cs, err := newClient(nil).Connect(context.Background(), tr, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cs.Close()
+				if d := time.Since(start); d != 3*time.Second {
+					t.Errorf("Connect took %v, want the 3s delay", d)
+				}
+			})
+		})
+	}
+}
+
 func TestHangOnInitialize(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		t.Run(map[bool]string{false: "modern", true: "legacy"}[legacy], func(t *testing.T) {
