@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -837,4 +838,35 @@ func TestInstructionsAreExposed(t *testing.T) {
 			t.Errorf("instructions = %q", got)
 		}
 	})
+}
+
+// A close during connect stops the Connect, which says why, and is not held
+// up by it.
+func TestCloseStopsALongConnect(t *testing.T) {
+	for _, opts := range []Options{{Strict: true}, {Sequential: true}, {StartupGate: -1}} {
+		t.Run(fmt.Sprintf("strict=%v,sequential=%v", opts.Strict, opts.Sequential), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newFleet(t)
+				f.add("hang", mcptest.Script{HangOnInitialize: true}) // 30 s timeout
+				opts.NoCache = true
+				m := f.managerWith(&opts, server("hang"))
+				connected := make(chan error, 1)
+				go func() { connected <- m.Connect(context.Background()) }()
+				synctest.Wait()
+				start := time.Now()
+				if err := m.Close(); err != nil {
+					t.Errorf("Close = %v", err)
+				}
+				if took := time.Since(start); took > time.Second {
+					t.Errorf("Close took %v, waiting for the Connect", took)
+				}
+				if err := <-connected; !errors.Is(err, ErrClosed) {
+					t.Errorf("the Connect that Close stopped = %v, want ErrClosed", err)
+				}
+				if err := m.Connect(t.Context()); !errors.Is(err, ErrClosed) {
+					t.Errorf("Connect after Close = %v, want ErrClosed", err)
+				}
+			})
+		})
+	}
 }

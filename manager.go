@@ -104,6 +104,10 @@ type Manager struct {
 	lifecycle chan struct{}
 	closed    atomic.Bool
 	closeErr  error // set by the first Close, under lifecycle
+	// closing ends when Close begins: it stops the lifecycle operation in
+	// progress, so that Close does not wait for a long Connect.
+	closing      context.Context
+	beginClosing context.CancelFunc
 
 	// epoch moves whenever a server's upstream is replaced, so that views
 	// built from the old one are rebuilt (see generation).
@@ -160,6 +164,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 			return up.CloseBy(deadline)
 		},
 	}
+	m.closing, m.beginClosing = context.WithCancel(context.Background())
 	if !o.NoCache {
 		m.cache = toolcache.Open(o.CacheDir, &toolcache.Options{Logger: o.Logger})
 		m.writes = newCacheWriter(m)
@@ -212,21 +217,29 @@ func (m *Manager) upstreamOf(s *managed) *upstream.Upstream {
 }
 
 // lock takes the lifecycle lock, or gives up when ctx ends: a caller that
-// stops waiting gets ctx's error and nothing is done.
-func (m *Manager) lock(ctx context.Context, op string) error {
+// stops waiting gets ctx's error and nothing is done. The returned context
+// is ctx, also cancelled with ErrClosed when Close begins; unlock releases
+// both.
+func (m *Manager) lock(ctx context.Context, op string) (_ context.Context, unlock func(), _ error) {
 	select {
 	case m.lifecycle <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("%s: waiting for another lifecycle operation: %w", op, ctx.Err())
+		return nil, nil, fmt.Errorf("%s: waiting for another lifecycle operation: %w", op, ctx.Err())
+	case <-m.closing.Done():
+		return nil, nil, fmt.Errorf("%s: %w", op, ErrClosed)
 	}
 	if m.closed.Load() {
 		<-m.lifecycle
-		return fmt.Errorf("%s: %w", op, ErrClosed)
+		return nil, nil, fmt.Errorf("%s: %w", op, ErrClosed)
 	}
-	return nil
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(m.closing, func() { cancel(ErrClosed) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		<-m.lifecycle
+	}, nil
 }
-
-func (m *Manager) unlock() { <-m.lifecycle }
 
 // open fails with ErrClosed once Close has begun, so that a request for what
 // a closed server had says why it is gone.
@@ -261,10 +274,11 @@ func (m *Manager) open(op, name string) error {
 // ctx ends while another is in progress gets ctx's error, and nothing is
 // done.
 func (m *Manager) Connect(ctx context.Context) error {
-	if err := m.lock(ctx, "connect"); err != nil {
+	ctx, unlock, err := m.lock(ctx, "connect")
+	if err != nil {
 		return err
 	}
-	defer m.unlock()
+	defer unlock()
 	var pass, failed []*managed
 	for _, s := range m.servers {
 		switch m.connectNeed(s) {
@@ -359,7 +373,7 @@ func (m *Manager) connectSequential(ctx context.Context, pass []*managed) error 
 	for _, s := range pass {
 		up := m.start(s)
 		if err := up.Connect(ctx); err != nil && ctx.Err() != nil {
-			return ctx.Err()
+			return context.Cause(ctx)
 		}
 	}
 	return nil
@@ -376,6 +390,16 @@ func (m *Manager) connectParallel(ctx context.Context, pass []*managed, gateAfte
 		up := m.start(s)
 		wg.Go(func() { up.Connect(waitCtx) })
 	}
+	// The cache is read while the servers connect, so that the gate is not
+	// followed by a wait for the disk.
+	var cached [][]*mcp.Tool
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		if gateAfter > 0 {
+			cached = m.readCache(pass)
+		}
+	}()
 	settled := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -392,30 +416,37 @@ func (m *Manager) connectParallel(ctx context.Context, pass []*managed, gateAfte
 	case <-settled:
 	case <-gate:
 	case <-ctx.Done():
-		err = ctx.Err()
+		err = context.Cause(ctx)
 	}
 	cancel()
 	<-settled
-	if err == nil {
-		m.deferPending(pass)
+	<-read
+	if err == nil && cached != nil {
+		m.deferPending(pass, cached)
 	}
 	return err
 }
 
-// deferPending gives the servers of pass that are still connecting for the
-// first time the tools they had last time, from the persistent cache.
-func (m *Manager) deferPending(pass []*managed) {
+// readCache returns the cached tools of each server of pass (nil: none).
+func (m *Manager) readCache(pass []*managed) [][]*mcp.Tool {
 	if m.cache == nil {
-		return
+		return nil
 	}
+	cached := make([][]*mcp.Tool, len(pass))
+	for i, s := range pass {
+		cached[i], _, _ = m.cache.Get(s.cfg.Name, s.cfg.Fingerprint())
+	}
+	return cached
+}
+
+// deferPending gives the servers of pass that are still connecting for the
+// first time the tools they had last time: cached[i] for pass[i].
+func (m *Manager) deferPending(pass []*managed, cached [][]*mcp.Tool) {
 	changed := false
-	for _, s := range pass {
+	for i, s := range pass {
 		up := m.upstreamOf(s)
-		if up == nil || up.State() != upstream.Connecting {
-			continue
-		}
-		tools, _, ok := m.cache.Get(s.cfg.Name, s.cfg.Fingerprint())
-		if !ok {
+		tools := cached[i]
+		if up == nil || len(tools) == 0 || up.State() != upstream.Connecting {
 			continue
 		}
 		m.mu.Lock()
@@ -440,10 +471,11 @@ func (m *Manager) deferPending(pass []*managed) {
 // returns their failures. It is serialized with Connect, Disconnect and
 // Close.
 func (m *Manager) Reconnect(ctx context.Context, failedOnly bool) error {
-	if err := m.lock(ctx, "reconnect"); err != nil {
+	ctx, unlock, err := m.lock(ctx, "reconnect")
+	if err != nil {
 		return err
 	}
-	defer m.unlock()
+	defer unlock()
 	var targets []*managed
 	for _, s := range m.servers {
 		up := m.upstreamOf(s)
@@ -518,10 +550,11 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("disconnect %q: %w", name, ErrUnknownServer)
 	}
-	if err := m.lock(ctx, "disconnect"); err != nil {
+	_, unlock, err := m.lock(ctx, "disconnect")
+	if err != nil {
 		return err
 	}
-	defer m.unlock()
+	defer unlock()
 	m.mu.Lock()
 	up := s.up
 	if up != nil {
@@ -531,7 +564,7 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	if up == nil {
 		return nil
 	}
-	err := m.closeUpstream(up, time.Now().Add(m.opts.CloseTimeout))
+	err = m.closeUpstream(up, time.Now().Add(m.opts.CloseTimeout))
 	m.epoch.Add(1)
 	m.publish()
 	if err != nil && !errors.Is(err, upstream.ErrKilled) {
@@ -541,18 +574,20 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 }
 
 // Close closes every server in reverse configured order, carrying on past
-// failures, and returns them joined. It is bounded by Options.CloseTimeout:
-// as the deadline nears, stdio servers are signalled sooner. Close waits for
-// a lifecycle operation in progress, is idempotent (later calls return the
-// first call's result), and stops the event and cache goroutines after the
-// last event is delivered.
+// failures, and returns them joined. It is bounded by Options.CloseTimeout,
+// counted from the call: as the deadline nears, stdio servers are signalled
+// sooner. A Connect or Reconnect in progress is stopped (it returns
+// ErrClosed) and Close waits for it to return. Close is idempotent (later
+// calls return the first call's result), and stops the event and cache
+// goroutines after the last event is delivered.
 func (m *Manager) Close() error {
+	deadline := time.Now().Add(m.opts.CloseTimeout)
+	m.beginClosing()
 	m.lifecycle <- struct{}{}
-	defer m.unlock()
+	defer func() { <-m.lifecycle }()
 	if m.closed.Swap(true) {
 		return m.closeErr
 	}
-	deadline := time.Now().Add(m.opts.CloseTimeout)
 	var errs []error
 	for i := len(m.servers) - 1; i >= 0; i-- {
 		if up := m.upstreamOf(m.servers[i]); up != nil {
