@@ -65,6 +65,33 @@ func TestViewsAreDistinctAndCopies(t *testing.T) {
 	}
 }
 
+// TestConnectRetriesFailedServers ports OA's
+// test_manager_connect_all_retries_all_servers: a later Connect retries
+// what failed, clears its error, and leaves the connected alone.
+func TestConnectRetriesFailedServers(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{})
+	f.add("b", mcptest.Script{})
+	f.fail("b", errors.New("refused"))
+	m := f.managerWith(nil, server("a"), server("b"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.fail("b", nil)
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, m.Connected()); diff != "" {
+		t.Errorf("connected (-want +got):\n%s", diff)
+	}
+	if errs := m.Errors(); len(errs) != 0 {
+		t.Errorf("errors after a successful retry: %v", errs)
+	}
+	if got := f.dialed("a"); got != 1 {
+		t.Errorf("a was dialed %d times, want once", got)
+	}
+}
+
 func TestKeepFailed(t *testing.T) {
 	f := newFleet(t)
 	f.add("a", mcptest.Script{})

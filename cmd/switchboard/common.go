@@ -95,14 +95,15 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// connect loads the config, connects every server and reports the servers
-// that failed on stderr. The caller closes the manager.
+// connect loads the config and connects every server, waiting for each to
+// connect or fail (within its timeout): a verb reports what is, not what
+// was cached. The caller closes the manager.
 func (e *env) connect(ctx context.Context, paths []string) (*switchboard.Manager, error) {
 	cfg, err := e.loadConfig(paths)
 	if err != nil {
 		return nil, err
 	}
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn)})
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1})
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err

@@ -34,6 +34,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building switchboard:", err)
 		return 1
 	}
+	// The persistent tool cache lives under the user cache dir: keep the
+	// tests' (and their children's) out of the real one. Only now: the go
+	// build above finds its build cache there too.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
