@@ -618,11 +618,19 @@ func TestErrorFormatter(t *testing.T) {
 	f.add("s", mcptest.Script{})
 	f.add("down", mcptest.Script{Tools: tools("t")})
 	m := f.managerWith(&Options{FormatError: DefaultErrorFormatter}, server("s"), server("down"))
+	reconnecting := make(chan struct{})
+	var once sync.Once
+	m.Subscribe(func(ev Event) {
+		if ev.Kind == EventState && ev.Server == "down" && ev.State == StateReconnecting {
+			once.Do(func() { close(reconnecting) })
+		}
+	})
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	f.fail("down", errors.New("refused"))
 	f.servers["down"].Restart()
+	<-reconnecting // else the call may go out on the dying session, and be ambiguous
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
