@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
@@ -108,15 +110,7 @@ func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager
 	connected := make(chan struct{})
 	go func() {
 		defer close(connected)
-		if err := m.Connect(ctx); err == nil {
-			g.Sync()
-			for _, s := range m.Status() {
-				if s.Err != nil {
-					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)
-				}
-			}
-			logger.Info("servers settled", "tools", len(m.Tools(ctx, nil)))
-		}
+		reportStartup(ctx, m, g, logger)
 	}()
 
 	var serveErr error
@@ -146,6 +140,47 @@ func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	return nil
+}
+
+// reportStartup connects every server. When Connect returns (at the startup
+// gate) it exposes the tools so far; when no server is connecting any more,
+// it exposes them again and logs "servers settled", with a warning for each
+// server that failed.
+func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) {
+	var (
+		returned    atomic.Bool
+		once        sync.Once
+		unsubscribe func()
+	)
+	settle := func() {
+		for _, s := range m.Status() {
+			if s.State == switchboard.StateConnecting {
+				return
+			}
+		}
+		once.Do(func() {
+			unsubscribe()
+			g.Sync()
+			for _, s := range m.Status() {
+				if s.Err != nil {
+					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)
+				}
+			}
+			logger.Info("servers settled", "connected", len(m.Connected()), "tools", len(m.Tools(ctx, nil)))
+		})
+	}
+	unsubscribe = m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventState && returned.Load() {
+			settle()
+		}
+	})
+	if err := m.Connect(ctx); err != nil {
+		unsubscribe()
+		return
+	}
+	g.Sync()
+	returned.Store(true)
+	settle()
 }
 
 // isLoopback reports whether addr (HOST:PORT) names a loopback address. An

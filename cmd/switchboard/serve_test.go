@@ -138,6 +138,9 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 	cfg := writeConfig(t, map[string]mcptest.Script{
 		"alpha": {StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}},
 		"beta":  {StateDir: state},
+		// Past the startup gate: the gateway serves before it connects, and
+		// adds its tools when it does.
+		"late": {StateDir: state, StartDelay: 700 * time.Millisecond},
 	}, map[string]any{"ghost": map[string]any{"command": "switchboard-no-such-command"}})
 	g := startServe(t, "--config", cfg)
 
@@ -152,13 +155,13 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 	if code := getJSON(t, g.url+"/readyz", &ready); code != http.StatusOK || ready.Status != "ready" {
 		t.Errorf("/readyz = %d %+v, want 200 ready (no server is required)", code, ready)
 	}
-	if ready.Servers["ghost"] != "failed" || ready.Servers["alpha"] != "connected" {
+	if ready.Servers["ghost"] != "failed" || ready.Servers["alpha"] != "connected" || ready.Servers["late"] != "connected" {
 		t.Errorf("/readyz servers = %v", ready.Servers)
 	}
 
 	cs := connectHTTP(t, g.url)
 	names := toolNames(t, cs)
-	for _, want := range []string{"alpha__echo", "beta__add", "beta__increment"} {
+	for _, want := range []string{"alpha__echo", "beta__add", "beta__increment", "late__echo"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("tools %v lack %s", names, want)
 		}
