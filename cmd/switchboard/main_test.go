@@ -34,10 +34,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building switchboard:", err)
 		return 1
 	}
-	// The persistent tool cache lives under the user cache dir: keep the
-	// tests' (and their children's) out of the real one. Only now: the go
-	// build above finds its build cache there too.
-	os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	defer mcptest.IsolateUserCache()() // only now: go build finds its build cache there
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
