@@ -40,13 +40,7 @@ func (s *Server) SetPrompts(prompts []PromptSpec) {
 	old := s.prompts
 	s.prompts = slices.Clone(prompts)
 	s.mu.Unlock()
-	var gone []string
-	for _, p := range old {
-		if !slices.ContainsFunc(prompts, func(n PromptSpec) bool { return n.Name == p.Name }) {
-			gone = append(gone, p.Name)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(old, prompts, func(p PromptSpec) string { return p.Name }); len(gone) > 0 {
 		s.mcp.RemovePrompts(gone...)
 	}
 	for _, p := range prompts {
@@ -63,13 +57,7 @@ func (s *Server) SetResources(resources []ResourceSpec) {
 	old := s.resources
 	s.resources = slices.Clone(resources)
 	s.mu.Unlock()
-	var gone []string
-	for _, r := range old {
-		if !slices.ContainsFunc(resources, func(n ResourceSpec) bool { return n.URI == r.URI }) {
-			gone = append(gone, r.URI)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(old, resources, func(r ResourceSpec) string { return r.URI }); len(gone) > 0 {
 		s.mcp.RemoveResources(gone...)
 	}
 	for _, r := range resources {

@@ -584,13 +584,7 @@ func (s *Server) SetTools(tools []ToolSpec) {
 	s.rawSchemas = raw
 	s.mu.Unlock()
 
-	var gone []string
-	for _, t := range old {
-		if !slices.ContainsFunc(tools, func(n ToolSpec) bool { return n.Name == t.Name }) {
-			gone = append(gone, t.Name)
-		}
-	}
-	if len(gone) > 0 {
+	if gone := removed(old, tools, func(t ToolSpec) string { return t.Name }); len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
 	for _, t := range tools {
@@ -828,4 +822,15 @@ func (c *watchConn) exitNow() {
 	if c.exit != nil {
 		c.exit()
 	}
+}
+
+// removed returns the keys of the items of old that now lacks.
+func removed[T any](old, now []T, key func(T) string) []string {
+	var gone []string
+	for _, o := range old {
+		if !slices.ContainsFunc(now, func(n T) bool { return key(n) == key(o) }) {
+			gone = append(gone, key(o))
+		}
+	}
+	return gone
 }
