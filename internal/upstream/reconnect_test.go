@@ -73,6 +73,21 @@ func (s *switchable) upstream(t *testing.T, log *eventLog) *Upstream {
 	return u
 }
 
+// reconnectingUpstream returns an upstream on s that connected, lost its
+// server, and had its immediate attempt refused: it is reconnecting, and s
+// is down.
+func (s *switchable) reconnectingUpstream(t *testing.T) *Upstream {
+	u := s.upstream(t, nil)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-s.dials
+	s.crash()
+	<-s.dials // the immediate attempt, refused
+	waitFor(t, u, Reconnecting)
+	return u
+}
+
 // nextDials reads n dial times, as offsets from base.
 func (s *switchable) nextDials(n int, base time.Duration) []time.Duration {
 	var out []time.Duration
@@ -173,14 +188,7 @@ func TestStaleToolsStayListedWhileReconnecting(t *testing.T) {
 func TestCallDuringReconnectWaitsAndSucceeds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
-		u := sw.upstream(t, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		<-sw.dials
-		sw.crash()
-		<-sw.dials // the immediate attempt, refused
-		waitFor(t, u, Reconnecting)
+		u := sw.reconnectingUpstream(t)
 		sw.revive()
 		// The ladder would wait 0.5 s; a call asks for an attempt now.
 		start := time.Now()
@@ -197,14 +205,7 @@ func TestCallDuringReconnectWaitsAndSucceeds(t *testing.T) {
 func TestConcurrentCallsShareOneAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
-		u := sw.upstream(t, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		<-sw.dials
-		sw.crash()
-		<-sw.dials
-		waitFor(t, u, Reconnecting)
+		u := sw.reconnectingUpstream(t)
 		sw.revive()
 		var wg sync.WaitGroup
 		for range 10 {
