@@ -73,14 +73,20 @@ func (s *switchable) upstream(t *testing.T, log *eventLog) *Upstream {
 	return u
 }
 
-// reconnectingUpstream returns an upstream on s that connected, lost its
-// server, and had its immediate attempt refused: it is reconnecting, and s
-// is down.
-func (s *switchable) reconnectingUpstream(t *testing.T) *Upstream {
+// connectedUpstream returns an upstream on s, connected.
+func (s *switchable) connectedUpstream(t *testing.T) *Upstream {
 	u := s.upstream(t, nil)
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	return u
+}
+
+// reconnectingUpstream returns an upstream on s that connected, lost its
+// server, and had its immediate attempt refused: it is reconnecting, and s
+// is down.
+func (s *switchable) reconnectingUpstream(t *testing.T) *Upstream {
+	u := s.connectedUpstream(t)
 	<-s.dials
 	s.crash()
 	<-s.dials // the immediate attempt, refused
@@ -166,10 +172,7 @@ func TestLadderJitter(t *testing.T) {
 func TestStaleToolsStayListedWhileReconnecting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
-		u := sw.upstream(t, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u := sw.connectedUpstream(t)
 		before := len(u.Snapshot().Tools)
 		sw.crash()
 		waitFor(t, u, Reconnecting)
@@ -359,10 +362,7 @@ func TestCrashLoopEventAndRecoveryMessage(t *testing.T) {
 func TestReconnectRefreshesTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old"}}})
-		u := sw.upstream(t, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u := sw.connectedUpstream(t)
 		sw.srv.SetTools([]mcptest.ToolSpec{{Name: "old"}, {Name: "new"}})
 		sw.srv.Restart() // it comes back at once, with two tools
 		synctest.Wait()  // the reconnect is made; the list waits for an answer
@@ -384,10 +384,7 @@ func TestReconnectRefreshesTools(t *testing.T) {
 func TestReconnectRefreshesToolsWithoutCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old"}}})
-		u := sw.upstream(t, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u := sw.connectedUpstream(t)
 		sw.srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
 		sw.srv.Restart()
 		waitUntil(t, refreshDelay+time.Millisecond)
