@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // BenchmarkCallTool measures one tools/call of an echo tool on an in-memory
@@ -53,7 +54,7 @@ func BenchmarkCallTool(b *testing.B) {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if _, err := m.CallTool(b.Context(), "m__echo", args); err != nil {
+			if _, err := callTool(b.Context(), m, "m__echo", args); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -150,9 +151,14 @@ func BenchmarkTools(b *testing.B) {
 	if got := len(m.Tools(b.Context(), nil)); got != 5000 {
 		b.Fatalf("%d tools, want 5000", got)
 	}
+	v := m.view.Load()
+	snaps := make(map[string]upstream.Snapshot)
+	for _, up := range v.servers {
+		snaps[up.Name()] = up.Snapshot()
+	}
 	b.Run("rebuild", func(b *testing.B) {
 		for b.Loop() {
-			m.epoch.Add(1) // as if a server had been replaced
+			m.view.Store(m.build(v, snaps, true)) // as if a server's list had changed
 			m.Tools(b.Context(), nil)
 		}
 	})

@@ -1,22 +1,25 @@
 package switchboard
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/toolcache"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // cacheWriter writes servers' tool lists to the persistent cache from its
 // own goroutine: the writes sync to disk, and the events that ask for them
-// come from goroutines that must not wait.
+// are applied by a goroutine that must not wait.
 type cacheWriter struct {
-	m *Manager
+	cache  *toolcache.Cache
+	logger *slog.Logger
 
 	mu      sync.Mutex
-	pending map[*managed]cacheEntry // the latest list of each server to write
+	pending map[string]cacheEntry // the latest list of each server to write, by name
 	closing bool
 	wake    chan struct{} // buffered, 1
 	done    chan struct{} // closed when the goroutine returns
@@ -24,33 +27,31 @@ type cacheWriter struct {
 
 // cacheEntry is one list to write.
 type cacheEntry struct {
-	tools  []*mcp.Tool
-	at     time.Time // when it was fetched
-	redact func(string) string
+	fingerprint string // of the unresolved config that listed it
+	tools       []*mcp.Tool
+	at          time.Time // when it was fetched
+	redact      func(string) string
 }
 
-func newCacheWriter(m *Manager) *cacheWriter {
-	w := &cacheWriter{m: m, pending: make(map[*managed]cacheEntry), wake: make(chan struct{}, 1), done: make(chan struct{})}
+func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
+	w := &cacheWriter{cache: cache, logger: logger, pending: make(map[string]cacheEntry), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// put asks for up's current tools, just fetched, to be written as s's. A
-// nil writer (no cache) does nothing.
-func (w *cacheWriter) put(s *managed, up *upstream.Upstream) {
+// put asks for the tools of snap, just listed by the server, to be written,
+// redacted with redact. A nil writer (no cache) does nothing.
+func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 	if w == nil {
 		return
 	}
-	entry := cacheEntry{tools: up.Snapshot().Tools, at: time.Now(), redact: up.Redact}
+	entry := cacheEntry{fingerprint: snap.Config.Fingerprint(), tools: snap.Tools, at: time.Now(), redact: redact}
 	w.mu.Lock()
 	if !w.closing {
-		w.pending[s] = entry
+		w.pending[snap.Name] = entry
 	}
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	signal(w.wake)
 }
 
 func (w *cacheWriter) run() {
@@ -58,11 +59,11 @@ func (w *cacheWriter) run() {
 	for {
 		w.mu.Lock()
 		pending, closing := w.pending, w.closing
-		w.pending = make(map[*managed]cacheEntry)
+		w.pending = make(map[string]cacheEntry)
 		w.mu.Unlock()
-		for s, e := range pending {
-			if err := w.m.cache.Put(s.cfg.Name, s.cfg.Fingerprint(), e.tools, e.at, e.redact); err != nil {
-				w.m.opts.Logger.Warn("caching the tool list failed", "server", s.cfg.Name, "error", err)
+		for name, e := range pending {
+			if err := w.cache.Put(name, e.fingerprint, e.tools, e.at, e.redact); err != nil {
+				w.logger.Warn("caching the tool list failed", "server", name, "error", err)
 			}
 		}
 		if closing && len(pending) == 0 {
@@ -79,9 +80,15 @@ func (w *cacheWriter) close() {
 	w.mu.Lock()
 	w.closing = true
 	w.mu.Unlock()
+	signal(w.wake)
+	<-w.done
+}
+
+// signal sends on a buffered channel of size 1 without blocking: a signal
+// already pending covers this one.
+func signal(ch chan struct{}) {
 	select {
-	case w.wake <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
-	<-w.done
 }

@@ -2,32 +2,37 @@ package switchboard
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // Errors that callers branch on with errors.Is.
 var (
-	// ErrUnknownTool means no connected server exposes a tool by that name.
+	// ErrUnknownTool means no server exposes a tool by that name to the
+	// caller.
 	ErrUnknownTool = errors.New("unknown tool")
-	// ErrUnknownPrompt means no connected server exposes a prompt by that
-	// name.
+	// ErrUnknownPrompt means no server exposes a prompt by that name to the
+	// caller.
 	ErrUnknownPrompt = errors.New("unknown prompt")
-	// ErrUnknownResource means no connected server offers that resource URI.
+	// ErrUnknownResource means no server offers that resource URI to the
+	// caller.
 	ErrUnknownResource = errors.New("unknown resource")
 	// ErrUnknownServer means no server is configured by that name.
 	ErrUnknownServer = errors.New("unknown server")
 	// ErrNotSupported means the server does not offer what was asked, such
 	// as resource subscriptions.
 	ErrNotSupported = upstream.ErrNotSupported
-	// ErrNotConnected means the tool's server has no usable session, and an
-	// attempt to make one failed.
+	// ErrNotConnected means the server has no usable session and none is on
+	// its way: it failed (it is retried on its schedule), or it was
+	// disconnected or disabled.
 	ErrNotConnected = upstream.ErrNotConnected
-	// ErrReconnecting means the tool's server lost its connection, which is
-	// being restored; the call could not wait for it.
+	// ErrReconnecting means the server's connection is being made or
+	// restored, and the call could not wait for it.
 	ErrReconnecting = upstream.ErrReconnecting
-	// ErrCircuitOpen means the server restarted too often and is left alone
-	// (the crash-loop state) until a manual reconnect.
+	// ErrCircuitOpen means the server crashed too often (the crash-loop
+	// state): it is retried every few minutes, or at once on a manual
+	// reconnect.
 	ErrCircuitOpen = upstream.ErrCircuitOpen
 	// ErrAmbiguous means a call may have run: it was sent, then the
 	// connection broke or the time ran out. It is never replayed unless the
@@ -44,9 +49,85 @@ var (
 
 // ServerError is an error from one server and one operation. Its Err is
 // already redacted.
-type ServerError = upstream.Error
+type ServerError struct {
+	Server string // the configured server name
+	Op     string // what was being done, such as "connect" or `call tool "x"`
+	Err    error  // the cause
+}
 
-// AmbiguousError reports a call whose outcome is unknown and which was not
-// replayed because its tool is not read-only or idempotent. It wraps
-// [ErrAmbiguous].
-type AmbiguousError = upstream.AmbiguousError
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("server %q: %s: %v", e.Server, e.Op, e.Err)
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// AmbiguousError reports a call whose outcome is unknown: it was delivered,
+// then the connection broke or the time ran out. It was not replayed,
+// because its tool is not read-only or idempotent. It wraps [ErrAmbiguous]
+// and the cause.
+type AmbiguousError struct {
+	Tool string // the tool's name on its server
+	Err  error  // what happened after the call was sent
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%v: tool %q is not marked idempotent or read-only, so it was not retried: %v", ErrAmbiguous, e.Tool, e.Err)
+}
+
+func (e *AmbiguousError) Unwrap() []error { return []error{ErrAmbiguous, e.Err} }
+
+// UnavailableError says why a request found its server without a session:
+// the server's state and its last failure. It wraps the sentinel of the
+// state ([ErrReconnecting] while a connection is on its way,
+// [ErrCircuitOpen] in crash-loop, [ErrClosed] once closed, else
+// [ErrNotConnected]) and the cause.
+type UnavailableError struct {
+	State State
+	Err   error // the last failure, if any
+}
+
+func (e *UnavailableError) Error() string {
+	msg := e.State.String()
+	if e.State == StateCrashLoop {
+		msg += " (" + ErrCircuitOpen.Error() + ")"
+	}
+	if e.Err == nil {
+		return msg
+	}
+	// The server is named by the error that carries this one.
+	var cause *ServerError
+	if errors.As(e.Err, &cause) {
+		return msg + "; last error: " + cause.Op + ": " + cause.Err.Error()
+	}
+	return msg + "; last error: " + e.Err.Error()
+}
+
+func (e *UnavailableError) Unwrap() []error {
+	sentinel := ErrNotConnected
+	switch e.State {
+	case StateConnecting, StateReconnecting:
+		sentinel = ErrReconnecting
+	case StateCrashLoop:
+		sentinel = ErrCircuitOpen
+	case StateClosed:
+		sentinel = ErrClosed
+	}
+	if e.Err == nil {
+		return []error{sentinel}
+	}
+	return []error{sentinel, e.Err}
+}
+
+// publicError turns the error types of the upstream package into this
+// package's, down the chain as far as they go.
+func publicError(err error) error {
+	switch e := err.(type) {
+	case *upstream.Error:
+		return &ServerError{Server: e.Server, Op: e.Op, Err: publicError(e.Err)}
+	case *upstream.AmbiguousError:
+		return &AmbiguousError{Tool: e.Tool, Err: publicError(e.Err)}
+	case *upstream.UnavailableError:
+		return &UnavailableError{State: stateOf(e.State), Err: publicError(e.Err)}
+	}
+	return err
+}

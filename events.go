@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,14 +13,17 @@ import (
 type EventKind int
 
 const (
-	// EventState reports that a server moved to State: connecting,
-	// connected, reconnecting, failed (with the config file it came from, in
-	// Source, and the cause in Err), crash-loop, disconnected or closed.
+	// EventState reports that a server moved From one state to State:
+	// connecting, connected, reconnecting, failed (with the config file it
+	// came from, in Source, and the cause in Err), crash-loop, disconnected,
+	// disabled or closed.
 	EventState EventKind = iota
-	// EventChanged reports that the exposed tools, prompts or resources
-	// changed, with what was added and removed. It is sent after the views
-	// are updated, so Tools, Prompts and Resources already return the new
-	// lists.
+	// EventChanged reports that the tools, prompts or resources a server
+	// exposes changed, with what was added and removed. It is sent after
+	// the views are updated, so Tools, Prompts and Resources already return
+	// the new lists. A change of one server may rename another's tools (a
+	// name two servers now share gets a hash suffix): each server gets its
+	// own event.
 	EventChanged
 	// EventReloadFailed reports that a server said a list (List: "tools",
 	// "prompts" or "resources") changed, and it could not be reloaded, even
@@ -36,6 +40,7 @@ var eventKindNames = [...]string{
 	EventResourceUpdated: "resource-updated",
 }
 
+// String returns the kind's name.
 func (k EventKind) String() string {
 	if k >= 0 && int(k) < len(eventKindNames) {
 		return eventKindNames[k]
@@ -43,18 +48,17 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// An Event reports a change in the manager.
+// An Event reports a change in the manager. Every event names its server.
 type Event struct {
-	Kind EventKind
-	At   time.Time
-	// Server is the server an EventState, EventReloadFailed or
-	// EventResourceUpdated is about.
+	Kind   EventKind
+	At     time.Time
 	Server string
-	// State is the new state of an EventState. Source is the config file of
-	// a server that failed. Err is the redacted cause of a failure.
-	State  State
-	Source string
-	Err    error
+	// State is the new state of an EventState, and From the one it left.
+	// Source is the config file of a server that failed. Err is the
+	// redacted cause of a failure.
+	State, From State
+	Source      string
+	Err         error
 	// Tools, Prompts and Resources are what an EventChanged changed, by
 	// public name (resources: URI).
 	Tools     Diff
@@ -66,6 +70,35 @@ type Event struct {
 	URI string
 }
 
+// String describes the event in one line, for logs: "state web:
+// reconnecting; last error: ...", "changed web: tools +web__a -web__b",
+// "reload-failed web: tools: ...", "resource-updated web: file:///x".
+func (e Event) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s:", e.Kind, e.Server)
+	switch e.Kind {
+	case EventState:
+		b.WriteString(" " + e.State.String())
+		if e.Err != nil {
+			fmt.Fprintf(&b, "; last error: %v", e.Err)
+		}
+	case EventChanged:
+		for _, d := range []struct {
+			list string
+			diff Diff
+		}{{"tools", e.Tools}, {"prompts", e.Prompts}, {"resources", e.Resources}} {
+			if !d.diff.empty() {
+				fmt.Fprintf(&b, " %s%s", d.list, d.diff)
+			}
+		}
+	case EventReloadFailed:
+		fmt.Fprintf(&b, " %s: %v", e.List, e.Err)
+	case EventResourceUpdated:
+		b.WriteString(" " + e.URI)
+	}
+	return b.String()
+}
+
 // Diff lists names added and removed, each sorted.
 type Diff struct {
 	Added   []string
@@ -74,6 +107,18 @@ type Diff struct {
 
 func (d Diff) empty() bool { return len(d.Added) == 0 && len(d.Removed) == 0 }
 
+// String gives the names, each with "+" if added or "-" if removed.
+func (d Diff) String() string {
+	var b strings.Builder
+	for _, n := range d.Added {
+		b.WriteString(" +" + n)
+	}
+	for _, n := range d.Removed {
+		b.WriteString(" -" + n)
+	}
+	return b.String()
+}
+
 // Subscribe calls fn for every later event, in order, from one goroutine at
 // a time. Events that came before the first subscriber, up to the last 100,
 // are kept for it. fn must not block for long: events queue behind it. A
@@ -81,11 +126,11 @@ func (d Diff) empty() bool { return len(d.Added) == 0 && len(d.Removed) == 0 }
 // function unsubscribes; after it returns, fn is not called again, except
 // for a call already in progress. It may be called from fn.
 func (m *Manager) Subscribe(fn func(Event)) (unsubscribe func()) {
-	return m.events.subscribe(fn)
+	return m.subs.subscribe(fn)
 }
 
 // emit queues an event for the subscribers.
-func (m *Manager) emit(ev Event) { m.events.send(ev) }
+func (m *Manager) emit(ev Event) { m.subs.send(ev) }
 
 // backlogSize is how many events are kept until the first subscriber comes
 // (oh-my-pi keeps 100 and drops the oldest).
@@ -134,14 +179,7 @@ func (d *dispatcher) send(ev Event) {
 		d.queue = append(d.queue, ev)
 	}
 	d.mu.Unlock()
-	d.signal()
-}
-
-func (d *dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
+	signal(d.wake)
 }
 
 func (d *dispatcher) subscribe(fn func(Event)) func() {
@@ -156,7 +194,7 @@ func (d *dispatcher) subscribe(fn func(Event)) func() {
 		d.backlog = nil
 	}
 	d.mu.Unlock()
-	d.signal()
+	signal(d.wake)
 	return func() {
 		d.mu.Lock()
 		delete(d.subs, id)
@@ -215,6 +253,6 @@ func (d *dispatcher) close() {
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
-	d.signal()
+	signal(d.wake)
 	<-d.done
 }

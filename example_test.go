@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +62,7 @@ func Example() {
 	for _, t := range m.Tools(ctx, nil) {
 		fmt.Printf("%s (%s on %s): %s\n", t.Name, t.Original, t.Server, t.Tool.Description)
 	}
-	res, err := m.CallTool(ctx, "hello__greet", map[string]any{"name": "Ada"})
+	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": "Ada"}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -110,20 +111,24 @@ func ExampleManager_Subscribe() {
 		log.Fatal(err)
 	}
 	m := switchboard.New(cfg, &switchboard.Options{Dial: inProcess(map[string]*mcp.Server{"hello": greeter()})})
-	changed := make(chan []string, 1)
+	var events []string
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventChanged {
-			changed <- ev.Tools.Added
-		}
+		events = append(events, ev.String()) // one goroutine at a time
 	})
 	defer unsubscribe()
-	defer m.Close()
 	if err := m.Connect(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("added:", <-changed)
+	m.Close() // delivers every event before it returns
+	for _, ev := range events {
+		fmt.Println(ev)
+	}
 	// Output:
-	// added: [hello__greet]
+	// state hello: connecting
+	// state hello: connected
+	// changed hello: tools +hello__greet
+	// state hello: closed
+	// changed hello: tools -hello__greet
 }
 
 // connected returns a connected manager over the config text, with each
@@ -175,7 +180,7 @@ func ExampleManager_CallTool() {
 		&switchboard.Options{FormatError: switchboard.DefaultErrorFormatter})
 	defer m.Close()
 
-	res, err := m.CallTool(context.Background(), "hello__wave", nil)
+	res, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__wave"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -225,19 +230,19 @@ func ExampleManager_Prompts() {
 	<-listed
 
 	ctx := context.Background()
-	for _, p := range m.Prompts() {
+	for _, p := range m.Prompts(ctx, nil) {
 		fmt.Printf("prompt %s (%s on %s)\n", p.Name, p.Original, p.Server)
 	}
-	prompt, err := m.GetPrompt(ctx, "notes__summarize", nil)
+	prompt, err := m.GetPrompt(ctx, nil, &mcp.GetPromptParams{Name: "notes__summarize"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(prompt.Messages[0].Content.(*mcp.TextContent).Text)
 
-	for _, r := range m.Resources() {
+	for _, r := range m.Resources(ctx, nil) {
 		fmt.Printf("resource %s on %s\n", r.Resource.URI, r.Server)
 	}
-	res, err := m.ReadResource(ctx, "notes://today")
+	res, err := m.ReadResource(ctx, nil, &mcp.ReadResourceParams{URI: "notes://today"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -249,15 +254,17 @@ func ExampleManager_Prompts() {
 	// Buy milk.
 }
 
-// Reconnect with failedOnly retries the servers that failed, and leaves the
-// others alone.
-func ExampleManager_Reconnect() {
-	down := true
+// ReconnectFailed retries the servers that failed, at once, and leaves the
+// others alone. (Left alone, a failed server is retried on its schedule,
+// for ever.)
+func ExampleManager_ReconnectFailed() {
+	var down atomic.Bool
+	down.Store(true)
 	servers := map[string]*mcp.Server{"hello": greeter()}
 	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`, servers,
 		&switchboard.Options{
 			Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
-				if down {
+				if down.Load() {
 					return nil, errors.New("connection refused")
 				}
 				return inProcess(servers)(ctx, srv)
@@ -266,14 +273,32 @@ func ExampleManager_Reconnect() {
 	defer m.Close()
 	fmt.Println("failed:", m.Failed())
 
-	down = false // the server came up
-	if err := m.Reconnect(context.Background(), true); err != nil {
+	down.Store(false) // the server came up
+	if err := m.ReconnectFailed(context.Background()); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("failed:", m.Failed(), "connected:", m.Connected())
 	// Output:
 	// failed: [hello]
 	// failed: [] connected: [hello]
+}
+
+// Reconnect gives named servers a fresh connection, as after changing
+// something on their side; their resource subscriptions are kept.
+func ExampleManager_Reconnect() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()}, nil)
+	defer m.Close()
+	if err := m.Reconnect(context.Background(), "hello"); err != nil {
+		log.Fatal(err)
+	}
+	st := m.Status()[0]
+	fmt.Println(st.State, "reconnects:", st.Reconnects)
+	err := m.Reconnect(context.Background(), "nope")
+	fmt.Println(errors.Is(err, switchboard.ErrUnknownServer))
+	// Output:
+	// connected reconnects: 1
+	// true
 }
 
 // Disconnect takes one server's tools away, with one change event; Connect
@@ -302,10 +327,62 @@ func ExampleManager_Close() {
 		&switchboard.Options{CloseTimeout: 2 * time.Second})
 	fmt.Println("close:", m.Close())
 	fmt.Println("again:", m.Close())
-	_, err := m.CallTool(context.Background(), "hello__greet", nil)
+	_, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__greet"})
 	fmt.Println("after close:", errors.Is(err, switchboard.ErrClosed))
 	// Output:
 	// close: <nil>
 	// again: <nil>
 	// after close: true
+}
+
+// An Observer feeds metrics and logs. Unset hooks cost nothing.
+func ExampleObserver() {
+	var mu sync.Mutex
+	var seen []string
+	record := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf(format, args...))
+	}
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()},
+		&switchboard.Options{Observer: &switchboard.Observer{
+			CallEnded: func(c switchboard.CallEnd) { record("call %s on %s: %s", c.Tool, c.Server, c.Outcome) },
+			StateChanged: func(server string, from, to switchboard.State, _ error) {
+				record("%s: %s -> %s", server, from, to)
+			},
+		}})
+	_, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": "Ada"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m.Close()
+	for _, s := range seen {
+		fmt.Println(s)
+	}
+	// Output:
+	// hello: disconnected -> connecting
+	// hello: connecting -> connected
+	// call hello__greet on hello: ok
+	// hello: connected -> closed
+}
+
+// An approval policy says which tools need a human's yes before they run.
+func ExampleNewApprovalPolicy() {
+	policy, err := switchboard.NewApprovalPolicy(map[string]any{
+		"always": map[string]any{"tool_names": []any{"greet"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()}, &switchboard.Options{Approval: policy})
+	defer m.Close()
+	fmt.Println(m.RequiresApproval(context.Background(), nil, "hello__greet"))
+
+	_, err = switchboard.NewApprovalPolicy(map[string]any{"greet": "alwyas"})
+	fmt.Println(err)
+	// Output:
+	// true
+	// approval policy: tool "greet": "alwyas" is not "always" or "never"
 }

@@ -7,95 +7,186 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// Prompt is one exposed prompt: its public name (made as tools' are), the
-// server that owns it, its original name there, and a copy of its
-// definition whose Name is the public name.
-type Prompt = catalog.Prompt
+// Prompt is one exposed prompt.
+type Prompt struct {
+	// Name is the public name, made as tools' are.
+	Name string
+	// Server is the configured name of the server that owns the prompt.
+	Server string
+	// Original is the prompt's name on its server; gets use it.
+	Original string
+	// Prompt is a copy of the server's definition whose Name is the public
+	// name.
+	Prompt *mcp.Prompt
+}
 
 // Resource is one exposed resource, with the server that serves it.
 // Resources keep their URIs: on a URI that two servers offer, the one
 // configured first serves it, and the other's status reports the collision.
-type Resource = catalog.Resource
+type Resource struct {
+	Server   string
+	Resource *mcp.Resource // a copy
+}
 
 // ResourceTemplate is one exposed resource template, with its server.
-type ResourceTemplate = catalog.ResourceTemplate
+type ResourceTemplate struct {
+	Server   string
+	Template *mcp.ResourceTemplate // a copy
+}
 
-// Prompts returns every exposed prompt, sorted by public name, as copies.
-func (m *Manager) Prompts() []Prompt { return m.views().prompts.Prompts() }
+// Prompts returns every prompt exposed to q (which may be nil), sorted by
+// public name, as copies.
+func (m *Manager) Prompts(ctx context.Context, q *Query) []Prompt {
+	prompts := m.view.Load().prompts.Prompts()
+	out := make([]Prompt, len(prompts))
+	for i, p := range prompts {
+		out[i] = Prompt(p)
+	}
+	return m.keepPrompts(ctx, q, out)
+}
 
-// GetPrompt gets the prompt with the given public name from the server that
-// owns it.
-func (m *Manager) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// keepPrompts is Options.PromptFilter for q.
+func (m *Manager) keepPrompts(ctx context.Context, q *Query, prompts []Prompt) []Prompt {
+	f := m.opts.PromptFilter
+	if f == nil {
+		return prompts
+	}
+	query := q.value()
+	return catalog.Filter(ctx, prompts, "prompt", func(p Prompt) (string, string) { return p.Server, p.Original },
+		func(ctx context.Context, p Prompt) (bool, error) {
+			c := *p.Prompt
+			c.Name = p.Original
+			return f(ctx, FilterContext{Query: query, Server: p.Server}, &c)
+		}, m.opts.Logger)
+}
+
+// GetPrompt gets the prompt params.Name, a public name, for q (which may be
+// nil), from the server that owns it. A prompt that Options.PromptFilter
+// hides from q is refused, as unknown.
+func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	name := params.Name
 	if err := m.open("get prompt", name); err != nil {
 		return nil, err
 	}
-	server, original, ok := m.views().prompts.Route(name)
-	if !ok {
+	v := m.view.Load()
+	var found *Prompt
+	for _, p := range v.prompts.Entries() {
+		if p.Name == name {
+			found = &Prompt{Name: p.Name, Server: p.Server, Original: p.Original, Prompt: p.Prompt}
+			break
+		}
+	}
+	if found == nil || len(m.keepPrompts(ctx, q, []Prompt{*found})) == 0 {
 		return nil, fmt.Errorf("get prompt %q: %w", name, ErrUnknownPrompt)
 	}
-	up := m.upstreamOf(m.byName[server])
-	if up == nil {
-		return nil, fmt.Errorf("get prompt %q: %w", name, ErrUnknownPrompt)
-	}
-	return up.GetPrompt(ctx, original, args)
+	get := *params
+	get.Name = found.Original
+	res, err := v.byName[found.Server].GetPrompt(ctx, &get)
+	return res, publicError(err)
 }
 
-// Resources returns every exposed resource, sorted by URI, as copies.
-func (m *Manager) Resources() []Resource { return m.views().resources.Resources() }
+// Resources returns every resource exposed to q (which may be nil), sorted
+// by URI, as copies.
+func (m *Manager) Resources(ctx context.Context, q *Query) []Resource {
+	resources := m.view.Load().resources.Resources()
+	out := make([]Resource, len(resources))
+	for i, r := range resources {
+		out[i] = Resource(r)
+	}
+	return keepResources(m, ctx, q, out, func(r Resource) (string, *mcp.Resource) { return r.Server, r.Resource })
+}
 
-// ResourceTemplates returns every exposed resource template, in configured
-// order of their servers, as copies.
-func (m *Manager) ResourceTemplates() []ResourceTemplate { return m.views().resources.Templates() }
-
-// ReadResource reads uri from the server that serves it: the one that lists
-// it (the first configured, on a collision), else the first whose template
-// matches it.
-func (m *Manager) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
-	return routeResource(m, "read resource", uri, func(up resourceServer) (*mcp.ReadResourceResult, error) {
-		return up.ReadResource(ctx, uri)
+// ResourceTemplates returns every resource template exposed to q (which may
+// be nil), in configured order of their servers, as copies.
+func (m *Manager) ResourceTemplates(ctx context.Context, q *Query) []ResourceTemplate {
+	templates := m.view.Load().resources.Templates()
+	out := make([]ResourceTemplate, len(templates))
+	for i, t := range templates {
+		out[i] = ResourceTemplate(t)
+	}
+	return keepResources(m, ctx, q, out, func(t ResourceTemplate) (string, *mcp.Resource) {
+		return t.Server, templateResource(t.Template, t.Template.URITemplate)
 	})
 }
 
-// SubscribeResource subscribes to updates of uri, which arrive as
-// EventResourceUpdated. The subscription is kept across reconnects.
-func (m *Manager) SubscribeResource(ctx context.Context, uri string) error {
-	_, err := routeResource(m, "subscribe", uri, func(up resourceServer) (struct{}, error) {
-		return struct{}{}, up.Subscribe(ctx, uri)
-	})
-	return err
+// templateResource is how a ResourceFilter sees a template, or a URI read
+// through it: a resource with that URI.
+func templateResource(t *mcp.ResourceTemplate, uri string) *mcp.Resource {
+	return &mcp.Resource{URI: uri, Name: t.Name, Title: t.Title, Description: t.Description, MIMEType: t.MIMEType}
+}
+
+// keepResources is Options.ResourceFilter for q, over items that show
+// describes: their server, and the resource the filter sees, a copy.
+func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, show func(T) (string, *mcp.Resource)) []T {
+	f := m.opts.ResourceFilter
+	if f == nil {
+		return items
+	}
+	query := q.value()
+	return catalog.Filter(ctx, items, "resource",
+		func(item T) (string, string) {
+			server, r := show(item)
+			return server, r.URI
+		},
+		func(ctx context.Context, item T) (bool, error) {
+			server, r := show(item)
+			c := *r
+			return f(ctx, FilterContext{Query: query, Server: server}, &c)
+		}, m.opts.Logger)
+}
+
+// ReadResource reads the resource params.URI, for q (which may be nil),
+// from the server that serves it: the one that lists it (the first
+// configured, on a collision), else the first whose template matches it. A
+// resource that Options.ResourceFilter hides from q is refused, as unknown.
+func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	up, err := m.resourceServer(ctx, q, "read resource", params.URI)
+	if err != nil {
+		return nil, err
+	}
+	res, err := up.ReadResource(ctx, params)
+	return res, publicError(err)
+}
+
+// SubscribeResource subscribes to updates of uri, for q (which may be nil),
+// which arrive as EventResourceUpdated. The subscription belongs to the
+// server for its whole life: it survives every reconnect.
+func (m *Manager) SubscribeResource(ctx context.Context, q *Query, uri string) error {
+	up, err := m.resourceServer(ctx, q, "subscribe", uri)
+	if err != nil {
+		return err
+	}
+	return publicError(up.Subscribe(ctx, uri))
 }
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
-func (m *Manager) UnsubscribeResource(ctx context.Context, uri string) error {
-	_, err := routeResource(m, "unsubscribe", uri, func(up resourceServer) (struct{}, error) {
-		return struct{}{}, up.Unsubscribe(ctx, uri)
-	})
-	return err
+func (m *Manager) UnsubscribeResource(ctx context.Context, q *Query, uri string) error {
+	up, err := m.resourceServer(ctx, q, "unsubscribe", uri)
+	if err != nil {
+		return err
+	}
+	return publicError(up.Unsubscribe(ctx, uri))
 }
 
-// resourceServer is what routeResource hands on: an upstream's resource
-// methods.
-type resourceServer interface {
-	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	Subscribe(ctx context.Context, uri string) error
-	Unsubscribe(ctx context.Context, uri string) error
-}
-
-// routeResource runs do on the upstream that serves uri.
-func routeResource[T any](m *Manager, op, uri string, do func(resourceServer) (T, error)) (T, error) {
-	var zero T
+// resourceServer returns the upstream that serves uri to q.
+func (m *Manager) resourceServer(ctx context.Context, q *Query, op, uri string) (*upstream.Upstream, error) {
 	if err := m.open(op, uri); err != nil {
-		return zero, err
+		return nil, err
 	}
-	server, ok := m.views().resources.Route(uri)
+	v := m.view.Load()
+	server, res, tmpl, ok := v.resources.Find(uri)
+	if ok && m.opts.ResourceFilter != nil {
+		if res == nil {
+			res = templateResource(tmpl, uri)
+		}
+		ok = len(keepResources(m, ctx, q, []Resource{{Server: server, Resource: res}},
+			func(r Resource) (string, *mcp.Resource) { return r.Server, r.Resource })) > 0
+	}
 	if !ok {
-		return zero, fmt.Errorf("%s %q: %w", op, uri, ErrUnknownResource)
+		return nil, fmt.Errorf("%s %q: %w", op, uri, ErrUnknownResource)
 	}
-	up := m.upstreamOf(m.byName[server])
-	if up == nil {
-		return zero, fmt.Errorf("%s %q: %w", op, uri, ErrUnknownResource)
-	}
-	return do(up)
+	return v.byName[server], nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,10 +46,12 @@ type Options struct {
 	// each waited for in full, instead of all at once behind the startup
 	// gate.
 	Sequential bool
-	// Strict makes Connect and Reconnect fail when a server fails: the
-	// servers connected by that call are closed again, in reverse order, the
-	// ones connected before are left as they were, and the failures are
-	// returned. Strict waits for every server, without the startup gate.
+	// Strict makes Connect fail when a server fails: the servers of that
+	// call are disconnected again, in reverse order, the ones connected
+	// before are left as they were, and the failures are returned. Strict
+	// Connect waits for every server, without the startup gate. Strict
+	// Reconnect and ReconnectFailed return the failures too, and leave the
+	// servers as they are.
 	Strict bool
 	// KeepFailed keeps failed servers in [Manager.Active]; by default they
 	// are dropped from it.
@@ -67,10 +68,12 @@ type Options struct {
 	// NoCache disables the persistent tool cache.
 	NoCache bool
 
-	// Filter, if set, decides per query which tools Tools returns. It sees a
-	// copy of each tool, under its original name; an error or a panic
-	// excludes the tool and is logged.
-	Filter DynamicFilter
+	// Filter, if set, decides per query which tools Tools returns, and
+	// CallTool refuses the tools it hides. PromptFilter and ResourceFilter
+	// do the same for prompts and resources.
+	Filter         DynamicFilter
+	PromptFilter   PromptFilter
+	ResourceFilter ResourceFilter
 	// Approval says which tools need a human's approval; see
 	// [Manager.RequiresApproval]. Build it with [NewApprovalPolicy].
 	Approval *ApprovalPolicy
@@ -82,22 +85,28 @@ type Options struct {
 	// model (see DefaultErrorFormatter). If it is nil, or returns nil, the
 	// error is returned.
 	FormatError ErrorFormatter
+	// Observer, if set, hears of calls, state changes, reconnects and list
+	// refreshes, for metrics and logs.
+	Observer *Observer
 }
 
 // A Manager connects to many MCP servers and exposes their tools, prompts
 // and resources as one catalog. Its methods are safe for concurrent use.
+//
+// Each configured server is one upstream for the manager's whole life; the
+// manager only combines them. Their events are applied, in order, by one
+// goroutine that swaps in a new view; calls and queries read the view with
+// one atomic load and take no lock.
 type Manager struct {
 	// Set by New, read-only after.
 	opts    Options
-	servers []*managed // configured order
-	byName  map[string]*managed
 	created time.Time
-	events  *dispatcher
+	subs    *dispatcher
+	events  *events
 	cache   *toolcache.Cache // nil when disabled
-	writes  *cacheWriter
-	// closeUpstream closes one upstream by a deadline; tests replace it to
-	// make a close fail.
-	closeUpstream func(*upstream.Upstream, time.Time) error
+	writes  *cacheWriter     // nil when the cache is disabled
+
+	view atomic.Pointer[view]
 
 	// lifecycle serializes Connect, Reconnect, Disconnect and Close: a
 	// semaphore, so that a caller can stop waiting.
@@ -108,35 +117,13 @@ type Manager struct {
 	// progress, so that Close does not wait for a long Connect.
 	closing      context.Context
 	beginClosing context.CancelFunc
-
-	// epoch moves whenever a server's upstream is replaced, so that views
-	// built from the old one are rebuilt (see generation).
-	epoch atomic.Uint64
-
-	// mu guards the upstream of each managed server, and the views.
-	mu        sync.Mutex
-	view      *views // immutable once built: readers keep it outside mu
-	published published
-}
-
-// managed is one configured server.
-type managed struct {
-	cfg      config.Server
-	rejected error // non-nil if the config rejected the entry
-
-	// Guarded by Manager.mu.
-	up           *upstream.Upstream // nil if disabled or rejected
-	started      bool               // Connect started up
-	disconnected bool               // Disconnect closed it
-	deferred     []*mcp.Tool        // cached tools, shown while up first connects
-	cleanupErr   error              // the last failure to close it
-	failure      error              // why it failed, kept when a cleanup replaced up
 }
 
 // New returns a Manager for the servers of cfg. It does no I/O: call
-// [Manager.Connect]. Entries that cfg rejected are kept, and shown as failed
-// with their config error, so that status and readiness account for them.
-// Call [Manager.Close] when done: it also stops the event goroutine.
+// [Manager.Connect]. Entries that cfg rejected, or that do not validate,
+// are kept and shown as failed with their config error, so that status and
+// readiness account for them. Call [Manager.Close] when done: it also stops
+// the manager's goroutines.
 func New(cfg *config.Config, opts *Options) *Manager {
 	var o Options
 	if opts != nil {
@@ -156,64 +143,64 @@ func New(cfg *config.Config, opts *Options) *Manager {
 	}
 	m := &Manager{
 		opts:      o,
-		byName:    make(map[string]*managed),
 		created:   time.Now(),
-		events:    newDispatcher(o.Logger),
+		subs:      newDispatcher(o.Logger),
 		lifecycle: make(chan struct{}, 1),
-		closeUpstream: func(up *upstream.Upstream, deadline time.Time) error {
-			return up.CloseBy(deadline)
-		},
 	}
 	m.closing, m.beginClosing = context.WithCancel(context.Background())
 	if !o.NoCache {
 		m.cache = toolcache.Open(o.CacheDir, &toolcache.Options{Logger: o.Logger})
-		m.writes = newCacheWriter(m)
+		m.writes = newCacheWriter(m.cache, o.Logger)
 	}
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
+	m.events = newEvents(m)
+	v := &view{byName: make(map[string]*upstream.Upstream)}
+	seen := make(map[string]bool)
+	snaps := make(map[string]upstream.Snapshot)
 	for _, srv := range cfg.Servers {
-		s := &managed{cfg: srv.Clone()}
-		if err := srv.Validate(); err != nil {
-			s.rejected = err
-		} else if srv.IsEnabled() {
-			s.up = m.newUpstream(s)
+		if seen[srv.Name] {
+			continue // names are unique in a loaded config; keep the first in code-built ones
 		}
-		m.add(s)
+		seen[srv.Name] = true
+		if err := srv.Validate(); err != nil {
+			v.rejected = append(v.rejected, config.Rejected{Name: srv.Name, Source: srv.Source, Required: srv.Required, Err: err})
+			continue
+		}
+		up := m.newUpstream(srv)
+		v.servers = append(v.servers, up)
+		v.byName[srv.Name] = up
+		snaps[srv.Name] = up.Snapshot()
 	}
 	for _, r := range cfg.Rejected {
-		m.add(&managed{cfg: config.Server{Name: r.Name, Source: r.Source, Required: r.Required}, rejected: r.Err})
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			v.rejected = append(v.rejected, r)
+		}
 	}
+	m.view.Store(m.build(v, snaps, true))
+	m.events.start(snaps)
 	return m
 }
 
-func (m *Manager) add(s *managed) {
-	if _, dup := m.byName[s.cfg.Name]; dup {
-		return // names are unique in a loaded config; keep the first in code-built ones
-	}
-	m.byName[s.cfg.Name] = s
-	m.servers = append(m.servers, s)
-}
-
-// newUpstream makes a fresh upstream for s, whose events are heard while it
-// is s's current one.
-func (m *Manager) newUpstream(s *managed) *upstream.Upstream {
-	var up *upstream.Upstream
-	up = upstream.New(s.cfg, &upstream.Options{
+// newUpstream makes the upstream of srv.
+func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
+	return upstream.New(srv, &upstream.Options{
 		Client:    m.opts.Client,
-		Logger:    m.opts.Logger.With("server", s.cfg.Name),
+		Logger:    m.opts.Logger.With("server", srv.Name),
 		LookupEnv: m.opts.LookupEnv,
 		Dial:      m.opts.Dial,
-		OnEvent:   func(ev upstream.Event) { m.upstreamEvent(s, up, ev) },
+		OnEvent:   m.events.add,
 	})
-	return up
 }
 
-// upstreamOf returns s's current upstream.
-func (m *Manager) upstreamOf(s *managed) *upstream.Upstream {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return s.up
+// redactor returns the redaction of the server called name.
+func (m *Manager) redactor(name string) func(string) string {
+	if up := m.view.Load().byName[name]; up != nil {
+		return up.Redact
+	}
+	return func(s string) string { return s }
 }
 
 // lock takes the lifecycle lock, or gives up when ctx ends: a caller that
@@ -251,144 +238,85 @@ func (m *Manager) open(op, name string) error {
 }
 
 // Connect connects the enabled servers that are not connected yet: those
-// never started, and those that failed or were disconnected (a server
-// already connecting is not started twice).
+// not started, those disconnected, and those that failed or are in
+// crash-loop (for which it is a manual reconnect: it forgives their past
+// crashes). A server already connecting or connected is left alone.
 //
 // In parallel mode (the default) it starts them all at once and returns
 // when all have connected or failed, or when the startup gate
 // (Options.StartupGate, 250 ms by default) has passed, whichever comes
 // first. A server still connecting then exposes the tools it had last time,
 // from the persistent cache, and calls to them wait for it; a server with
-// nothing cached adds its tools when it connects, with an EventChanged. In
+// nothing cached adds its tools when it connects, with an EventChanged, and
+// a call to one of its tools (by prefix) waits for it meanwhile. In
 // sequential mode it connects them one at a time, in configured order.
 //
-// A server that fails does not stop the others: its error is kept, and
-// [Manager.Failed] and [Manager.Status] show it. In strict mode
-// (Options.Strict) Connect waits for every server, and if any failed it
-// closes the ones this call connected, in reverse order, and returns the
-// failures joined. Connect also fails if ctx ends first, or if the manager
-// is closed; the servers already started go on connecting in the
-// background.
+// A server that fails does not stop the others: its error is kept,
+// [Manager.Failed] and [Manager.Status] show it, and it is retried on its
+// schedule. In strict mode (Options.Strict) Connect waits for every server,
+// and if any failed it disconnects the ones this call started, in reverse
+// order, and returns the failures joined. Connect also fails if ctx ends
+// first, or if the manager is closed; the servers already started go on
+// connecting in the background.
 //
-// Connect, Reconnect, Disconnect and Close are serialized. A caller whose
-// ctx ends while another is in progress gets ctx's error, and nothing is
-// done.
+// Connect, Reconnect, ReconnectFailed, Disconnect and Close are
+// serialized. A caller whose ctx ends while another is in progress gets
+// ctx's error, and nothing is done.
 func (m *Manager) Connect(ctx context.Context) error {
 	ctx, unlock, err := m.lock(ctx, "connect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	var pass, failed []*managed
-	for _, s := range m.servers {
-		switch m.connectNeed(s) {
-		case needStart:
-			pass = append(pass, s)
-		case needFresh:
-			failed = append(failed, s)
+	var pass []*upstream.Upstream
+	for _, up := range m.view.Load().servers {
+		switch up.State() {
+		case upstream.Disconnected, upstream.Failed, upstream.CrashLoop:
+			pass = append(pass, up)
 		}
 	}
-	// A failed server gets a fresh upstream, and with it a fresh breaker.
-	pass = append(pass, m.cleanup(failed)...)
-	slices.SortFunc(pass, func(a, b *managed) int { return m.index(a) - m.index(b) })
-	return m.connectPass(ctx, "connect", pass, m.opts.StartupGate)
-}
-
-// What Connect must do for a server.
-type need int
-
-const (
-	needNothing need = iota // disabled, rejected, connected or connecting
-	needStart               // never started, or disconnected (and made afresh)
-	needFresh               // failed: close it and start a fresh one
-)
-
-// connectNeed says what Connect must do for s. It gives a disconnected
-// server a fresh upstream.
-func (m *Manager) connectNeed(s *managed) need {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	switch {
-	case s.up == nil:
-		return needNothing
-	case s.disconnected:
-		m.replaceLocked(s)
-		return needStart
-	case !s.started:
-		return needStart
+	gate := m.opts.StartupGate
+	if m.opts.Strict {
+		gate = -1
 	}
-	switch s.up.State() {
-	case upstream.Failed, upstream.CrashLoop:
-		return needFresh
+	err = m.connect(ctx, pass, gate)
+	if err == nil && m.opts.Strict {
+		if err = failures(pass); err != nil {
+			m.disconnect(ctx, pass)
+		}
 	}
-	return needNothing
-}
-
-// connectPass connects pass, as Connect describes, with the given startup
-// gate (negative: none).
-func (m *Manager) connectPass(ctx context.Context, op string, pass []*managed, gate time.Duration) error {
-	for _, s := range pass {
-		m.emit(Event{Kind: EventState, Server: s.cfg.Name, State: StateConnecting})
-	}
-	var err error
-	switch {
-	case m.opts.Sequential:
-		err = m.connectSequential(ctx, pass)
-	case m.opts.Strict:
-		err = m.connectParallel(ctx, pass, -1)
-	default:
-		err = m.connectParallel(ctx, pass, gate)
-	}
+	m.events.flush()
 	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if !m.opts.Strict {
-		return nil
-	}
-	var failed []error
-	for _, s := range pass {
-		if up := m.upstreamOf(s); up != nil && up.State() != upstream.Connected {
-			failed = append(failed, up.Snapshot().Err)
-		}
-	}
-	if len(failed) == 0 {
-		return nil
-	}
-	m.cleanup(slices.Clone(pass))
-	return fmt.Errorf("%s: %w", op, errors.Join(failed...))
-}
-
-// start starts s's upstream.
-func (m *Manager) start(s *managed) *upstream.Upstream {
-	m.mu.Lock()
-	up := s.up
-	s.started, s.failure = true, nil
-	m.mu.Unlock()
-	up.Start()
-	return up
-}
-
-// connectSequential connects pass one server at a time.
-func (m *Manager) connectSequential(ctx context.Context, pass []*managed) error {
-	for _, s := range pass {
-		up := m.start(s)
-		if err := up.Connect(ctx); err != nil && ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
+		return fmt.Errorf("connect: %w", err)
 	}
 	return nil
 }
 
-// connectParallel starts pass at once and waits for it to settle, for the
-// gate (negative: none), or for ctx. Servers still connecting at the gate
-// get their cached tools.
-func (m *Manager) connectParallel(ctx context.Context, pass []*managed, gateAfter time.Duration) error {
+// connect starts pass (a manual reconnect for those that failed) and waits
+// for it to settle, one at a time in sequential mode, or at once for at
+// most gate (negative: no gate). Servers still connecting at the gate get
+// their cached tools.
+func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) error {
+	start := func(ctx context.Context, up *upstream.Upstream) {
+		if up.State() == upstream.Disconnected {
+			up.Connect(ctx)
+		} else {
+			up.Reconnect(ctx)
+		}
+	}
+	if m.opts.Sequential {
+		for _, up := range pass {
+			if start(ctx, up); ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+		}
+		return nil
+	}
 	waitCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, s := range pass {
-		up := m.start(s)
-		wg.Go(func() { up.Connect(waitCtx) })
+	for _, up := range pass {
+		wg.Go(func() { start(waitCtx, up) })
 	}
 	// The cache is read while the servers connect, so that the gate is not
 	// followed by a wait for the disk.
@@ -396,7 +324,7 @@ func (m *Manager) connectParallel(ctx context.Context, pass []*managed, gateAfte
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		if gateAfter > 0 {
+		if gate > 0 {
 			cached = m.readCache(pass)
 		}
 	}()
@@ -405,181 +333,167 @@ func (m *Manager) connectParallel(ctx context.Context, pass []*managed, gateAfte
 		wg.Wait()
 		close(settled)
 	}()
-	var gate <-chan time.Time
-	if gateAfter > 0 {
-		t := time.NewTimer(gateAfter)
+	var timer <-chan time.Time
+	if gate > 0 {
+		t := time.NewTimer(gate)
 		defer t.Stop()
-		gate = t.C
+		timer = t.C
 	}
 	var err error
 	select {
 	case <-settled:
-	case <-gate:
+	case <-timer:
 	case <-ctx.Done():
 		err = context.Cause(ctx)
 	}
 	cancel()
 	<-settled
 	<-read
-	if err == nil && cached != nil {
-		m.deferPending(pass, cached)
+	if err == nil {
+		for i, tools := range cached {
+			pass[i].Seed(tools) // a server that has listed its own keeps them
+		}
 	}
 	return err
 }
 
 // readCache returns the cached tools of each server of pass (nil: none).
-func (m *Manager) readCache(pass []*managed) [][]*mcp.Tool {
+func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 	if m.cache == nil {
 		return nil
 	}
 	cached := make([][]*mcp.Tool, len(pass))
-	for i, s := range pass {
-		cached[i], _, _ = m.cache.Get(s.cfg.Name, s.cfg.Fingerprint())
+	for i, up := range pass {
+		cfg := up.Config()
+		cached[i], _, _ = m.cache.Get(cfg.Name, cfg.Fingerprint())
 	}
 	return cached
 }
 
-// deferPending gives the servers of pass that are still connecting for the
-// first time the tools they had last time: cached[i] for pass[i].
-func (m *Manager) deferPending(pass []*managed, cached [][]*mcp.Tool) {
-	changed := false
-	for i, s := range pass {
-		up := m.upstreamOf(s)
-		tools := cached[i]
-		if up == nil || len(tools) == 0 || up.State() != upstream.Connecting {
-			continue
+// failures joins the errors of the servers of pass that are not connected.
+func failures(pass []*upstream.Upstream) error {
+	var errs []error
+	for _, up := range pass {
+		if snap := up.Snapshot(); snap.State != upstream.Connected {
+			errs = append(errs, publicError(snap.Err))
 		}
-		m.mu.Lock()
-		if s.up == up {
-			s.deferred = tools
-			changed = true
-		}
-		m.mu.Unlock()
 	}
-	if changed {
-		m.epoch.Add(1)
-		m.publish()
+	return errors.Join(errs...)
+}
+
+// disconnect disconnects servers in reverse configured order, each within
+// CloseTimeout.
+func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.CloseTimeout)
+	defer cancel()
+	for i := len(servers) - 1; i >= 0; i-- {
+		servers[i].Disconnect(ctx)
 	}
 }
 
-// Reconnect reconnects servers. With failedOnly, it takes the servers that
-// failed: it closes them first, in reverse configured order, then connects
-// again those whose close succeeded (one whose close failed stays failed,
-// with that error); the others are not touched. Without failedOnly it
-// closes every server, in reverse order, and connects them all afresh. It
-// waits for the servers it connects (no startup gate), and in strict mode
-// returns their failures. It is serialized with Connect, Disconnect and
-// Close.
-func (m *Manager) Reconnect(ctx context.Context, failedOnly bool) error {
+// Reconnect reconnects the servers called names, or every enabled server
+// when no name is given: each drops its session, has its past crashes
+// forgiven, and connects afresh, keeping its resource subscriptions. It
+// waits for all of them (no startup gate). In strict mode it returns their
+// failures; otherwise it returns nil, and [Manager.Status] tells. A name
+// that is not configured, or whose server is disabled or rejected, is an
+// error, and nothing is done.
+func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
+	v := m.view.Load()
+	targets := v.servers
+	if len(names) > 0 {
+		targets = nil
+		for _, name := range names {
+			up, ok := v.byName[name]
+			if !ok {
+				return fmt.Errorf("reconnect %q: %w", name, ErrUnknownServer)
+			}
+			if up.State() == upstream.Disabled {
+				return fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
+			}
+			targets = append(targets, up)
+		}
+	}
+	var enabled []*upstream.Upstream
+	for _, up := range targets {
+		if up.State() != upstream.Disabled {
+			enabled = append(enabled, up)
+		}
+	}
+	return m.reconnect(ctx, enabled)
+}
+
+// ReconnectFailed reconnects the servers that [Manager.Failed] reports
+// (but for the entries the config rejected), as Reconnect does; the others
+// are not touched.
+func (m *Manager) ReconnectFailed(ctx context.Context) error {
+	v := m.view.Load()
+	var pass []*upstream.Upstream
+	for i, up := range v.servers {
+		if failed(v.statuses[i]) {
+			pass = append(pass, up)
+		}
+	}
+	return m.reconnect(ctx, pass)
+}
+
+// reconnect makes a manual reconnect of each server of pass, at once, and
+// waits for them.
+func (m *Manager) reconnect(ctx context.Context, pass []*upstream.Upstream) error {
 	ctx, unlock, err := m.lock(ctx, "reconnect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	var targets []*managed
-	for _, s := range m.servers {
-		up := m.upstreamOf(s)
-		if up == nil {
-			continue
-		}
-		if !failedOnly {
-			targets = append(targets, s)
-			continue
-		}
-		switch up.State() {
-		case upstream.Failed, upstream.CrashLoop:
-			targets = append(targets, s)
+	var wg sync.WaitGroup
+	for _, up := range pass {
+		wg.Go(func() { up.Reconnect(ctx) })
+	}
+	wg.Wait()
+	m.events.flush()
+	if ctx.Err() != nil {
+		return fmt.Errorf("reconnect: %w", context.Cause(ctx))
+	}
+	if m.opts.Strict {
+		if err := failures(pass); err != nil {
+			return fmt.Errorf("reconnect: %w", err)
 		}
 	}
-	return m.connectPass(ctx, "reconnect", m.cleanup(targets), -1)
+	return nil
 }
 
-// cleanup closes the upstreams of servers in reverse configured order,
-// carrying on past failures, and gives each that closed a fresh, unstarted
-// upstream. It returns those, in configured order. A stdio server that had
-// to be killed counts as closed.
-func (m *Manager) cleanup(servers []*managed) []*managed {
-	slices.SortFunc(servers, func(a, b *managed) int { return m.index(a) - m.index(b) })
-	deadline := time.Now().Add(m.opts.CloseTimeout)
-	ok := make([]bool, len(servers))
-	for i := len(servers) - 1; i >= 0; i-- {
-		s := servers[i]
-		up := m.upstreamOf(s)
-		var failure error
-		if snap := up.Snapshot(); snap.State == upstream.Failed || snap.State == upstream.CrashLoop {
-			failure = snap.Err
-		}
-		err := m.closeUpstream(up, deadline)
-		m.mu.Lock()
-		if err != nil && !errors.Is(err, upstream.ErrKilled) {
-			s.cleanupErr = err
-		} else {
-			s.cleanupErr = nil
-			m.replaceLocked(s)
-			s.failure = failure
-			ok[i] = true
-		}
-		m.mu.Unlock()
-	}
-	var cleaned []*managed
-	for i, s := range servers {
-		if ok[i] {
-			cleaned = append(cleaned, s)
-		}
-	}
-	m.epoch.Add(1)
-	m.publish()
-	return cleaned
-}
-
-// replaceLocked gives s a fresh, unstarted upstream. m.mu must be held.
-func (m *Manager) replaceLocked(s *managed) {
-	s.up = m.newUpstream(s)
-	s.started, s.disconnected, s.deferred = false, false, nil
-	m.epoch.Add(1)
-}
-
-// index returns s's position in configured order.
-func (m *Manager) index(s *managed) int { return slices.Index(m.servers, s) }
-
-// Disconnect closes the server called name and removes its tools, prompts
-// and resources, with one EventChanged. It stays configured: Connect
-// connects it again. It is serialized with Connect, Reconnect and Close.
+// Disconnect stops the server called name: its session is closed (a stdio
+// server's whole process group ends), nothing is attempted any more, and
+// its tools, prompts and resources are removed, with one EventChanged. It
+// stays configured, with its subscriptions: Connect connects it again. It
+// is serialized with Connect, Reconnect and Close.
 func (m *Manager) Disconnect(ctx context.Context, name string) error {
-	s, ok := m.byName[name]
+	up, ok := m.view.Load().byName[name]
 	if !ok {
 		return fmt.Errorf("disconnect %q: %w", name, ErrUnknownServer)
 	}
-	_, unlock, err := m.lock(ctx, "disconnect")
+	ctx, unlock, err := m.lock(ctx, "disconnect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	m.mu.Lock()
-	up := s.up
-	if up != nil {
-		s.disconnected, s.deferred = true, nil
-	}
-	m.mu.Unlock()
-	if up == nil {
-		return nil
-	}
-	err = m.closeUpstream(up, time.Now().Add(m.opts.CloseTimeout))
-	m.epoch.Add(1)
-	m.publish()
+	ctx, cancel := context.WithTimeout(ctx, m.opts.CloseTimeout)
+	defer cancel()
+	err = up.Disconnect(ctx)
+	m.events.flush()
 	if err != nil && !errors.Is(err, upstream.ErrKilled) {
-		return fmt.Errorf("disconnect %q: %w", name, err)
+		return fmt.Errorf("disconnect %q: %w", name, publicError(err))
 	}
 	return nil
 }
 
 // Close closes every server in reverse configured order, carrying on past
 // failures, and returns them joined. It is bounded by Options.CloseTimeout,
-// counted from the call: as the deadline nears, stdio servers are signalled
-// sooner. A Connect or Reconnect in progress is stopped (it returns
-// ErrClosed) and Close waits for it to return. Close is idempotent (later
-// calls return the first call's result), and stops the event and cache
-// goroutines after the last event is delivered.
+// counted from the call: as the deadline nears, what is left of every stdio
+// server is killed, and every connection's I/O ends. A Connect or Reconnect
+// in progress is stopped (it returns ErrClosed) and Close waits for it to
+// return. Close is idempotent (later calls return the first call's result),
+// and stops the manager's goroutines after the last event is delivered.
 func (m *Manager) Close() error {
 	deadline := time.Now().Add(m.opts.CloseTimeout)
 	m.beginClosing()
@@ -588,53 +502,18 @@ func (m *Manager) Close() error {
 	if m.closed.Swap(true) {
 		return m.closeErr
 	}
+	servers := m.view.Load().servers
 	var errs []error
-	for i := len(m.servers) - 1; i >= 0; i-- {
-		if up := m.upstreamOf(m.servers[i]); up != nil {
-			errs = append(errs, up.CloseBy(deadline))
+	for i := len(servers) - 1; i >= 0; i-- {
+		if err := servers[i].CloseBy(deadline); err != nil {
+			errs = append(errs, publicError(err))
 		}
 	}
+	m.events.close()
 	if m.writes != nil {
 		m.writes.close()
 	}
-	m.events.close()
+	m.subs.close()
 	m.closeErr = errors.Join(errs...)
 	return m.closeErr
-}
-
-// upstreamEvent is every upstream's OnEvent. It runs on the upstream's owner
-// goroutine, so it only records and queues. Events of an upstream that was
-// replaced are not heard.
-func (m *Manager) upstreamEvent(s *managed, up *upstream.Upstream, ev upstream.Event) {
-	m.mu.Lock()
-	current := s.up == up
-	m.mu.Unlock()
-	if !current {
-		return
-	}
-	switch ev.Kind {
-	case upstream.EventState:
-		out := Event{Kind: EventState, Server: ev.Server, State: stateOf(ev.To), Err: ev.Err, At: ev.At}
-		m.mu.Lock()
-		if s.disconnected && ev.To == upstream.Closed {
-			out.State = StateDisconnected
-		}
-		m.mu.Unlock()
-		if out.State == StateFailed || out.State == StateCrashLoop {
-			out.Source = s.cfg.Source
-		}
-		m.emit(out)
-		if ev.To == upstream.Connected {
-			m.writes.put(s, up)
-		}
-	case upstream.EventList:
-		if ev.List == upstream.Tools {
-			m.writes.put(s, up)
-		}
-	case upstream.EventReloadFailed:
-		m.emit(Event{Kind: EventReloadFailed, Server: ev.Server, List: ev.List.String(), Err: ev.Err, At: ev.At})
-	case upstream.EventResourceUpdated:
-		m.emit(Event{Kind: EventResourceUpdated, Server: ev.Server, URI: ev.URI, At: ev.At})
-	}
-	m.publish()
 }

@@ -159,7 +159,7 @@ func TestCallToolRoutesToOriginalName(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.CallTool(t.Context(), "b__echo", map[string]any{"n": 1})
+	res, err := callTool(t.Context(), m, "b__echo", map[string]any{"n": 1})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -182,7 +182,7 @@ func TestCallUnknownTool(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := m.CallTool(t.Context(), "a__nope", nil)
+	_, err := callTool(t.Context(), m, "a__nope", nil)
 	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"a__nope"`) {
 		t.Errorf("CallTool(a__nope) = %v, want ErrUnknownTool naming the tool", err)
 	}
@@ -200,7 +200,7 @@ func TestStaticFilters(t *testing.T) {
 	if diff := cmp.Diff([]string{"gh__issue_get", "gh__issue_list"}, names(m.Tools(t.Context(), nil))); diff != "" {
 		t.Errorf("filtered tools (-want +got):\n%s", diff)
 	}
-	if _, err := m.CallTool(t.Context(), "gh__issue_delete", nil); !errors.Is(err, ErrUnknownTool) {
+	if _, err := callTool(t.Context(), m, "gh__issue_delete", nil); !errors.Is(err, ErrUnknownTool) {
 		t.Errorf("a denied tool is callable: %v", err)
 	}
 }
@@ -442,7 +442,7 @@ func TestSubscriberPanicDoesNotAffectOthers(t *testing.T) {
 	m.Subscribe(record("first"))
 	m.Subscribe(func(Event) { panic("listener bug") })
 	m.Subscribe(record("third"))
-	m.events.send(Event{Kind: EventChanged})
+	m.subs.send(Event{Kind: EventChanged})
 	m.Close() // delivers what is queued
 	mu.Lock()
 	defer mu.Unlock()
@@ -460,8 +460,8 @@ func TestUnsubscribeFromListener(t *testing.T) {
 		calls++
 		unsubscribe()
 	})
-	m.events.send(Event{Kind: EventChanged})
-	m.events.send(Event{Kind: EventChanged})
+	m.subs.send(Event{Kind: EventChanged})
+	m.subs.send(Event{Kind: EventChanged})
 	m.Close()
 	if calls != 1 {
 		t.Errorf("listener called %d times after unsubscribing from itself, want 1", calls)
@@ -491,11 +491,11 @@ func TestOneBrokenServerTouchesNoOther(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.CallTool(t.Context(), "noisy__increment", nil); err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
+	if _, err := callTool(t.Context(), m, "noisy__increment", nil); err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
 		t.Errorf("call to the noisy server = %v, want a clear error", err)
 	}
 	for _, name := range []string{"left__add", "right__add"} {
-		res, err := m.CallTool(t.Context(), name, map[string]any{"a": 1, "b": 1})
+		res, err := callTool(t.Context(), m, name, map[string]any{"a": 1, "b": 1})
 		if err != nil || mcptest.Text(res) != "2" {
 			t.Errorf("%s after the noisy server broke = %v, %v", name, res, err)
 		}
@@ -530,8 +530,14 @@ func TestReconnectingServerKeepsItsTools(t *testing.T) {
 		if st := m.Status()[0]; st.State != StateReconnecting || st.Tools != 1 {
 			t.Errorf("status = %v with %d tools, want reconnecting with its 1 stale tool", st.State, st.Tools)
 		}
-		if _, err := m.CallTool(t.Context(), "flaky__t", nil); !errors.Is(err, ErrReconnecting) {
+		if _, err := callTool(t.Context(), m, "flaky__t", nil); !errors.Is(err, ErrReconnecting) {
 			t.Errorf("call while reconnecting = %v, want ErrReconnecting", err)
 		}
 	})
+}
+
+// callTool calls the tool with the public name on m, with args, for no
+// particular query.
+func callTool(ctx context.Context, m *Manager, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	return m.CallTool(ctx, nil, &mcp.CallToolParams{Name: name, Arguments: args})
 }

@@ -10,30 +10,31 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// State is a server's state as the manager shows it.
+// State is a server's state.
 type State int
 
-// The states of a server. All but disconnected and closed are the words of
-// /readyz.
+// The states of a server. The zero value, StateDisconnected, is that of a
+// server that is not running: not connected yet, or disconnected. All but
+// disconnected and closed are the words of /readyz.
 const (
-	StateConnecting State = iota
+	StateDisconnected State = iota
+	StateConnecting
 	StateConnected
-	StateReconnecting
-	StateFailed
-	StateCrashLoop
+	StateReconnecting // lost its connection; on the ladder of quick attempts
+	StateFailed       // not connected; retried on the schedule, for ever
+	StateCrashLoop    // crashed too often; retried every 5 min, for ever
 	StateDisabled
-	StateDisconnected
 	StateClosed
 )
 
 var stateNames = [...]string{
+	StateDisconnected: "disconnected",
 	StateConnecting:   "connecting",
 	StateConnected:    "connected",
 	StateReconnecting: "reconnecting",
 	StateFailed:       "failed",
 	StateCrashLoop:    "crash-loop",
 	StateDisabled:     "disabled",
-	StateDisconnected: "disconnected",
 	StateClosed:       "closed",
 }
 
@@ -48,22 +49,9 @@ func (s State) String() string {
 // MarshalText encodes the state as its word.
 func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-func stateOf(s upstream.State) State {
-	switch s {
-	case upstream.Connecting:
-		return StateConnecting
-	case upstream.Connected:
-		return StateConnected
-	case upstream.Reconnecting:
-		return StateReconnecting
-	case upstream.Failed:
-		return StateFailed
-	case upstream.CrashLoop:
-		return StateCrashLoop
-	default:
-		return StateClosed
-	}
-}
+// stateOf converts an upstream's state. The two lists are the same, in the
+// same order: a test holds them together.
+func stateOf(s upstream.State) State { return State(s) }
 
 // ServerStatus is a snapshot of one configured server. It never holds a URL,
 // a header or a substituted value.
@@ -75,10 +63,10 @@ type ServerStatus struct {
 	Source    string // the config file the server came from
 	Required  bool   // whether it counts for readiness
 	// Tools, Prompts and Resources count what the server exposes, after
-	// filters and collisions.
+	// filters and collisions. A server that is down keeps its last lists.
 	Tools, Prompts, Resources int
-	// Deferred reports tools served from the persistent cache while the
-	// server connects for the first time.
+	// Deferred reports tools served from the persistent cache until the
+	// server lists its own.
 	Deferred bool
 	// Collisions lists resource URIs that this server offers but another
 	// one, configured first, serves.
@@ -91,53 +79,28 @@ type ServerStatus struct {
 	Instructions string
 	// ServerInfo is the implementation the server reported, if any.
 	ServerInfo *mcp.Implementation
+	// PID is the process ID of a connected stdio server, or 0.
+	PID int
+}
+
+// clone returns a copy of s that shares nothing with it.
+func (s ServerStatus) clone() ServerStatus {
+	s.Collisions = append([]string(nil), s.Collisions...)
+	if s.ServerInfo != nil {
+		info := *s.ServerInfo
+		info.Icons = append([]mcp.Icon(nil), info.Icons...)
+		s.ServerInfo = &info
+	}
+	return s
 }
 
 // Status returns a snapshot of every configured server, in configured order,
 // followed by the entries the config rejected (as failed).
 func (m *Manager) Status() []ServerStatus {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v := m.viewsLocked()
-	tools, prompts := v.tools.Counts(), v.prompts.Counts()
-	resources, lost := v.resources.Counts(), make(map[string][]string)
-	for _, c := range v.resources.Collisions() {
-		for _, loser := range c.Losers {
-			lost[loser] = append(lost[loser], c.URI)
-		}
-	}
-	out := make([]ServerStatus, 0, len(m.servers))
-	for _, s := range m.servers {
-		st := ServerStatus{
-			Name:      s.cfg.Name,
-			Transport: s.cfg.TransportType(),
-			Source:    s.cfg.Source,
-			Required:  s.cfg.Required,
-		}
-		switch {
-		case s.rejected != nil:
-			st.State, st.Err, st.Since = StateFailed, s.rejected, m.created
-		case s.up == nil:
-			st.State, st.Since = StateDisabled, m.created
-		case !s.started && s.failure != nil:
-			st.State, st.Err, st.Since = StateFailed, s.failure, m.created
-		case !s.started:
-			st.State, st.Since = StateDisconnected, m.created
-		default:
-			snap := s.up.Snapshot()
-			st.State, st.Since, st.Err = stateOf(snap.State), snap.Since, snap.Err
-			if s.disconnected {
-				st.State = StateDisconnected
-			}
-			st.Instructions, st.ServerInfo, st.Reconnects = snap.Instructions, snap.ServerInfo, snap.Reconnects
-			st.Tools, st.Prompts, st.Resources = tools[s.cfg.Name], prompts[s.cfg.Name], resources[s.cfg.Name]
-			st.Deferred = len(snap.Tools) == 0 && snap.State == upstream.Connecting && len(s.deferred) > 0
-			st.Collisions = lost[s.cfg.Name]
-			if s.cleanupErr != nil {
-				st.Err = s.cleanupErr
-			}
-		}
-		out = append(out, st)
+	v := m.view.Load()
+	out := make([]ServerStatus, len(v.statuses))
+	for i, s := range v.statuses {
+		out[i] = s.clone()
 	}
 	return out
 }
@@ -146,7 +109,7 @@ func (m *Manager) Status() []ServerStatus {
 // server never counts; a required entry that the config rejected keeps the
 // manager from being ready.
 func (m *Manager) Ready() bool {
-	return Ready(m.Status())
+	return Ready(m.view.Load().statuses)
 }
 
 // Ready reports whether statuses, as returned by [Manager.Status], make a
@@ -172,8 +135,8 @@ func (m *Manager) Connected() []string {
 }
 
 // Failed returns the names of the servers that failed (including crash-loop,
-// entries the config rejected, and servers that could not be closed), in
-// configured order.
+// entries the config rejected, and servers disconnected after a failure),
+// in configured order.
 func (m *Manager) Failed() []string {
 	return m.names(failed)
 }
@@ -201,7 +164,7 @@ func (m *Manager) Active() []string {
 // map is a copy.
 func (m *Manager) Errors() map[string]error {
 	out := make(map[string]error)
-	for _, s := range m.Status() {
+	for _, s := range m.view.Load().statuses {
 		if s.Err != nil {
 			out[s.Name] = s.Err
 		}
@@ -211,7 +174,7 @@ func (m *Manager) Errors() map[string]error {
 
 func (m *Manager) names(keep func(ServerStatus) bool) []string {
 	var out []string
-	for _, s := range m.Status() {
+	for _, s := range m.view.Load().statuses {
 		if keep(s) {
 			out = append(out, s.Name)
 		}

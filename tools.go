@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -12,63 +13,61 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// Tool is one exposed tool: its public name, the server that owns it, its
-// original name there, and a copy of its definition whose Name is the public
-// name and whose input schema is an object with properties.
-type Tool = catalog.Tool
-
-// Query says who asks for tools: dynamic filters and approval policies may
-// depend on it.
-type Query = catalog.Query
-
-// FilterContext is what a dynamic filter or an approval function sees.
-type FilterContext = catalog.FilterContext
-
-// DynamicFilter decides per query whether a tool is exposed. It gets a copy
-// of the tool, under its original name.
-type DynamicFilter = catalog.DynamicFilter
-
-// ApprovalPolicy says which tools need a human's approval before they run.
-type ApprovalPolicy = catalog.ApprovalPolicy
-
-// ApprovalFunc decides per call whether a tool needs approval; an error
-// means it does.
-type ApprovalFunc = catalog.ApprovalFunc
-
-// NewApprovalPolicy builds an approval policy from any of these forms, and
-// fails on anything else, so that a mistake never lets a tool run unchecked:
-// nil (none); a bool or "always"/"never" (all or none); a map from original
-// tool name to "always", "never" or a bool (unlisted tools need none); a
-// map{"always": {"tool_names": [...]}, "never": {"tool_names": [...]}}; or an
-// ApprovalFunc.
-func NewApprovalPolicy(v any) (*ApprovalPolicy, error) { return catalog.NewApprovalPolicy(v) }
+// Tool is one exposed tool.
+type Tool struct {
+	// Name is the public name: <prefix>__<tool>, sanitized, at most 64
+	// characters, with a hash suffix when it would be too long or shared.
+	Name string
+	// Server is the configured name of the server that owns the tool.
+	Server string
+	// Original is the tool's name on its server; calls use it.
+	Original string
+	// Tool is a copy of the server's definition whose Name is the public
+	// name and whose input schema is an object with properties.
+	Tool *mcp.Tool
+}
 
 // Tools returns the exposed tools of every server, filtered by the static
 // filters of their configs and by Options.Filter for q (which may be nil),
-// sorted by public name. A server that is still connecting for the first
-// time contributes the tools it had last time, from the persistent cache; a
-// server that is reconnecting keeps its tools. The result is a copy.
+// sorted by public name. A server that has not listed its tools yet
+// contributes the tools it had last time, from the persistent cache; a
+// server that is down keeps its last tools. The result is a copy.
 func (m *Manager) Tools(ctx context.Context, q *Query) []Tool {
-	v := m.views()
+	v := m.view.Load()
 	tools := make([]Tool, len(v.exposed))
 	for i, t := range v.exposed {
 		tools[i] = t
 		tools[i].Tool = catalog.CloneTool(t.Tool)
 	}
-	if m.opts.Filter == nil {
+	keep := m.toolPredicate(q)
+	if keep == nil {
 		return tools
 	}
-	var query Query
-	if q != nil {
-		query = *q
+	return fromCatalog(catalog.FilterTools(ctx, toCatalog(tools), keep, m.opts.Logger))
+}
+
+// toCatalog and fromCatalog convert a list of tools, whose two types have
+// the same fields, without copying.
+func toCatalog(tools []Tool) []catalog.Tool {
+	out := make([]catalog.Tool, len(tools))
+	for i, t := range tools {
+		out[i] = catalog.Tool(t)
 	}
-	return catalog.FilterTools(ctx, tools, query, m.opts.Filter, m.opts.Logger)
+	return out
+}
+
+func fromCatalog(tools []catalog.Tool) []Tool {
+	out := make([]Tool, len(tools))
+	for i, t := range tools {
+		out[i] = Tool(t)
+	}
+	return out
 }
 
 // Lookup returns the exposed tool with the given public name: which server
 // owns it and its original name there.
 func (m *Manager) Lookup(name string) (Tool, bool) {
-	v := m.views()
+	v := m.view.Load()
 	i, ok := v.exposedByName[name]
 	if !ok {
 		return Tool{}, false
@@ -86,67 +85,130 @@ func (m *Manager) RequiresApproval(ctx context.Context, q *Query, name string) b
 	if !ok {
 		return true
 	}
-	var query Query
-	if q != nil {
-		query = *q
-	}
-	def := catalog.CloneTool(t.Tool)
+	def := t.Tool
 	def.Name = t.Original
-	return m.opts.Approval.Requires(ctx, FilterContext{Query: query, Server: t.Server}, def)
+	return m.opts.Approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
 }
 
-// CallTool calls the tool with the given public name on the server that
-// owns it, by its original name. Nil arguments are sent as {}.
+// CallTool calls the tool params.Name, a public name, for q (which may be
+// nil), on the server that owns it, by its original name, with params'
+// arguments and _meta (a progress token, say). Nil arguments are sent as
+// {}. A tool that Options.Filter hides from q is refused, as unknown.
 //
-// It waits for a server that is still connecting or reconnecting, within the
+// A call waits for a server that is connecting or reconnecting, within the
 // server's timeout, and replays a call that was not delivered; see the
-// package documentation for the rules. An error result (IsError) is a
-// result, not an error. Errors are returned, unless Options.FormatError
-// turns them into a result for the model.
-func (m *Manager) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	res, err := m.callTool(ctx, name, args)
+// package documentation for the rules. That includes a server that has not
+// listed its tools yet: a call to one of its tools, known by its prefix,
+// waits for it instead of failing as unknown. A call to a server that is
+// down fails, naming the server, its state and its last error. An error
+// result (IsError) is a result, not an error. Errors are returned, unless
+// Options.FormatError turns them into a result for the model.
+func (m *Manager) CallTool(ctx context.Context, q *Query, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	res, err := m.callTool(ctx, q, params)
 	if err != nil && m.opts.FormatError != nil {
-		if formatted := m.opts.FormatError(ctx, name, err); formatted != nil {
+		if formatted := m.opts.FormatError(ctx, params.Name, err); formatted != nil {
 			return formatted, nil
 		}
 	}
 	return res, err
 }
 
-func (m *Manager) callTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	name := params.Name
 	if err := m.open("call tool", name); err != nil {
 		return nil, err
 	}
-	server, original, ok := m.views().tools.Route(name)
+	v := m.view.Load()
+	i, ok := v.exposedByName[name]
 	if !ok {
-		if err := m.unavailable(name); err != nil {
+		if v, ok = m.awaitOwner(ctx, name); ok {
+			i = v.exposedByName[name]
+		} else if err := m.unavailable(v, name); err != nil {
 			return nil, fmt.Errorf("call tool %q: %w", name, err)
+		} else {
+			return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 		}
+	}
+	t := v.exposed[i]
+	if keep := m.toolPredicate(q); keep != nil && len(catalog.FilterTools(ctx, []catalog.Tool{catalog.Tool(t)}, keep, m.opts.Logger)) == 0 {
 		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 	}
-	up := m.upstreamOf(m.byName[server])
-	if up == nil {
-		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
+	call := *params
+	call.Name = t.Original
+	up := v.byName[t.Server]
+	o := m.opts.Observer
+	if o == nil || o.CallStarted == nil && o.CallEnded == nil {
+		res, err := up.CallTool(ctx, &call)
+		return res, publicError(err)
 	}
-	return up.CallTool(ctx, original, args)
+	if o.CallStarted != nil {
+		o.CallStarted(t.Server, name)
+	}
+	start := time.Now()
+	res, err := up.CallTool(ctx, &call)
+	err = publicError(err)
+	if o.CallEnded != nil {
+		o.CallEnded(CallEnd{Server: t.Server, Tool: name, Outcome: outcomeOf(ctx, res, err), Duration: time.Since(start), Err: err})
+	}
+	return res, err
+}
+
+// owners returns the servers that may own the public tool name but have not
+// listed their tools yet, and are connecting: those whose prefix the name
+// starts with, and those without a prefix.
+func owners(v *view, name string) []*upstream.Upstream {
+	var out []*upstream.Upstream
+	for i, up := range v.servers {
+		st := v.statuses[i]
+		if st.State != StateConnecting || st.Tools > 0 || st.Deferred {
+			continue
+		}
+		cfg := up.Config()
+		if prefix := catalog.NamePrefix(cfg.PublicPrefix()); prefix == "" || strings.HasPrefix(name, prefix) {
+			out = append(out, up)
+		}
+	}
+	return out
+}
+
+// awaitOwner waits, within ctx and each server's timeout, for the servers
+// that may own the tool name but are still connecting with nothing listed,
+// and reports whether the name is exposed once they settled, with the view
+// that exposes it.
+func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
+	v := m.view.Load()
+	waiting := owners(v, name)
+	if len(waiting) == 0 {
+		return v, false
+	}
+	for _, up := range waiting {
+		wait := ctx
+		if cfg := up.Config(); cfg.TimeoutDuration() > 0 {
+			d := cfg.TimeoutDuration()
+			var cancel context.CancelFunc
+			wait, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+		up.Settle(wait)
+	}
+	m.events.flush()
+	v = m.view.Load()
+	_, ok := v.exposedByName[name]
+	return v, ok
 }
 
 // unavailable explains why a tool that is not exposed may be missing: its
-// name carries the prefix of a server that failed or is in crash-loop, and
-// so lost its tools. It returns nil if no such server is found.
-func (m *Manager) unavailable(name string) error {
-	for _, s := range m.servers {
-		prefix := catalog.NamePrefix(s.cfg.PublicPrefix())
-		up := m.upstreamOf(s)
-		if prefix == "" || up == nil || !strings.HasPrefix(name, prefix) {
+// name carries the prefix of a server that is not connected and has no
+// tools listed. It returns nil if no such server is found.
+func (m *Manager) unavailable(v *view, name string) error {
+	for i, up := range v.servers {
+		st := v.statuses[i]
+		cfg := up.Config()
+		prefix := catalog.NamePrefix(cfg.PublicPrefix())
+		if prefix == "" || !strings.HasPrefix(name, prefix) || st.State == StateConnected {
 			continue
 		}
-		switch snap := up.Snapshot(); snap.State {
-		case upstream.CrashLoop:
-			return fmt.Errorf("server %q is in crash-loop: %w", s.cfg.Name, snap.Err)
-		case upstream.Failed:
-			return fmt.Errorf("server %q failed: %w: %w", s.cfg.Name, ErrNotConnected, snap.Err)
-		}
+		return &ServerError{Server: st.Name, Op: "call tool " + fmt.Sprintf("%q", name), Err: &UnavailableError{State: st.State, Err: st.Err}}
 	}
 	return nil
 }
@@ -177,124 +239,4 @@ func DefaultErrorFormatter(ctx context.Context, tool string, err error) *mcp.Cal
 		text = fmt.Sprintf("An error occurred while running the tool. Please try again. Error: %v", err)
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// views are what the manager exposes, built from snapshots of every
-// server's lists at one generation.
-type views struct {
-	gen           uint64
-	tools         *catalog.View
-	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
-	exposedByName map[string]int
-	prompts       *catalog.PromptView
-	resources     *catalog.ResourceView
-}
-
-// generation is a number that grows whenever any server's state or lists
-// change: the manager's epoch (moved when an upstream is replaced) over the
-// sum of the current upstreams' versions. m.mu must be held.
-func (m *Manager) generationLocked() uint64 {
-	var sum uint64
-	for _, s := range m.servers {
-		if s.up != nil {
-			sum += s.up.Version()
-		}
-	}
-	return m.epoch.Load()<<32 | sum&(1<<32-1)
-}
-
-// views returns the current views, rebuilding them if anything changed
-// since they were built.
-func (m *Manager) views() *views {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.viewsLocked()
-}
-
-func (m *Manager) viewsLocked() *views {
-	gen := m.generationLocked()
-	// A view is built from snapshots taken after its generation was read:
-	// one of a later generation is as new.
-	if m.view != nil && m.view.gen >= gen {
-		return m.view
-	}
-	var (
-		tools     []catalog.Source
-		prompts   []catalog.PromptSource
-		resources []catalog.ResourceSource
-	)
-	for _, s := range m.servers {
-		if s.up == nil || s.disconnected {
-			continue
-		}
-		snap := s.up.Snapshot()
-		list := snap.Tools
-		if len(list) == 0 && snap.State == upstream.Connecting {
-			list = s.deferred
-		}
-		prefix := s.cfg.PublicPrefix()
-		tools = append(tools, catalog.Source{Server: s.cfg.Name, Prefix: prefix, Allow: s.cfg.Tools.Allow, Deny: s.cfg.Tools.Deny, Tools: list})
-		prompts = append(prompts, catalog.PromptSource{Server: s.cfg.Name, Prefix: prefix, Prompts: snap.Prompts})
-		resources = append(resources, catalog.ResourceSource{Server: s.cfg.Name, Resources: snap.Resources, Templates: snap.Templates})
-	}
-	v := &views{gen: gen, tools: catalog.Build(tools), prompts: catalog.BuildPrompts(prompts), resources: catalog.BuildResources(resources)}
-	v.exposed = v.tools.Tools()
-	v.exposedByName = make(map[string]int, len(v.exposed))
-	for i := range v.exposed {
-		t := v.exposed[i].Tool
-		t.InputSchema = catalog.InputSchema(t)
-		if m.opts.StrictSchemas {
-			t.InputSchema, _ = catalog.StrictSchema(t.InputSchema.(map[string]any))
-		}
-		v.exposedByName[v.exposed[i].Name] = i
-	}
-	m.view = v
-	return v
-}
-
-// published is what the last EventChanged told subscribers.
-type published struct {
-	tools, prompts, resources []string
-}
-
-// publish sends an EventChanged if the exposed names differ from the last
-// ones sent. The views are rebuilt first, so a subscriber that reads Tools
-// sees the change; the event is queued under m.mu, so that events keep the
-// order of the views.
-func (m *Manager) publish() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	v := m.viewsLocked()
-	now := published{tools: v.tools.Names(), prompts: v.prompts.Names(), resources: v.resources.URIs()}
-	ev := Event{
-		Kind:      EventChanged,
-		Tools:     diff(m.published.tools, now.tools),
-		Prompts:   diff(m.published.prompts, now.prompts),
-		Resources: diff(m.published.resources, now.resources),
-	}
-	if ev.Tools.empty() && ev.Prompts.empty() && ev.Resources.empty() {
-		return
-	}
-	m.published = now
-	m.emit(ev)
-}
-
-// diff compares two sorted lists of names.
-func diff(before, after []string) Diff {
-	var d Diff
-	i, j := 0, 0
-	for i < len(before) || j < len(after) {
-		switch {
-		case j == len(after) || i < len(before) && before[i] < after[j]:
-			d.Removed = append(d.Removed, before[i])
-			i++
-		case i == len(before) || after[j] < before[i]:
-			d.Added = append(d.Added, after[j])
-			j++
-		default:
-			i++
-			j++
-		}
-	}
-	return d
 }

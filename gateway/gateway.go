@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,18 +199,23 @@ func (g *Gateway) addTool(def *mcp.Tool) (err error) {
 	return nil
 }
 
-// callTool returns the handler of the tool with the given public name.
+// callTool returns the handler of the tool with the given public name. The
+// call goes on with the client's arguments, as sent, and its _meta (a
+// progress token, say).
 func (g *Gateway) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		args, err := decodeArguments(req.Params.Arguments)
-		if err != nil {
+		if err := checkArguments(req.Params.Arguments); err != nil {
 			where := ""
 			if t, ok := g.m.Lookup(name); ok {
 				where = fmt.Sprintf("server %q: ", t.Server)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
 		}
-		res, err := g.m.CallTool(ctx, name, args)
+		params := &mcp.CallToolParams{Meta: req.Params.Meta, Name: name}
+		if len(req.Params.Arguments) > 0 {
+			params.Arguments = req.Params.Arguments
+		}
+		res, err := g.m.CallTool(ctx, nil, params)
 		if err == nil {
 			return res, nil
 		}
@@ -227,17 +233,14 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 	}
 }
 
-// decodeArguments decodes a tools/call's arguments, which must be a JSON
-// object or absent.
-func decodeArguments(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+// checkArguments checks that a tools/call's arguments, which the SDK has
+// already read as JSON, are an object or absent.
+func checkArguments(raw json.RawMessage) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" || raw[0] == '{' {
+		return nil
 	}
-	var args map[string]any
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, fmt.Errorf("%w: arguments must be a JSON object", switchboard.ErrInvalidArguments)
-	}
-	return args, nil
+	return fmt.Errorf("%w: arguments must be a JSON object", switchboard.ErrInvalidArguments)
 }
 
 // inflight counts requests in progress.

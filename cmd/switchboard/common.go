@@ -95,14 +95,10 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// connect loads the config and connects every server, waiting for each to
-// connect or fail (within its timeout): a verb reports what is, not what
-// was cached. The caller closes the manager.
-func (e *env) connect(ctx context.Context, paths []string) (*switchboard.Manager, error) {
-	cfg, err := e.loadConfig(paths)
-	if err != nil {
-		return nil, err
-	}
+// connect connects every server of cfg, waiting for each to connect or fail
+// (within its timeout): a verb reports what is, not what was cached. The
+// caller closes the manager.
+func (e *env) connect(ctx context.Context, cfg *config.Config) (*switchboard.Manager, error) {
 	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1})
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
@@ -111,13 +107,26 @@ func (e *env) connect(ctx context.Context, paths []string) (*switchboard.Manager
 	return m, nil
 }
 
-// reportFailures prints the error of every server that is not connected.
-func reportFailures(w io.Writer, m *switchboard.Manager) {
+// reportFailures prints the error of every server that is not connected,
+// but for the entries the config rejected, which loadConfig reported. It
+// returns how many enabled servers are not connected, rejected entries
+// included.
+func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager) int {
+	rejected := make(map[string]bool)
+	for _, r := range cfg.Rejected {
+		rejected[r.Name] = true
+	}
+	n := 0
 	for _, s := range m.Status() {
-		if s.Err != nil {
+		if s.State == switchboard.StateConnected || s.State == switchboard.StateDisabled {
+			continue
+		}
+		n++
+		if s.Err != nil && !rejected[s.Name] {
 			fmt.Fprintf(w, "switchboard: %v\n", s.Err)
 		}
 	}
+	return n
 }
 
 // closeManager closes m and reports a failure to close without masking err.

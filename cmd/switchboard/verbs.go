@@ -16,7 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
-	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/demo"
 )
 
 // tools lists every exposed tool.
@@ -31,12 +33,16 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
 	}
-	m, err := e.connect(ctx, paths)
+	cfg, err := e.loadConfig(paths)
+	if err != nil {
+		return err
+	}
+	m, err := e.connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	reportFailures(e.stderr, m)
+	failed := reportFailures(e.stderr, cfg, m)
 	tools := m.Tools(ctx, nil)
 	if *asJSON {
 		type jsonTool struct {
@@ -52,14 +58,20 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		for _, t := range tools {
 			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Tool.Title, t.Tool.Description, t.Tool.InputSchema, t.Tool.Annotations})
 		}
-		return writeJSON(e.stdout, out)
+		err = writeJSON(e.stdout, out)
+	} else {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
+		for _, t := range tools {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Tool.Description))
+		}
+		err = tw.Flush()
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
-	for _, t := range tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Tool.Description))
+	if err == nil && failed > 0 {
+		fmt.Fprintf(e.stderr, "switchboard: %d of the enabled servers are not connected; their tools are missing\n", failed)
+		return &exitError{code: 1}
 	}
-	return tw.Flush()
+	return err
 }
 
 // summary is the first line of a description, cut to fit a terminal.
@@ -89,14 +101,17 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 			return usageErrorf("call: JSON-ARGS must be a JSON object, such as '{\"text\": \"hi\"}'")
 		}
 	}
-	m, err := e.connect(ctx, paths)
+	cfg, err := e.loadConfig(paths)
+	if err != nil {
+		return err
+	}
+	m, err := e.connect(ctx, owners(cfg, name))
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	res, err := m.CallTool(ctx, name, toolArgs)
+	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: name, Arguments: toolArgs})
 	if err != nil {
-		reportFailures(e.stderr, m)
 		return err
 	}
 	if res.IsError {
@@ -105,6 +120,33 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	}
 	printContent(e.stdout, res)
 	return nil
+}
+
+// owners returns cfg with only the servers that may own the public tool
+// name: the enabled servers whose prefix it starts with, and those without
+// a prefix. With no such prefixed server, or several, the prefix does not
+// tell, and it returns cfg whole. A call then starts no server it does not
+// need, and one that hangs costs nothing.
+func owners(cfg *config.Config, tool string) *config.Config {
+	var prefixed, unprefixed []config.Server
+	for _, s := range cfg.Servers {
+		if !s.IsEnabled() {
+			continue
+		}
+		switch prefix := catalog.NamePrefix(s.PublicPrefix()); {
+		case prefix == "":
+			unprefixed = append(unprefixed, s)
+		case strings.HasPrefix(tool, prefix):
+			prefixed = append(prefixed, s)
+		}
+	}
+	if len(prefixed) != 1 {
+		return cfg
+	}
+	only := *cfg
+	only.Servers = append(prefixed, unprefixed...)
+	only.Rejected = nil // reported by loadConfig; not this call's concern
+	return &only
 }
 
 // printContent prints a result: text as is, anything else as JSON, and the
@@ -142,7 +184,11 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("status: unexpected argument %q", fs.Arg(0))
 	}
-	m, err := e.connect(ctx, paths)
+	cfg, err := e.loadConfig(paths)
+	if err != nil {
+		return err
+	}
+	m, err := e.connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -192,7 +238,11 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("check: unexpected argument %q", fs.Arg(0))
 	}
-	m, err := e.connect(ctx, paths)
+	cfg, err := e.loadConfig(paths)
+	if err != nil {
+		return err
+	}
+	m, err := e.connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -229,7 +279,7 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 		return usageErrorf("demo-server: unexpected argument %q", fs.Arg(0))
 	}
 	if *listen == "" {
-		return mcptest.ServeDemo(ctx, *name, e.stdin, e.stdout)
+		return demo.Serve(ctx, *name, e.stdin, e.stdout)
 	}
 	if !isLoopback(*listen) {
 		return fmt.Errorf("demo-server: --listen %s is not a loopback address; the demo server has no authentication", *listen)
@@ -238,9 +288,9 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("demo-server: %w", err)
 	}
-	demo := mcptest.NewDemo(*name)
+	server := demo.New(*name)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demo }, nil))
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stderr, "demo-server %q: serving MCP at http://%s/mcp\n", *name, ln.Addr())
 	served := make(chan error, 1)

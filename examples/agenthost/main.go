@@ -137,7 +137,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 					continue
 				}
 			}
-			res, err := m.CallTool(ctx, name, arguments)
+			res, err := m.CallTool(ctx, query, &mcp.CallToolParams{Name: name, Arguments: arguments})
 			if err != nil {
 				return err // only cancellation is left unformatted
 			}

@@ -1,13 +1,10 @@
 package catalog
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Approval policy values, as config files spell them.
@@ -17,22 +14,16 @@ const (
 	toolNamesKey   = "tool_names"
 )
 
-// ApprovalPolicy says which tools need a human's approval before they run.
-// The zero value and a nil *ApprovalPolicy need none. A policy is immutable
-// once built, so it is safe for concurrent use.
-type ApprovalPolicy struct {
+// ApprovalRules say which tools need a human's approval before they run, by
+// their original names. The zero value and a nil *ApprovalRules need none.
+// Rules are immutable once parsed, so they are safe for concurrent use.
+type ApprovalRules struct {
 	all   bool            // every tool needs approval
 	tools map[string]bool // original tool name → needs approval; unlisted tools need none
-	fn    ApprovalFunc    // if set, decides instead of all and tools
 }
 
-// ApprovalFunc decides per call whether a tool needs approval. It gets a deep
-// copy of the tool, named by its original name. An error means approval is
-// required: a policy that cannot decide fails closed.
-type ApprovalFunc func(ctx context.Context, fc FilterContext, tool *mcp.Tool) (bool, error)
-
-// NewApprovalPolicy validates and builds a policy from any of the forms that
-// config files and hosts use:
+// ParseApproval validates and builds rules from any of the forms that config
+// files and hosts use:
 //
 //	nil                         no tool needs approval
 //	true, false                 every tool, or none
@@ -43,7 +34,6 @@ type ApprovalFunc func(ctx context.Context, fc FilterContext, tool *mcp.Tool) (b
 //	                            names as keys here.
 //	{"always": {"tool_names": ["delete"]}, "never": {"tool_names": ["read"]}}
 //	                            lists of tools; unlisted tools need none
-//	an ApprovalFunc             decides per call
 //
 // Maps may be map[string]any, map[string]string or map[string]bool. A map is
 // read as lists when every key is "always" or "never" and every value is an
@@ -52,30 +42,26 @@ type ApprovalFunc func(ctx context.Context, fc FilterContext, tool *mcp.Tool) (b
 //
 // Any other value, or any invalid value inside one, is an error that names
 // what is wrong: a typo must not silently let tools run unapproved.
-func NewApprovalPolicy(v any) (*ApprovalPolicy, error) {
-	p, err := newApprovalPolicy(v)
+func ParseApproval(v any) (*ApprovalRules, error) {
+	p, err := parseRules(v)
 	if err != nil {
 		return nil, fmt.Errorf("approval policy: %w", err)
 	}
 	return p, nil
 }
 
-func newApprovalPolicy(v any) (*ApprovalPolicy, error) {
+func parseRules(v any) (*ApprovalRules, error) {
 	switch v := v.(type) {
 	case nil:
-		return &ApprovalPolicy{}, nil
+		return &ApprovalRules{}, nil
 	case bool:
-		return &ApprovalPolicy{all: v}, nil
+		return &ApprovalRules{all: v}, nil
 	case string:
 		all, err := parseApproval(v)
 		if err != nil {
 			return nil, err
 		}
-		return &ApprovalPolicy{all: all}, nil
-	case ApprovalFunc:
-		return funcPolicy(v)
-	case func(context.Context, FilterContext, *mcp.Tool) (bool, error):
-		return funcPolicy(v)
+		return &ApprovalRules{all: all}, nil
 	case map[string]any:
 		return mapPolicy(v)
 	case map[string]string:
@@ -85,14 +71,6 @@ func newApprovalPolicy(v any) (*ApprovalPolicy, error) {
 	default:
 		return nil, fmt.Errorf("unsupported type %T", v)
 	}
-}
-
-// funcPolicy rejects a nil func: it is a wiring mistake, not "no policy".
-func funcPolicy(f ApprovalFunc) (*ApprovalPolicy, error) {
-	if f == nil {
-		return nil, errors.New("nil ApprovalFunc")
-	}
-	return &ApprovalPolicy{fn: f}, nil
 }
 
 // parseApproval reads "always" or "never".
@@ -116,11 +94,11 @@ func anyMap[V any](m map[string]V) map[string]any {
 }
 
 // mapPolicy builds a policy from either map form.
-func mapPolicy(m map[string]any) (*ApprovalPolicy, error) {
+func mapPolicy(m map[string]any) (*ApprovalRules, error) {
 	if isListForm(m) {
 		return listPolicy(m)
 	}
-	p := &ApprovalPolicy{tools: make(map[string]bool, len(m))}
+	p := &ApprovalRules{tools: make(map[string]bool, len(m))}
 	for _, name := range slices.Sorted(maps.Keys(m)) {
 		need, err := parseToolApproval(name, m[name])
 		if err != nil {
@@ -167,7 +145,7 @@ func isListForm(m map[string]any) bool {
 }
 
 // listPolicy builds a policy from the list form, which isListForm accepted.
-func listPolicy(m map[string]any) (*ApprovalPolicy, error) {
+func listPolicy(m map[string]any) (*ApprovalRules, error) {
 	always, err := listedNames(m, approvalAlways)
 	if err != nil {
 		return nil, err
@@ -176,7 +154,7 @@ func listPolicy(m map[string]any) (*ApprovalPolicy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &ApprovalPolicy{tools: make(map[string]bool, len(always)+len(never))}
+	p := &ApprovalRules{tools: make(map[string]bool, len(always)+len(never))}
 	for _, name := range never {
 		p.tools[name] = false
 	}
@@ -243,19 +221,8 @@ func nameList(list any) ([]string, error) {
 	return names, nil
 }
 
-// Requires reports whether tool, named by its original name on fc.Server,
-// needs approval before it runs. A func policy gets a deep copy of the tool;
-// if it returns an error or panics, approval is required.
-func (p *ApprovalPolicy) Requires(ctx context.Context, fc FilterContext, tool *mcp.Tool) bool {
-	if p == nil {
-		return false
-	}
-	if p.fn != nil {
-		need, err := guard(ctx, p.fn, fc, CloneTool(tool))
-		return need || err != nil
-	}
-	if p.all {
-		return true
-	}
-	return tool != nil && p.tools[tool.Name]
+// Requires reports whether the tool with the given original name needs
+// approval.
+func (p *ApprovalRules) Requires(tool string) bool {
+	return p != nil && (p.all || p.tools[tool])
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,10 +14,10 @@ var approvalTools = []string{"read", "delete", "always", "never", "other"}
 
 // requirements returns the tools among approvalTools that p requires approval
 // for.
-func requirements(p *ApprovalPolicy) []string {
+func requirements(p *ApprovalRules) []string {
 	out := []string{}
 	for _, name := range approvalTools {
-		if p.Requires(context.Background(), FilterContext{Server: "s"}, &mcp.Tool{Name: name}) {
+		if p.Requires(name) {
 			out = append(out, name)
 		}
 	}
@@ -36,12 +35,9 @@ func lists(always, never any) map[string]any {
 	return m
 }
 
-func TestNewApprovalPolicy(t *testing.T) {
+func TestParseApproval(t *testing.T) {
 	all := approvalTools
 	none := []string{}
-	deleteOnly := func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
-		return tool.Name == "delete", nil
-	}
 	tests := []struct {
 		name string
 		v    any
@@ -70,14 +66,12 @@ func TestNewApprovalPolicy(t *testing.T) {
 			"always": map[string][]string{"tool_names": {"delete"}},
 			"never":  map[string][]string{"tool_names": {"read"}},
 		}, []string{"delete"}},
-		{"ApprovalFunc", ApprovalFunc(deleteOnly), []string{"delete"}},
-		{"func", deleteOnly, []string{"delete"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewApprovalPolicy(tt.v)
+			p, err := ParseApproval(tt.v)
 			if err != nil {
-				t.Fatalf("NewApprovalPolicy(%#v): %v", tt.v, err)
+				t.Fatalf("ParseApproval(%#v): %v", tt.v, err)
 			}
 			if diff := cmp.Diff(tt.want, requirements(p)); diff != "" {
 				t.Errorf("tools requiring approval (-want +got):\n%s", diff)
@@ -86,9 +80,9 @@ func TestNewApprovalPolicy(t *testing.T) {
 	}
 }
 
-// TestNewApprovalPolicyRejects ports the reference runtime's invalid
+// TestParseApprovalRejects ports the reference runtime's invalid
 // policies, which must fail at construction rather than let tools run.
-func TestNewApprovalPolicyRejects(t *testing.T) {
+func TestParseApprovalRejects(t *testing.T) {
 	tests := []struct {
 		name string
 		v    any
@@ -125,106 +119,46 @@ func TestNewApprovalPolicyRejects(t *testing.T) {
 		{"slice", []string{"delete"}, `approval policy: unsupported type []string`},
 		{"map of ints", map[string]int{"delete": 1}, `approval policy: unsupported type map[string]int`},
 		{"struct", struct{}{}, `approval policy: unsupported type struct {}`},
-		{"dynamic filter", DynamicFilter(func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return true, nil }),
-			`approval policy: unsupported type catalog.DynamicFilter`},
-		{"nil ApprovalFunc", ApprovalFunc(nil), `approval policy: nil ApprovalFunc`},
-		{"nil func", (func(context.Context, FilterContext, *mcp.Tool) (bool, error))(nil), `approval policy: nil ApprovalFunc`},
+		{"func", func(context.Context, string, *mcp.Tool) (bool, error) { return true, nil },
+			`approval policy: unsupported type func(context.Context, string, *mcp.Tool) (bool, error)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewApprovalPolicy(tt.v)
+			p, err := ParseApproval(tt.v)
 			if err == nil {
-				t.Fatalf("NewApprovalPolicy(%#v) = %+v, want an error", tt.v, p)
+				t.Fatalf("ParseApproval(%#v) = %+v, want an error", tt.v, p)
 			}
 			if diff := cmp.Diff(tt.want, err.Error()); diff != "" {
 				t.Errorf("error mismatch (-want +got):\n%s", diff)
 			}
 			if p != nil {
-				t.Errorf("NewApprovalPolicy returned a policy with its error")
+				t.Errorf("ParseApproval returned rules with its error")
 			}
 		})
 	}
 }
 
-func TestApprovalFuncPolicy(t *testing.T) {
-	tests := []struct {
-		name string
-		f    ApprovalFunc
-		want bool
-	}{
-		{"true", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return true, nil }, true},
-		{"false", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return false, nil }, false},
-		{"error fails closed", func(context.Context, FilterContext, *mcp.Tool) (bool, error) {
-			return false, errors.New("policy store unavailable")
-		}, true},
-		{"panic fails closed", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { panic("boom") }, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewApprovalPolicy(tt.f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := p.Requires(context.Background(), FilterContext{}, richTool("search")); got != tt.want {
-				t.Errorf("Requires() = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestApprovalFuncSeesCopy checks that a func policy gets the caller's query
-// and server, and a copy of the tool that it cannot use to change the
-// caller's.
-func TestApprovalFuncSeesCopy(t *testing.T) {
-	fc := FilterContext{Query: Query{Client: "c", Agent: "a"}, Server: "docs"}
-	var gotFC FilterContext
-	var gotTool *mcp.Tool
-	p, err := NewApprovalPolicy(func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
-		gotFC, gotTool = fc, CloneTool(tool)
-		mutate([]Tool{{Tool: tool}})
-		return fc.Query.Agent == "a", nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := richTool("search")
-	if !p.Requires(context.Background(), fc, tool) {
-		t.Errorf("Requires() = false, want true")
-	}
-	if diff := cmp.Diff(fc, gotFC); diff != "" {
-		t.Errorf("policy saw FilterContext (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(richTool("search"), gotTool); diff != "" {
-		t.Errorf("policy saw tool (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(richTool("search"), tool); diff != "" {
-		t.Errorf("caller's tool changed by the policy (-want +got):\n%s", diff)
-	}
-}
-
-func TestApprovalPolicyEmpty(t *testing.T) {
-	always, err := NewApprovalPolicy("always")
+func TestApprovalRulesEmpty(t *testing.T) {
+	always, err := ParseApproval("always")
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name string
-		p    *ApprovalPolicy
-		tool *mcp.Tool
+		p    *ApprovalRules
+		tool string
 		want bool
 	}{
-		{"nil policy", nil, richTool("delete"), false},
-		{"zero policy", &ApprovalPolicy{}, richTool("delete"), false},
-		{"nil tool, no policy", nil, nil, false},
-		{"nil tool, all tools", always, nil, true},
-		{"nil tool, per tool", &ApprovalPolicy{tools: map[string]bool{"delete": true}}, nil, false},
-		{"unlisted tool", &ApprovalPolicy{tools: map[string]bool{"delete": true}}, richTool("read"), false},
-		{"all tools", always, richTool("read"), true},
+		{"nil rules", nil, "delete", false},
+		{"zero rules", &ApprovalRules{}, "delete", false},
+		{"unlisted tool", &ApprovalRules{tools: map[string]bool{"delete": true}}, "read", false},
+		{"listed tool", &ApprovalRules{tools: map[string]bool{"delete": true}}, "delete", true},
+		{"all tools", always, "read", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.p.Requires(context.Background(), FilterContext{}, tt.tool); got != tt.want {
-				t.Errorf("Requires() = %v, want %v", got, tt.want)
+			if got := tt.p.Requires(tt.tool); got != tt.want {
+				t.Errorf("Requires(%q) = %v, want %v", tt.tool, got, tt.want)
 			}
 		})
 	}

@@ -15,26 +15,20 @@ func ExampleFilterTools() {
 		Prefix: "gh",
 		Tools:  []*mcp.Tool{{Name: "list_issues"}, {Name: "delete_issue"}},
 	}})
-	// Readers see only the tools whose original name starts with "list_".
-	readOnly := func(_ context.Context, fc catalog.FilterContext, tool *mcp.Tool) (bool, error) {
-		return fc.Query.Agent != "reader" || strings.HasPrefix(tool.Name, "list_"), nil
+	// Only the tools whose original name starts with "list_".
+	readOnly := func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
+		return strings.HasPrefix(tool.Name, "list_"), nil
 	}
-	for _, agent := range []string{"admin", "reader"} {
-		tools := catalog.FilterTools(context.Background(), v.Tools(), catalog.Query{Agent: agent}, readOnly, nil)
-		fmt.Print(agent, ":")
-		for _, t := range tools {
-			fmt.Print(" ", t.Name)
-		}
-		fmt.Println()
+	for _, t := range catalog.FilterTools(context.Background(), v.Tools(), readOnly, nil) {
+		fmt.Println(t.Name)
 	}
 	// Output:
-	// admin: gh__delete_issue gh__list_issues
-	// reader: gh__list_issues
+	// gh__list_issues
 }
 
-func ExampleNewApprovalPolicy() {
+func ExampleParseApproval() {
 	// As decoded from a config file.
-	policy, err := catalog.NewApprovalPolicy(map[string]any{
+	rules, err := catalog.ParseApproval(map[string]any{
 		"always": map[string]any{"tool_names": []any{"delete_issue"}},
 		"never":  map[string]any{"tool_names": []any{"list_issues"}},
 	})
@@ -42,12 +36,11 @@ func ExampleNewApprovalPolicy() {
 		fmt.Println(err)
 		return
 	}
-	fc := catalog.FilterContext{Server: "issues"}
 	for _, name := range []string{"delete_issue", "list_issues", "create_issue"} {
-		fmt.Println(name, policy.Requires(context.Background(), fc, &mcp.Tool{Name: name}))
+		fmt.Println(name, rules.Requires(name))
 	}
 
-	_, err = catalog.NewApprovalPolicy(map[string]any{"delete_issue": "alwyas"})
+	_, err = catalog.ParseApproval(map[string]any{"delete_issue": "alwyas"})
 	fmt.Println(err)
 	// Output:
 	// delete_issue true

@@ -58,24 +58,22 @@ func names(tools []Tool) []string {
 
 // seen is what a filter was called with.
 type seen struct {
-	Query  Query
 	Server string
 	Tool   string
 }
 
 func TestFilterToolsContext(t *testing.T) {
-	q := Query{Client: "claude", Agent: "planner", Extra: map[string]any{"role": "admin"}}
 	var got []seen
-	filter := func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
-		got = append(got, seen{fc.Query, fc.Server, tool.Name})
+	filter := func(_ context.Context, server string, tool *mcp.Tool) (bool, error) {
+		got = append(got, seen{server, tool.Name})
 		return true, nil
 	}
-	kept := FilterTools(context.Background(), filterView(), q, filter, nil)
+	kept := FilterTools(context.Background(), filterView(), filter, nil)
 
 	want := []seen{
-		{q, "calendar", "list"},
-		{q, "docs", "delete"},
-		{q, "docs", "search"},
+		{"calendar", "list"},
+		{"docs", "delete"},
+		{"docs", "search"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("filter calls mismatch (-want +got):\n%s", diff)
@@ -86,18 +84,20 @@ func TestFilterToolsContext(t *testing.T) {
 }
 
 // TestFilterToolsByAgent ports the reference runtime's check that the result
-// depends on the agent asking.
+// depends on the agent asking (the manager makes the predicate of a query).
 func TestFilterToolsByAgent(t *testing.T) {
-	filter := func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
-		switch fc.Query.Agent {
-		case "admin":
-			return true, nil
-		case "reader":
-			return tool.Name != "delete", nil
-		case "docs-only":
-			return fc.Server == "docs", nil
+	filter := func(agent string) ToolPredicate {
+		return func(_ context.Context, server string, tool *mcp.Tool) (bool, error) {
+			switch agent {
+			case "admin":
+				return true, nil
+			case "reader":
+				return tool.Name != "delete", nil
+			case "docs-only":
+				return server == "docs", nil
+			}
+			return false, nil
 		}
-		return false, nil
 	}
 	tests := []struct {
 		agent string
@@ -110,7 +110,7 @@ func TestFilterToolsByAgent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.agent, func(t *testing.T) {
-			got := FilterTools(context.Background(), filterView(), Query{Agent: tt.agent}, filter, nil)
+			got := FilterTools(context.Background(), filterView(), filter(tt.agent), nil)
 			if diff := cmp.Diff(tt.want, names(got)); diff != "" {
 				t.Errorf("FilterTools mismatch (-want +got):\n%s", diff)
 			}
@@ -121,12 +121,12 @@ func TestFilterToolsByAgent(t *testing.T) {
 func TestFilterToolsFailures(t *testing.T) {
 	tests := []struct {
 		name    string
-		filter  DynamicFilter
+		filter  ToolPredicate
 		wantErr string
 	}{
 		{
 			name: "error",
-			filter: func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
+			filter: func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 				if tool.Name == "delete" {
 					return true, errors.New("policy store unavailable")
 				}
@@ -136,7 +136,7 @@ func TestFilterToolsFailures(t *testing.T) {
 		},
 		{
 			name: "panic",
-			filter: func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
+			filter: func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 				if tool.Name == "delete" {
 					panic("boom")
 				}
@@ -146,9 +146,10 @@ func TestFilterToolsFailures(t *testing.T) {
 		},
 		{
 			name: "nil pointer panic",
-			filter: func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
+			filter: func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 				if tool.Name == "delete" {
-					return fc.Query.Extra["missing"].(map[string]any)["x"] == nil, nil
+					var extra map[string]any
+					return extra["missing"].(map[string]any)["x"] == nil, nil
 				}
 				return true, nil
 			},
@@ -158,7 +159,7 @@ func TestFilterToolsFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &recordHandler{}
-			got := FilterTools(context.Background(), filterView(), Query{}, tt.filter, slog.New(h))
+			got := FilterTools(context.Background(), filterView(), tt.filter, slog.New(h))
 			if diff := cmp.Diff([]string{"cal__list", "docs__search"}, names(got)); diff != "" {
 				t.Errorf("kept tools mismatch (-want +got):\n%s", diff)
 			}
@@ -175,10 +176,10 @@ func TestFilterToolsFailures(t *testing.T) {
 }
 
 func TestFilterToolsNilLogger(t *testing.T) {
-	failing := func(context.Context, FilterContext, *mcp.Tool) (bool, error) {
+	failing := func(context.Context, string, *mcp.Tool) (bool, error) {
 		return false, errors.New("no")
 	}
-	if got := FilterTools(context.Background(), filterView(), Query{}, failing, nil); len(got) != 0 {
+	if got := FilterTools(context.Background(), filterView(), failing, nil); len(got) != 0 {
 		t.Errorf("FilterTools kept %q, want nothing", names(got))
 	}
 }
@@ -195,7 +196,7 @@ func TestFilterToolsNilFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := FilterTools(context.Background(), tt.tools, Query{}, nil, nil)
+			got := FilterTools(context.Background(), tt.tools, nil, nil)
 			if diff := cmp.Diff(tt.want, names(got)); diff != "" {
 				t.Errorf("FilterTools mismatch (-want +got):\n%s", diff)
 			}
@@ -210,8 +211,8 @@ func TestFilterToolsNilFilter(t *testing.T) {
 // again: the caller already holds copies.
 func TestFilterToolsReturnsInputValues(t *testing.T) {
 	in := filterView()
-	keepAll := func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return true, nil }
-	got := FilterTools(context.Background(), in, Query{}, keepAll, nil)
+	keepAll := func(context.Context, string, *mcp.Tool) (bool, error) { return true, nil }
+	got := FilterTools(context.Background(), in, keepAll, nil)
 	if len(got) != len(in) {
 		t.Fatalf("FilterTools kept %d tools, want %d", len(got), len(in))
 	}
@@ -227,11 +228,11 @@ func TestFilterToolsReturnsInputValues(t *testing.T) {
 func TestFilterToolsMutationIsolated(t *testing.T) {
 	in := filterView()
 	want := filterView()
-	vandal := func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
+	vandal := func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 		mutate([]Tool{{Tool: tool}})
 		return true, nil
 	}
-	got := FilterTools(context.Background(), in, Query{}, vandal, nil)
+	got := FilterTools(context.Background(), in, vandal, nil)
 	if diff := cmp.Diff(want, in); diff != "" {
 		t.Errorf("input tools changed by the filter (-want +got):\n%s", diff)
 	}
@@ -241,11 +242,11 @@ func TestFilterToolsMutationIsolated(t *testing.T) {
 
 	// A second run sees pristine copies, named by their original names.
 	var seenTools []*mcp.Tool
-	record := func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
+	record := func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 		seenTools = append(seenTools, tool)
 		return true, nil
 	}
-	FilterTools(context.Background(), in, Query{}, record, nil)
+	FilterTools(context.Background(), in, record, nil)
 	wantSeen := []*mcp.Tool{richTool("list"), richTool("delete"), richTool("search")}
 	if diff := cmp.Diff(wantSeen, seenTools); diff != "" {
 		t.Errorf("second run saw (-want +got):\n%s", diff)
@@ -259,11 +260,11 @@ func TestFilterToolsMutationIsolated(t *testing.T) {
 
 func TestFilterToolsNilDefinition(t *testing.T) {
 	var got *mcp.Tool
-	filter := func(_ context.Context, _ FilterContext, tool *mcp.Tool) (bool, error) {
+	filter := func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
 		got = tool
 		return true, nil
 	}
-	FilterTools(context.Background(), []Tool{{Name: "p__t", Server: "s", Original: "t"}}, Query{}, filter, nil)
+	FilterTools(context.Background(), []Tool{{Name: "p__t", Server: "s", Original: "t"}}, filter, nil)
 	if diff := cmp.Diff(&mcp.Tool{Name: "t"}, got); diff != "" {
 		t.Errorf("filter saw (-want +got):\n%s", diff)
 	}
@@ -272,7 +273,7 @@ func TestFilterToolsNilDefinition(t *testing.T) {
 func TestFilterToolsCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	filter := func(context.Context, FilterContext, *mcp.Tool) (bool, error) {
+	filter := func(context.Context, string, *mcp.Tool) (bool, error) {
 		calls++
 		if calls == 1 {
 			cancel()
@@ -281,7 +282,7 @@ func TestFilterToolsCancelled(t *testing.T) {
 		return false, fmt.Errorf("called after cancel")
 	}
 	h := &recordHandler{}
-	got := FilterTools(ctx, filterView(), Query{}, filter, slog.New(h))
+	got := FilterTools(ctx, filterView(), filter, slog.New(h))
 	if diff := cmp.Diff([]string{"cal__list"}, names(got)); diff != "" {
 		t.Errorf("kept tools mismatch (-want +got):\n%s", diff)
 	}
@@ -301,24 +302,24 @@ func TestFilterToolsCancelled(t *testing.T) {
 func TestGuard(t *testing.T) {
 	tests := []struct {
 		name    string
-		f       func(context.Context, FilterContext, *mcp.Tool) (bool, error)
+		f       func() (bool, error)
 		want    bool
 		wantErr string
 	}{
-		{"true", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return true, nil }, true, ""},
-		{"error", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { return true, errors.New("e") }, true, "e"},
-		{"panic value", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { panic(42) }, false, "panic: 42"},
-		{"panic error", func(context.Context, FilterContext, *mcp.Tool) (bool, error) { panic(errors.New("x")) }, false, "panic: x"},
+		{"true", func() (bool, error) { return true, nil }, true, ""},
+		{"error", func() (bool, error) { return true, errors.New("e") }, true, "e"},
+		{"panic value", func() (bool, error) { panic(42) }, false, "panic: 42"},
+		{"panic error", func() (bool, error) { panic(errors.New("x")) }, false, "panic: x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := guard(context.Background(), tt.f, FilterContext{}, nil)
+			got, err := Guard(tt.f)
 			var gotErr string
 			if err != nil {
 				gotErr = err.Error()
 			}
 			if got != tt.want || gotErr != tt.wantErr {
-				t.Errorf("guard() = %v, %q; want %v, %q", got, gotErr, tt.want, tt.wantErr)
+				t.Errorf("Guard() = %v, %q; want %v, %q", got, gotErr, tt.want, tt.wantErr)
 			}
 		})
 	}

@@ -73,6 +73,16 @@ func (v *PromptView) Prompts() []Prompt {
 	return out
 }
 
+// Entries returns every exposed prompt, sorted by public name, without
+// copying: the slice and the definitions are the view's own, and must not
+// be changed.
+func (v *PromptView) Entries() []Prompt {
+	if v == nil {
+		return nil
+	}
+	return v.prompts
+}
+
 // Names returns the public names, sorted.
 func (v *PromptView) Names() []string {
 	if v == nil {

@@ -95,6 +95,25 @@ func BuildResources(sources []ResourceSource) *ResourceView {
 	return v
 }
 
+// Entries returns every exposed resource, sorted by URI, without copying:
+// the slice and the definitions are the view's own, and must not be
+// changed.
+func (v *ResourceView) Entries() []Resource {
+	if v == nil {
+		return nil
+	}
+	return v.resources
+}
+
+// TemplateEntries returns every exposed resource template, in configured
+// order of their servers, without copying.
+func (v *ResourceView) TemplateEntries() []ResourceTemplate {
+	if v == nil {
+		return nil
+	}
+	return v.templates
+}
+
 // Resources returns every exposed resource, sorted by URI, as copies.
 func (v *ResourceView) Resources() []Resource {
 	if v == nil {
@@ -145,18 +164,25 @@ func (v *ResourceView) URIs() []string {
 // first configured, on a collision), else the first whose template matches
 // it.
 func (v *ResourceView) Route(uri string) (server string, ok bool) {
+	server, _, _, ok = v.Find(uri)
+	return server, ok
+}
+
+// Find is Route, which also returns what routes uri, uncopied: the listed
+// resource, or else the matching template.
+func (v *ResourceView) Find(uri string) (server string, resource *mcp.Resource, template *mcp.ResourceTemplate, ok bool) {
 	if v == nil {
-		return "", false
+		return "", nil, nil, false
 	}
 	if i, ok := v.byURI[uri]; ok {
-		return v.resources[i].Server, true
+		return v.resources[i].Server, v.resources[i].Resource, nil, true
 	}
 	for i, m := range v.matchers {
 		if m.Regexp().MatchString(uri) {
-			return v.templates[i].Server, true
+			return v.templates[i].Server, nil, v.templates[i].Template, true
 		}
 	}
-	return "", false
+	return "", nil, nil, false
 }
 
 // Collisions returns the URIs that more than one server offers, sorted.

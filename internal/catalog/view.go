@@ -99,6 +99,16 @@ func (v *View) Tools() []Tool {
 	return out
 }
 
+// Entries returns every exposed tool, sorted by public name, without
+// copying: the slice and the definitions are the view's own, and must not
+// be changed.
+func (v *View) Entries() []Tool {
+	if v == nil {
+		return nil
+	}
+	return v.tools
+}
+
 // Names returns the public names of every exposed tool, sorted, without
 // copying the tools.
 func (v *View) Names() []string {

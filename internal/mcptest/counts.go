@@ -29,6 +29,8 @@ type Counts struct {
 	// Cancelled counts tool runs that ended because their request was
 	// cancelled (by notifications/cancelled, or the session closing).
 	Cancelled int
+	// Subscribes counts resources/subscribe requests received.
+	Subscribes int
 	// PIDs lists the process id of each recorded start, oldest first. Only
 	// ReadCounts fills it in (so that tests can check that no server
 	// process survived); it is nil from Server.Counts.
@@ -76,6 +78,12 @@ func (c *counter) countRun(name string) {
 	c.counts.ByTool[name]++
 	c.mu.Unlock()
 	c.rec.record("run " + name)
+}
+
+func (c *counter) countSubscribe() {
+	c.mu.Lock()
+	c.counts.Subscribes++
+	c.mu.Unlock()
 }
 
 func (c *counter) countCancelled() {

@@ -1,6 +1,6 @@
 // Package mcptest is a scriptable MCP server for tests, which can inject
-// faults. Its command form also serves the `switchboard demo-server` verb
-// (see [NewDemo] and [ServeDemo]).
+// faults. Only tests import it: the demo server of `switchboard
+// demo-server` is package demo.
 //
 // A [Script] says how a server behaves. The server is a real go-sdk
 // mcp.Server: the faults are injected by its middleware, and JSON-RPC and

@@ -102,6 +102,7 @@ func (s *Server) Subscriptions() []string {
 }
 
 func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	s.countSubscribe()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subs[req.Session] == nil {

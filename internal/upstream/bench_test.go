@@ -59,7 +59,7 @@ func BenchmarkRestartRecovery(b *testing.B) {
 			}
 			srv.Restart()
 			b.StartTimer()
-			if _, err := u.CallTool(b.Context(), "echo", args); err != nil {
+			if _, err := callTool(b.Context(), u, "echo", args); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

@@ -17,13 +17,15 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// CallTool calls the tool named name, as the server knows it. Nil arguments
-// are sent as {}. The call is bounded by ctx and by the server's timeout.
+// CallTool calls the tool params.Name, as the server knows it, with
+// params' arguments and _meta (a progress token, say). Nil arguments are
+// sent as {}. The call is bounded by ctx and by the server's timeout.
 //
 // Required arguments are checked against the tool's input schema before
-// anything is sent. If the server is reconnecting, the call waits for the
-// connection, within its bounds. What happens on failure depends on what can
-// be known:
+// anything is sent. If the server is connecting or reconnecting, the call
+// waits for its next attempt, within its bounds; if it failed, the call
+// fails at once, unless it may ask for one early attempt (see the package
+// documentation). What happens on failure depends on what can be known:
 //
 //   - not delivered (the session was gone, the connection refused, the
 //     server overloaded): the call is replayed once on a new session;
@@ -35,40 +37,46 @@ import (
 //
 // Generic retries (config "retry") extend the replays, with backoff and a
 // budget, under the same rules.
-func (u *Upstream) CallTool(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	if args == nil {
-		args = map[string]any{} // JavaScript servers reject "arguments": null
-	}
-	if err := u.validate(name, args); err != nil {
-		return nil, u.errorf(callOp(name), err)
-	}
-	release, err := acquire(ctx, u.slots)
+func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	set := u.settings.Load()
+	info := u.tool(params.Name)
+	args, err := arguments(info, params.Arguments)
 	if err != nil {
-		return nil, u.errorf(callOp(name), err)
+		return nil, u.errorf(request{"call tool", params.Name}.String(), err)
 	}
-	defer release()
+	call := *params
+	call.Arguments = args
+	replayable := info != nil && info.replayable
 	var res *mcp.CallToolResult
-	err = u.do(ctx, callOp(name), name, u.replayable(name), func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	err = u.do(ctx, set, request{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (err error) {
+		res, err = s.cs.CallTool(ctx, &call)
 		return err
 	})
 	return res, err
 }
 
+// A request names what is being sent, for errors; only error paths format
+// it.
+type request struct {
+	verb, name string
+}
+
+func (r request) String() string { return fmt.Sprintf("%s %q", r.verb, r.name) }
+
 // do runs one request with the recovery rules of [Upstream.CallTool]: it
 // waits for a session, probes an idle one, classifies a failure, and
-// replays what is safe to replay. op names the request in errors, tool the
-// tool for an [*AmbiguousError], and replayable says whether it may run
+// replays what is safe to replay. req names the request in errors (and its
+// tool in an [*AmbiguousError]), and replayable says whether it may run
 // twice.
-func (u *Upstream) do(ctx context.Context, op, tool string, replayable bool, send func(context.Context, *session) error) error {
+func (u *Upstream) do(ctx context.Context, set *settings, req request, replayable bool, send func(context.Context, *session) error) error {
 	callCtx := ctx
-	timeout := u.cfg.TimeoutDuration()
+	timeout := set.cfg.TimeoutDuration()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	budget := newRetryBudget(u.cfg.Retry)
+	budget := newRetryBudget(set.cfg.Retry)
 	var (
 		gone     *session // a session known to be dead
 		resessed bool     // the one free replay on a fresh session is spent
@@ -76,14 +84,21 @@ func (u *Upstream) do(ctx context.Context, op, tool string, replayable bool, sen
 	for {
 		s, err := u.session(callCtx, gone)
 		if err != nil {
-			return u.errorf(op, u.timeoutOr(ctx, callCtx, timeout, err))
+			return u.errorf(req.String(), u.timeoutOr(ctx, callCtx, timeout, err))
 		}
-		if !u.probe(callCtx, s) {
+		if !u.probe(callCtx, s, set.serial) {
 			gone = s // the session is dead: get another; nothing was sent
 			continue
 		}
+		// The slot is taken once there is a session to send on: a request
+		// that waits for a connection is not in flight.
+		release, err := acquire(callCtx, set.slots)
+		if err != nil {
+			return u.errorf(req.String(), u.timeoutOr(ctx, callCtx, timeout, err))
+		}
 		d := &delivery{}
-		err = s.request(withDelivery(callCtx, d), u.serial, send)
+		err = s.request(withDelivery(callCtx, d), set.serial, send)
+		release()
 		if err == nil {
 			return nil
 		}
@@ -99,13 +114,13 @@ func (u *Upstream) do(ctx context.Context, op, tool string, replayable bool, sen
 		}
 		switch {
 		case class == cancelled:
-			return u.errorf(op, ctx.Err())
+			return u.errorf(req.String(), ctx.Err())
 		case class == deterministic && d.wasTooLarge():
-			return u.errorf(op, u.tooLarge())
+			return u.errorf(req.String(), u.tooLarge())
 		case class == deterministic:
-			return u.wrap(op, u.explain(callCtx, err, timeout))
+			return u.wrap(req.String(), u.explain(callCtx, err, timeout))
 		case class == ambiguous && !replayable:
-			return u.wrap(op, &AmbiguousError{Tool: tool, Err: u.explain(callCtx, err, timeout)})
+			return u.wrap(req.String(), &AmbiguousError{Tool: req.name, Err: u.explain(callCtx, err, timeout)})
 		}
 		// Not delivered, or ambiguous for a request that may run twice. A
 		// stale session gets one free replay on a fresh one (design §3);
@@ -116,80 +131,52 @@ func (u *Upstream) do(ctx context.Context, op, tool string, replayable bool, sen
 		} else if d, ok := budget.take(dead); ok {
 			delay = d
 		} else {
-			return u.wrap(op, u.explain(callCtx, err, timeout))
+			return u.wrap(req.String(), u.explain(callCtx, err, timeout))
 		}
 		if err := sleep(callCtx, max(wait, delay)); err != nil {
-			return u.errorf(op, u.timeoutOr(ctx, callCtx, timeout, err))
+			return u.errorf(req.String(), u.timeoutOr(ctx, callCtx, timeout, err))
 		}
 	}
-}
-
-// validate checks args against the required list of the tool's input
-// schema. A tool the server did not list is not checked: the server will
-// answer for it.
-func (u *Upstream) validate(name string, args map[string]any) error {
-	u.mu.Lock()
-	info := u.toolIndex[name]
-	u.mu.Unlock()
-	v := info.validator()
-	if v == nil {
-		return nil
-	}
-	if err := v.Validate(args); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	return nil
-}
-
-// replayable reports whether the tool says it may run twice.
-func (u *Upstream) replayable(name string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	info := u.toolIndex[name]
-	return info != nil && info.replayable
 }
 
 // session returns the session a request should use: the current one, unless
-// it is gone. Without one, it asks the owner for an attempt now and waits
-// for the connection: the initial connect, an in-flight reconnect, or the
-// attempt it asked for. It fails when that attempt fails.
+// it is gone. Without one, what it does depends on the state:
+//
+//   - connecting, or connected with a session found dead: an attempt is due
+//     at once; it waits for it;
+//   - reconnecting: it waits for the next attempt, and asks for it early if
+//     this step between scheduled attempts has not had its early attempt;
+//   - failed: it asks for that early attempt and waits for it, or, if the
+//     step has had it, fails at once;
+//   - crash-loop, disconnected, disabled, closed: it fails at once.
+//
+// It fails, naming the state and the last cause, when the attempt it
+// waited for fails, or when ctx ends first.
 func (u *Upstream) session(ctx context.Context, gone *session) (*session, error) {
-	asked := false
-	var want uint64
 	for {
 		u.mu.Lock()
-		state, s, changed, lastErr, ended := u.state, u.sess, u.changed, u.lastErr, u.attemptEnd
-		if s != nil && s != gone && state == Connected {
+		s := u.sess
+		if u.state == Connected && s != nil && s != gone {
 			u.mu.Unlock()
 			return s, nil
 		}
-		if !asked || u.lastWin >= want {
-			// Ask for an attempt; again if the one asked for connected but
-			// its session is already gone too.
-			want, asked = u.nextAttemptLocked(), true
+		state, a, cause := u.state, u.next, u.lastErr
+		wait := u.attempting || state == Connecting || state == Connected || state == Reconnecting
+		if (state == Reconnecting || state == Failed) && !u.attempting && !u.earlyUsed {
+			wait = true
+			signal(u.early)
 		}
 		u.mu.Unlock()
-
-		switch {
-		case state == Closed:
-			return nil, ErrClosed
-		case state == CrashLoop:
-			return nil, errors.Unwrap(lastErr)
-		case ended >= want && lastErr != nil:
-			sentinel := ErrNotConnected
-			if state == Reconnecting {
-				sentinel = ErrReconnecting
-			}
-			return nil, fmt.Errorf("%w (%v: %w)", sentinel, state, errors.Unwrap(lastErr))
+		if !wait {
+			return nil, &UnavailableError{State: state, Err: cause}
 		}
-		signal(u.nudge)
 		select {
-		case <-changed:
-		case <-ctx.Done():
-			if state == Reconnecting || state == Failed {
-				return nil, fmt.Errorf("%w: %w", ErrReconnecting, ctx.Err())
+		case <-a.done:
+			if a.err != nil {
+				return nil, &UnavailableError{State: u.State(), Err: a.err}
 			}
-			return nil, ctx.Err()
+		case <-ctx.Done():
+			return nil, &UnavailableError{State: state, Err: ctx.Err()}
 		}
 	}
 }
@@ -198,11 +185,8 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 // notices at once and reconnects, and no other request picks it up
 // meanwhile. It is idempotent.
 func (u *Upstream) abandon(s *session) {
-	u.mu.Lock()
-	if u.sess == s {
-		u.sess = nil
-	}
-	u.mu.Unlock()
+	s.dead.Store(true)
+	u.detach(s)
 	s.conn.close()
 }
 
@@ -212,15 +196,6 @@ func (u *Upstream) timeoutOr(ctx, callCtx context.Context, d time.Duration, err 
 		return fmt.Errorf("%w after %v: %w", ErrTimeout, d, err)
 	}
 	return err
-}
-
-// acquireSerial takes the session lock of a server that needs its requests
-// serialized; otherwise it does nothing.
-func (u *Upstream) acquireSerial(ctx context.Context) (func(), error) {
-	if u.serial == nil {
-		return func() {}, nil
-	}
-	return acquire(ctx, u.serial)
 }
 
 // acquire takes a slot of sem, waiting at most as long as ctx.

@@ -1,34 +1,66 @@
-// Package upstream manages the connection to one MCP server: its transport,
-// its [mcp.ClientSession], its state machine and its raw tool list.
+// Package upstream manages one MCP server for its whole life: its config,
+// its desired state, its transport and [mcp.ClientSession], its state
+// machine, its lists and resource subscriptions.
 //
 // # Lifecycle
 //
-// An [Upstream] is created by [New], which does no I/O. [Upstream.Start]
-// launches its owner goroutine, the only goroutine that ever connects,
-// disconnects or changes the session. Requests such as [Upstream.CallTool]
-// run concurrently on the current session, which they read under a lock;
-// they never wait behind a connection attempt.
+// An [Upstream] is created by [New], which does no I/O, and lives until
+// [Upstream.Close]. Nothing replaces it: [Upstream.Start],
+// [Upstream.Connect], [Upstream.Reconnect], [Upstream.Disconnect] and
+// [Upstream.Reconfigure] are commands to it. A command publishes the state
+// it asks for at once (connecting, disconnected, disabled, closed) and
+// leaves the work to the owner goroutine, launched by the first Start: the
+// only goroutine that connects, closes sessions, and moves the state on its
+// own. Every session it drops is closed in the background, joined by Close.
 //
-//	        Start
-//	          │
-//	          ▼
-//	     connecting ───ok───▶ connected ───session lost───▶ failed
-//	          │
-//	          └────error────▶ failed
+//	             Start, Connect, Reconnect, a new config
+//	                          │
+//	disconnected ◀────────────┼──────────── Disconnect, from any state
+//	                          ▼
+//	                     connecting ──ok──▶ connected ◀───────────────┐
+//	                          │               │ session lost          │
+//	                        error             ▼                       │
+//	                          │          reconnecting ── the ladder ──┤ ok
+//	                          ▼               │ ladder spent          │
+//	                        failed ◀──────────┘                       │
+//	                          └───── the schedule, for ever ──────────┤
+//	                                                                  │
+//	   6 crashes in 30 s ──▶ crash-loop ──── every 5 min, for ever ───┘
 //
-//	Close, from any state ───▶ closed
+//	disabled: the config says so          closed: Close, from any state
 //
-// Every transition is published as an [Event], in order, with a timestamp and
-// a redacted cause.
+// After a failure the next attempt follows a schedule: at once, then after
+// 0.5, 1, 2 and 4 s (the ladder), then from 15 s doubling to 5 min, each
+// ±20%, for ever. The breaker counts crashes, sessions that were established
+// and lost within a minute, not failed attempts: a server that is merely
+// down never trips it. Six crashes in 30 s open it (crash-loop): the server
+// is then tried every 5 min, any crash keeps it open, and a minute of
+// stable connection, a manual reconnect or a new config closes it.
+//
+// # Requests that wait
+//
+// Requests such as [Upstream.CallTool] run concurrently on the current
+// session. Without one, a request waits for the next attempt, within its
+// bounds: while connecting or reconnecting always; while failed only if it
+// may have the step's early attempt. Traffic never adds attempts beyond the
+// schedule but one early attempt per step between two scheduled ones,
+// which the first request that waits asks for. A request to a server in
+// crash-loop, disconnected, disabled or closed fails at once, naming the
+// state and the last cause ([*UnavailableError]). Whatever the state, the
+// last lists stay, so a down server's tools stay listed.
+//
+// Every change is published as an [Event], in order, with a [Snapshot] of
+// the upstream as of the change, before anyone waiting for it wakes.
 //
 // # Stdio servers
 //
 // A stdio server runs without a shell, in its own process group, with a
 // minimal environment plus its configured env. Its exit is seen at once by a
 // goroutine blocked in its own Wait, not inferred later from a failed call.
-// Close ends it in steps: stdin is closed, then the group gets SIGTERM, then
-// SIGKILL, so that no process of the group survives. The last lines of its
-// stderr are kept, redacted, for error messages.
+// Closing it goes in steps: stdin is closed, then the group gets SIGTERM,
+// then SIGKILL, so that no process of the group survives. Close's deadline
+// cuts the steps short. The last lines of its stderr are kept, redacted,
+// for error messages.
 //
 // # Secrets
 //

@@ -8,15 +8,16 @@ import (
 // Errors that callers branch on. Every error returned by this package is an
 // [*Error] that wraps one of these, or the underlying cause.
 var (
-	// ErrNotConnected means the server has no usable session, and an attempt
-	// to make one failed.
+	// ErrNotConnected means the server has no usable session and none is
+	// on its way: it failed, or it was disconnected or disabled.
 	ErrNotConnected = errors.New("not connected")
-	// ErrReconnecting means the server's connection was lost and is being
-	// restored; the request could not wait for it.
+	// ErrReconnecting means the server's connection is being made or
+	// restored, and the request could not wait for it.
 	ErrReconnecting = errors.New("reconnecting")
-	// ErrCircuitOpen means the server was restarted too often (the crash-loop
-	// state): nothing is attempted until a manual reconnect.
-	ErrCircuitOpen = errors.New("circuit open: too many connection attempts")
+	// ErrCircuitOpen means the server crashed too often (the crash-loop
+	// state): it is retried only every few minutes, or on a manual
+	// reconnect.
+	ErrCircuitOpen = errors.New("circuit open: the server crashed too often")
 	// ErrClosed means the upstream was closed.
 	ErrClosed = errors.New("closed")
 	// ErrInvalidArguments means the arguments were rejected before anything
@@ -61,3 +62,50 @@ func (e *AmbiguousError) Error() string {
 }
 
 func (e *AmbiguousError) Unwrap() []error { return []error{ErrAmbiguous, e.Err} }
+
+// UnavailableError says why a request found no session: the server's state
+// and its last failure. It wraps the sentinel of the state
+// ([ErrReconnecting] while a connection is on its way, [ErrCircuitOpen] in
+// crash-loop, [ErrClosed] when closed, else [ErrNotConnected]) and the
+// cause.
+type UnavailableError struct {
+	State State
+	Err   error // the last failure, if any
+}
+
+func (e *UnavailableError) Error() string {
+	msg := e.State.String()
+	if e.State == CrashLoop {
+		msg += " (" + ErrCircuitOpen.Error() + ")"
+	}
+	if e.Err != nil {
+		msg += "; last error: " + causeText(e.Err)
+	}
+	return msg
+}
+
+func (e *UnavailableError) Unwrap() []error {
+	sentinel := ErrNotConnected
+	switch e.State {
+	case Connecting, Reconnecting:
+		sentinel = ErrReconnecting
+	case CrashLoop:
+		sentinel = ErrCircuitOpen
+	case Closed:
+		sentinel = ErrClosed
+	}
+	if e.Err == nil {
+		return []error{sentinel}
+	}
+	return []error{sentinel, e.Err}
+}
+
+// causeText is the message of a failure without the server's name, which
+// the error that carries it already gives.
+func causeText(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Op + ": " + e.Err.Error()
+	}
+	return err.Error()
+}

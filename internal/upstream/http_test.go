@@ -54,7 +54,7 @@ func TestHTTPTransports(t *testing.T) {
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
-			res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1, "b": 1})
+			res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 1})
 			if err != nil || mcptest.Text(res) != "2" {
 				t.Fatalf("add = %v, %v", res, err)
 			}

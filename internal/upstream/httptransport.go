@@ -22,6 +22,7 @@ type roundTripper struct {
 	base     http.RoundTripper
 	headers  map[string]string
 	maxBytes int64
+	life     context.Context // the upstream's connections' lifetime: a DELETE ends with it
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -54,9 +55,18 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // the server, and a server that does not answer it must not hold a close.
 const deleteTimeout = time.Second
 
-// terminate sends a session's DELETE with its own short deadline.
+// terminate sends a session's DELETE with its own short deadline, which
+// Close's own (see life) may cut shorter.
 func (t *roundTripper) terminate(req *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithTimeout(req.Context(), deleteTimeout)
+	ctx, cancelCtx := context.WithTimeout(req.Context(), deleteTimeout)
+	cancel := cancelCtx
+	if t.life != nil {
+		stop := context.AfterFunc(t.life, cancelCtx)
+		cancel = func() {
+			stop()
+			cancelCtx()
+		}
+	}
 	resp, err := t.base.RoundTrip(req.WithContext(ctx))
 	if err != nil {
 		cancel()

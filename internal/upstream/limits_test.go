@@ -14,14 +14,14 @@ func TestResponseOverTheLimit(t *testing.T) {
 	limit := config.Server{MaxResponseBytes: 100 << 10}
 	t.Run("http", func(t *testing.T) {
 		u, srv, _ := httpUpstream(t, script, limit)
-		_, err := u.CallTool(t.Context(), "big", nil)
+		_, err := callTool(t.Context(), u, "big", nil)
 		if err == nil || !strings.Contains(err.Error(), "limit of 102400 bytes (maxResponseBytes)") {
 			t.Errorf("big response = %v, want a clear limit error", err)
 		}
 		if got := srv.Counts().ByTool["big"]; got != 1 {
 			t.Errorf("big ran %d times, want 1: a response too large is not retried", got)
 		}
-		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Errorf("a small call after it = %v", err)
 		}
 	})
@@ -33,12 +33,12 @@ func TestResponseOverTheLimit(t *testing.T) {
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		_, err := u.CallTool(t.Context(), "big", nil)
+		_, err := callTool(t.Context(), u, "big", nil)
 		if err == nil || !strings.Contains(err.Error(), "limit of 102400 bytes (maxResponseBytes)") {
 			t.Errorf("big response = %v, want a clear limit error", err)
 		}
 		// The line cannot be skipped: the session is replaced.
-		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Errorf("a small call after it = %v", err)
 		}
 	})
@@ -50,7 +50,7 @@ func TestGarbageOnStdoutMidSession(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := u.CallTool(t.Context(), "increment", nil)
+	_, err := callTool(t.Context(), u, "increment", nil)
 	if err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
 		t.Errorf("call to a server that writes garbage = %v, want a clear error", err)
 	}
@@ -69,7 +69,7 @@ func TestHungDeleteDelaysNothing(t *testing.T) {
 	if took := time.Since(start); took >= deleteTimeout {
 		t.Errorf("reconnect took %v, want less than the DELETE's %v: the old session closes in the background", took, deleteTimeout)
 	}
-	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+	if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 		t.Errorf("call on the new session = %v", err)
 	}
 	start = time.Now()

@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -12,7 +11,7 @@ import (
 
 // reloadDelays are the waits before each attempt to reload a list that the
 // server said changed: 4 attempts, then the previous list stays and an
-// EventReloadFailed is published (LiveKit's policy).
+// EventList with an error is published (LiveKit's policy).
 var reloadDelays = [...]time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second}
 
 // listChanged records a list_changed notification. It runs on the session's
@@ -28,11 +27,10 @@ func (u *Upstream) listChanged(l List) {
 // subscribed resource; others are ignored.
 func (u *Upstream) resourceUpdated(uri string) {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	if u.subs[uri] {
-		u.pending = append(u.pending, Event{Kind: EventResourceUpdated, Server: u.name, At: time.Now(), URI: uri})
+		u.publishLocked(Event{Kind: EventResourceUpdated, URI: uri})
 	}
-	u.mu.Unlock()
-	u.deliver()
 }
 
 // A burst of notifications is gathered into one fetch: after the first, the
@@ -43,18 +41,27 @@ const (
 	reloadMaxWait = time.Second
 )
 
+// Why the owner stopped waiting early.
+type wake int
+
+const (
+	wakeNone wake = iota
+	wakeLost      // the session was lost
+	wakeStop      // its context ended: a command, or Close
+)
+
 // reloadChanged reloads every list the server said changed since it was
 // last fetched, until none is behind: notifications that arrive during a
 // fetch cost one more fetch, not one each. It returns wakeNone, or why it
 // stopped early.
-func (u *Upstream) reloadChanged(s *session) wake {
+func (u *Upstream) reloadChanged(ctx context.Context, s *session) wake {
 	for u.behind() {
-		if w := u.awaitQuiet(s); w != wakeNone {
+		if w := u.awaitQuiet(ctx, s); w != wakeNone {
 			return w
 		}
 		for l := range numLists {
 			if u.listGen[l].Load() != u.fetched[l].Load() {
-				if w := u.reload(s, l); w != wakeNone {
+				if w := u.reload(ctx, s, l); w != wakeNone {
 					return w
 				}
 			}
@@ -65,12 +72,12 @@ func (u *Upstream) reloadChanged(s *session) wake {
 
 // awaitQuiet waits until no notification has come for reloadQuiet, or
 // reloadMaxWait has passed.
-func (u *Upstream) awaitQuiet(s *session) wake {
+func (u *Upstream) awaitQuiet(ctx context.Context, s *session) wake {
 	deadline := time.Now().Add(reloadMaxWait)
 	for {
 		before := u.notified()
 		wait := min(reloadQuiet, time.Until(deadline))
-		if w := u.pause(s, wait); w != wakeNone {
+		if w := pause(ctx, s, wait); w != wakeNone {
 			return w
 		}
 		if u.notified() == before || !time.Now().Before(deadline) {
@@ -99,59 +106,61 @@ func (u *Upstream) behind() bool {
 }
 
 // reload fetches list l, retrying on reloadDelays. On final failure the
-// previous list stays, an EventReloadFailed names the server, and the list
-// is not fetched again until the next notification.
-func (u *Upstream) reload(s *session, l List) wake {
+// previous list stays, an EventList with the error names the server, and
+// the list is not fetched again until the next notification.
+func (u *Upstream) reload(ctx context.Context, s *session, l List) wake {
 	var err error
 	for _, delay := range reloadDelays {
-		if w := u.pause(s, delay); w != wakeNone {
+		if w := pause(ctx, s, delay); w != wakeNone {
 			return w
 		}
-		if err = u.load(s, l, u.listGen[l].Load(), noRetries()); err == nil {
+		if err = u.load(ctx, s, l, u.listGen[l].Load(), noRetries()); err == nil {
 			return wakeNone
 		}
 		u.opts.Logger.Warn("reloading a list failed", "list", l.String(), "error", u.redact(err.Error()))
 	}
 	u.fetched[l].Store(u.listGen[l].Load())
-	err = u.wrap("reload "+l.String(), err) // before locking: wrap takes the lock
-	u.mu.Lock()
-	u.pending = append(u.pending, Event{Kind: EventReloadFailed, Server: u.name, At: time.Now(), List: l, Err: err})
-	u.mu.Unlock()
-	u.deliver()
+	u.loadFailed("reload "+l.String(), l, err)
 	return wakeNone
 }
 
-// pause waits d while s is the session: wakeNone when the time is up, or why
-// it stopped.
-func (u *Upstream) pause(s *session, d time.Duration) wake {
+// loadFailed publishes that list l could not be fetched by op.
+func (u *Upstream) loadFailed(op string, l List, err error) {
+	err = u.wrap(op, err) // before locking: wrap takes the lock
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.publishLocked(Event{Kind: EventList, List: l, Err: err})
+}
+
+// pause waits d while s is the session and ctx lasts: wakeNone when the
+// time is up, or why it stopped.
+func pause(ctx context.Context, s *session, d time.Duration) wake {
 	if d <= 0 {
 		return wakeNone
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			return wakeNone
-		case <-s.lost:
-			return wakeLost
-		case <-u.ctx.Done():
-			return wakeClose
-		case <-u.manual:
-			if u.manualPending() {
-				return wakeManual
-			}
-		}
+	select {
+	case <-t.C:
+		return wakeNone
+	case <-s.lost:
+		return wakeLost
+	case <-ctx.Done():
+		return wakeStop
 	}
 }
 
 // loadAll fetches the lists of a new session, best effort: a list that
 // cannot be fetched keeps its previous value until the next notification.
-func (u *Upstream) loadAll(s *session, lists ...List) {
+func (u *Upstream) loadAll(ctx context.Context, s *session, lists ...List) {
 	for _, l := range lists {
 		gen := u.listGen[l].Load()
-		if err := u.load(s, l, gen, newRetryBudget(u.cfg.Retry)); err != nil {
+		if err := u.load(ctx, s, l, gen, newRetryBudget(u.settings.Load().cfg.Retry)); err != nil {
+			if ctx.Err() != nil {
+				return
+			}
 			u.opts.Logger.Info("listing failed", "list", l.String(), "error", u.redact(err.Error()))
+			u.loadFailed("list "+l.String(), l, err)
 		}
 		u.fetched[l].Store(gen)
 	}
@@ -160,80 +169,62 @@ func (u *Upstream) loadAll(s *session, lists ...List) {
 // load fetches list l from s and, if s is still the session, makes it the
 // current one, records it as fetched at gen (the list's generation when the
 // fetch began), and publishes an EventList.
-func (u *Upstream) load(s *session, l List, gen uint64, budget *retryBudget) error {
-	ctx := u.ctx
-	if d := u.cfg.TimeoutDuration(); d > 0 {
+func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
+	if d := u.settings.Load().cfg.TimeoutDuration(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
-	release, err := u.acquireSerial(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
 	caps := s.capabilities()
 	var (
-		apply func()
+		apply func(*lists)
 		ttl   time.Duration
 	)
 	switch l {
 	case Tools:
-		tools, t, err := listTools(ctx, s.cs, budget)
+		tools, t, err := u.listTools(ctx, s, budget)
 		if err != nil {
 			return err
 		}
 		index := indexTools(tools)
-		ttl, apply = t, func() { u.tools, u.toolIndex = tools, index }
+		ttl, apply = t, func(ls *lists) {
+			ls.tools, ls.toolIndex, ls.listed, ls.cached = tools, index, true, false
+		}
 	case Prompts:
 		if caps.Prompts == nil {
 			return nil
 		}
-		prompts, t, err := listPages(ctx, budget, func(ctx context.Context, cursor string) (page[*mcp.Prompt], error) {
-			res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
-			if err != nil {
-				return page[*mcp.Prompt]{}, err
-			}
-			return page[*mcp.Prompt]{res.Prompts, res.NextCursor, res.TTLMs}, nil
-		})
+		prompts, t, err := u.listPrompts(ctx, s, budget)
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func() { u.prompts = prompts }
+		ttl, apply = t, func(ls *lists) { ls.prompts = prompts }
 	case Resources:
 		if caps.Resources == nil {
 			return nil
 		}
-		resources, t, err := listPages(ctx, budget, func(ctx context.Context, cursor string) (page[*mcp.Resource], error) {
-			res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
-			if err != nil {
-				return page[*mcp.Resource]{}, err
-			}
-			return page[*mcp.Resource]{res.Resources, res.NextCursor, res.TTLMs}, nil
-		})
+		resources, t, err := u.listResources(ctx, s, budget)
 		if err != nil {
 			return err
 		}
 		templates, known := u.loadTemplates(ctx, s, budget)
-		ttl, apply = t, func() {
-			u.resources = resources
+		ttl, apply = t, func(ls *lists) {
+			ls.resources = resources
 			if known {
-				u.templates = templates
+				ls.templates = templates
 			}
 		}
-		u.resubscribe(ctx, s)
 	}
 	u.mu.Lock()
 	current := u.sess == s
 	if current {
-		apply()
+		apply(&u.lists)
 		u.fetched[l].Store(gen)
 		u.bumpLocked()
-		u.pending = append(u.pending, Event{Kind: EventList, Server: u.name, At: time.Now(), List: l})
+		u.publishLocked(Event{Kind: EventList, List: l})
 	}
 	u.mu.Unlock()
 	if current {
-		u.deliver()
 		u.setExpiry(l, ttl)
 	}
 	return nil
@@ -242,17 +233,42 @@ func (u *Upstream) load(s *session, l List, gen uint64, budget *retryBudget) err
 // minListTTL keeps a server's tiny cache hints from making us poll it.
 const minListTTL = time.Second
 
+// setExpiry starts the cache hint of list l; 0 means none.
+func (u *Upstream) setExpiry(l List, ttl time.Duration) {
+	if ttl > 0 {
+		u.expires[l] = time.Now().Add(max(ttl, minListTTL))
+	} else {
+		u.expires[l] = time.Time{}
+	}
+}
+
+// nextExpiry returns when the first list's cache hint runs out, or zero.
+func (u *Upstream) nextExpiry() time.Time {
+	var next time.Time
+	for _, t := range u.expires {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
+// expire marks the lists whose cache hint ran out as changed.
+func (u *Upstream) expire() {
+	now := time.Now()
+	for l, t := range u.expires {
+		if !t.IsZero() && !now.Before(t) {
+			u.expires[l] = time.Time{}
+			u.listGen[l].Add(1)
+		}
+	}
+}
+
 // loadTemplates lists the resource templates. "Method not found" means the
 // server has none, and is kept as such (oh-my-pi's rule); any other failure
 // keeps what was known, without failing the resources.
 func (u *Upstream) loadTemplates(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.ResourceTemplate, bool) {
-	templates, _, err := listPages(ctx, budget, func(ctx context.Context, cursor string) (page[*mcp.ResourceTemplate], error) {
-		res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
-		if err != nil {
-			return page[*mcp.ResourceTemplate]{}, err
-		}
-		return page[*mcp.ResourceTemplate]{res.ResourceTemplates, res.NextCursor, res.TTLMs}, nil
-	})
+	templates, _, err := u.listTemplates(ctx, s, budget)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -266,48 +282,88 @@ func (u *Upstream) loadTemplates(ctx context.Context, s *session, budget *retryB
 }
 
 // resubscribe subscribes a new session to every resource the host
-// subscribed to.
+// subscribed to. It runs once per session, whatever kind of reconnect made
+// it: a list_changed never sends the subscriptions again.
 func (u *Upstream) resubscribe(ctx context.Context, s *session) {
 	if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 		return
 	}
 	u.mu.Lock()
-	uris := make([]string, 0, len(u.subs))
+	var uris []string
 	for uri := range u.subs {
 		uris = append(uris, uri)
 	}
 	u.mu.Unlock()
+	serial := u.settings.Load().serial
 	for _, uri := range uris {
-		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		if !u.claim(s, uri) {
+			continue // subscribed meanwhile
+		}
+		err := serially(ctx, serial, func() error { return s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) })
+		if err != nil {
+			u.unclaim(s, uri)
+			if ctx.Err() != nil {
+				return
+			}
 			u.opts.Logger.Info("resubscribing failed", "uri", uri, "error", u.redact(err.Error()))
 		}
 	}
+}
+
+// claim marks uri as subscribed on s, and reports whether it was not
+// already: whoever claims a subscription sends it, once per session.
+func (u *Upstream) claim(s *session, uri string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if s.subs[uri] {
+		return false
+	}
+	if s.subs == nil {
+		s.subs = make(map[string]bool)
+	}
+	s.subs[uri] = true
+	return true
+}
+
+// unclaim forgets that uri is subscribed on s.
+func (u *Upstream) unclaim(s *session, uri string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(s.subs, uri)
+}
+
+// wanted reports whether the host is subscribed to uri.
+func (u *Upstream) wanted(uri string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.subs[uri]
 }
 
 // ErrNotSupported means the server does not offer what was asked.
 var ErrNotSupported = errors.New("not supported by the server")
 
 // Subscribe subscribes to updates of the resource uri; they arrive as
-// EventResourceUpdated. The subscription is kept across reconnects. A
-// subscription that completes after the host unsubscribed is undone, and
-// one that completes on a replaced session is left to the new session.
+// EventResourceUpdated. The subscription belongs to the upstream, not to a
+// session: every new session subscribes again, whatever kind of reconnect
+// made it. A subscription that completes after the host unsubscribed is
+// undone.
 func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
-	op := fmt.Sprintf("subscribe %q", uri)
 	u.mu.Lock()
 	u.subs[uri] = true
 	u.mu.Unlock()
-	err := u.do(ctx, op, "", true, func(ctx context.Context, s *session) error {
+	err := u.do(ctx, u.settings.Load(), request{"subscribe", uri}, true, func(ctx context.Context, s *session) error {
 		if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 			return ErrNotSupported
 		}
-		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			return err
+		if u.claim(s, uri) {
+			if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				u.unclaim(s, uri)
+				return err
+			}
 		}
-		u.mu.Lock()
-		wanted := u.subs[uri]
-		u.mu.Unlock()
-		if !wanted {
+		if !u.wanted(uri) {
 			// Unsubscribed while this was in flight: roll it back.
+			u.unclaim(s, uri)
 			return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 		}
 		return nil
@@ -329,26 +385,27 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 	if !had {
 		return nil
 	}
-	return u.do(ctx, fmt.Sprintf("unsubscribe %q", uri), "", true, func(ctx context.Context, s *session) error {
+	return u.do(ctx, u.settings.Load(), request{"unsubscribe", uri}, true, func(ctx context.Context, s *session) error {
+		u.unclaim(s, uri)
 		return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
 }
 
-// GetPrompt gets the prompt named name, as the server knows it.
-func (u *Upstream) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+// GetPrompt gets the prompt params.Name, as the server knows it.
+func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	var res *mcp.GetPromptResult
-	err := u.do(ctx, fmt.Sprintf("get prompt %q", name), "", true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+	err := u.do(ctx, u.settings.Load(), request{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
+		res, err = s.cs.GetPrompt(ctx, params)
 		return err
 	})
 	return res, err
 }
 
-// ReadResource reads the resource uri.
-func (u *Upstream) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+// ReadResource reads the resource params.URI.
+func (u *Upstream) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	var res *mcp.ReadResourceResult
-	err := u.do(ctx, fmt.Sprintf("read resource %q", uri), "", true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	err := u.do(ctx, u.settings.Load(), request{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
+		res, err = s.cs.ReadResource(ctx, params)
 		return err
 	})
 	return res, err

@@ -30,6 +30,18 @@ func sortedToolNames(u *Upstream) []string {
 	return names
 }
 
+// failedLists returns the events of lists that could not be fetched, in
+// order.
+func (l *eventLog) failedLists() []Event {
+	var out []Event
+	for _, ev := range l.ofKind(EventList) {
+		if ev.Err != nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // events returns the events of one kind, in order.
 func (l *eventLog) ofKind(k EventKind) []Event {
 	l.mu.Lock()
@@ -141,7 +153,7 @@ func TestReloadRetriesWithBackoff(t *testing.T) {
 		if got := srv.Counts().ListTools; got != 1+3 {
 			t.Errorf("%d lists, want 1 + 3", got)
 		}
-		if evs := log.ofKind(EventReloadFailed); len(evs) != 0 {
+		if evs := log.failedLists(); len(evs) != 0 {
 			t.Errorf("reload-failed events %v, want none", evs)
 		}
 	})
@@ -164,7 +176,7 @@ func TestReloadGivesUpAndKeepsTheList(t *testing.T) {
 		if got := srv.Counts().ListTools; got != 1+4 {
 			t.Errorf("%d lists, want 1 + 4 attempts", got)
 		}
-		evs := log.ofKind(EventReloadFailed)
+		evs := log.failedLists()
 		if len(evs) != 1 || evs[0].List != Tools || !strings.Contains(evs[0].Err.Error(), `server "mem": reload tools:`) {
 			t.Errorf("reload-failed events = %v, want one naming the server", evs)
 		}
@@ -294,11 +306,11 @@ func TestPromptsResourcesAndTemplates(t *testing.T) {
 		if len(snap.Prompts) != 1 || len(snap.Resources) != 1 || len(snap.Templates) != 1 {
 			t.Fatalf("prompts %d, resources %d, templates %d; want 1 each", len(snap.Prompts), len(snap.Resources), len(snap.Templates))
 		}
-		pr, err := u.GetPrompt(t.Context(), "greet", map[string]string{"who": "Ada"})
+		pr, err := u.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": "Ada"}})
 		if err != nil || pr.Messages[0].Content.(*mcp.TextContent).Text != "PROMPT greet who=Ada" {
 			t.Errorf("GetPrompt = %v, %v", pr, err)
 		}
-		rr, err := u.ReadResource(t.Context(), "mem://a")
+		rr, err := u.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "mem://a"})
 		if err != nil || rr.Contents[0].Text != "alpha" {
 			t.Errorf("ReadResource = %v, %v", rr, err)
 		}
@@ -325,7 +337,7 @@ func TestTemplatesErrors(t *testing.T) {
 			}
 			synctest.Wait()
 			u.mu.Lock()
-			templates, resources := u.templates, u.resources
+			templates, resources := u.lists.templates, u.lists.resources
 			u.mu.Unlock()
 			if len(resources) != 1 {
 				t.Errorf("code %d: %d resources, want them kept", tc.code, len(resources))

@@ -49,25 +49,45 @@ func TestJitterBounds(t *testing.T) {
 }
 
 func TestBreaker(t *testing.T) {
-	var b breaker
 	start := time.Unix(0, 0)
-	for i := range breakerLimit {
-		if !b.allow(start.Add(time.Duration(i) * time.Second)) {
-			t.Fatalf("attempt %d refused, want %d allowed", i+1, breakerLimit)
+	at := func(d time.Duration) time.Time { return start.Add(d) }
+	t.Run("crashes open it", func(t *testing.T) {
+		var b breaker
+		// Each session lives a second, then crashes.
+		for i := range breakerLimit - 1 {
+			if b.lost(at(time.Duration(i)*time.Second), at(time.Duration(i+1)*time.Second)) {
+				t.Fatalf("open after %d crashes, want %d", i+1, breakerLimit)
+			}
 		}
-	}
-	if b.allow(start.Add(10 * time.Second)) {
-		t.Error("a seventh attempt within 30 s was allowed")
-	}
-	// The first attempt leaves the window 30 s after it was made.
-	if !b.allow(start.Add(30 * time.Second)) {
-		t.Error("an attempt refused after the oldest one left the window")
-	}
-	if b.allow(start.Add(30*time.Second + time.Millisecond)) {
-		t.Error("the window holds six attempts again; a seventh was allowed")
-	}
-	b.reset()
-	if !b.allow(start.Add(31 * time.Second)) {
-		t.Error("an attempt refused after reset")
-	}
+		if !b.lost(at(9*time.Second), at(10*time.Second)) {
+			t.Errorf("closed after %d crashes within %v", breakerLimit, breakerWindow)
+		}
+		// While open, any crash keeps it open, however late.
+		if !b.lost(at(time.Hour), at(time.Hour+time.Second)) {
+			t.Error("a crash while open closed it")
+		}
+		b.reset()
+		if b.open || b.lost(at(2*time.Hour), at(2*time.Hour+time.Second)) {
+			t.Error("open after a reset and one crash")
+		}
+	})
+	t.Run("old crashes leave the window", func(t *testing.T) {
+		var b breaker
+		for i := range breakerLimit - 1 {
+			b.lost(at(time.Duration(i)*time.Second), at(time.Duration(i)*time.Second+time.Millisecond))
+		}
+		// The first crash was 30 s ago: it no longer counts.
+		if b.lost(at(30*time.Second), at(30*time.Second+time.Millisecond)) {
+			t.Error("open with a crash outside the window counted")
+		}
+	})
+	t.Run("a stable session is no crash and clears the history", func(t *testing.T) {
+		var b breaker
+		for i := range breakerLimit - 1 {
+			b.lost(at(time.Duration(i)*time.Second), at(time.Duration(i)*time.Second+time.Millisecond))
+		}
+		if b.lost(at(10*time.Second), at(10*time.Second+stablePeriod)) || len(b.crashes) != 0 {
+			t.Errorf("a session lost after %v counted as a crash: %d crashes kept", stablePeriod, len(b.crashes))
+		}
+	})
 }

@@ -151,39 +151,51 @@ func (p *process) exitError() error {
 	return fmt.Errorf("process: %w", p.waitErr)
 }
 
-// waitExit waits up to d for the process to exit.
-func (p *process) waitExit(d time.Duration) bool { return within(p.exited, d) }
+// waitExit waits up to d for the process to exit, or until cut is closed.
+func (p *process) waitExit(d time.Duration, cut <-chan struct{}) bool {
+	return within(p.exited, d, cut)
+}
 
-// waitStderr waits up to d for the stderr reader to reach the end.
-func (p *process) waitStderr(d time.Duration) bool { return within(p.stderrDone, d) }
+// waitStderr waits up to d for the stderr reader to reach the end, or until
+// cut is closed.
+func (p *process) waitStderr(d time.Duration, cut <-chan struct{}) bool {
+	return within(p.stderrDone, d, cut)
+}
 
-// within waits up to d for done to be closed, and reports whether it was.
-func within(done <-chan struct{}, d time.Duration) bool {
+// within waits up to d for done to be closed, or until cut is (nil: never),
+// and reports whether done was.
+func within(done <-chan struct{}, d time.Duration, cut <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-done:
 		return true
 	case <-t.C:
+	case <-cut:
+	}
+	select {
+	case <-done:
+		return true
+	default:
 		return false
 	}
 }
 
 // stop ends the process as the MCP stdio spec asks: close its stdin, wait,
 // SIGTERM, wait, SIGKILL. It then kills what is left of the group, so that no
-// grandchild survives. grace bounds each wait. stop is called once, by the
-// owner of the session; it reports an error only if the process had to be
-// killed.
-func (p *process) stop(grace time.Duration) error {
+// grandchild survives. grace bounds each wait; once kill is closed, the
+// waits end at once. stop is called once, by the owner of the session; it
+// reports an error only if the process had to be killed.
+func (p *process) stop(grace time.Duration, kill <-chan struct{}) error {
 	p.stdin.Close()
 	pgid := p.cmd.Process.Pid // the leader's pid is the group id (Setpgid)
 	var err error
-	if !p.waitExit(grace) {
+	if !p.waitExit(grace, kill) {
 		syscall.Kill(-pgid, syscall.SIGTERM)
-		if !p.waitExit(grace) {
+		if !p.waitExit(grace, kill) {
 			syscall.Kill(-pgid, syscall.SIGKILL)
 			err = fmt.Errorf("process ignored stdin close and SIGTERM: %w", ErrKilled)
-			if !p.waitExit(grace) {
+			if !p.waitExit(grace, nil) {
 				err = errors.New("process did not exit after SIGKILL")
 			}
 		}
@@ -192,7 +204,7 @@ func (p *process) stop(grace time.Duration) error {
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	// A process outside the group may hold stderr open: stop reading after
 	// a grace period rather than wait for it.
-	p.waitStderr(grace)
+	p.waitStderr(grace, kill)
 	p.stderrPipe.Close()
 	<-p.stderrDone
 	p.stdout.Close()

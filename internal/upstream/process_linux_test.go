@@ -34,7 +34,7 @@ func TestStdioConnectAndCall(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 2, "b": 3})
+	res, err := callTool(t.Context(), u, "add", map[string]any{"a": 2, "b": 3})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -92,7 +92,7 @@ func TestStdioProcessExitIsSeen(t *testing.T) {
 	}
 	// Every process exits on its first call, so the call fails even after
 	// its one replay; each exit is seen and a new process started.
-	if _, err := u.CallTool(t.Context(), "echo", nil); err == nil {
+	if _, err := callTool(t.Context(), u, "echo", nil); err == nil {
 		t.Fatal("call succeeded, want the process to exit")
 	}
 	u.Close() // every event is delivered by then
@@ -169,7 +169,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.stop(100 * time.Millisecond)
+	err = p.stop(100*time.Millisecond, nil)
 	if err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("stop = %v, want it to report the kill", err)
 	}
@@ -256,5 +256,47 @@ func TestCloseIsBounded(t *testing.T) {
 	}
 	if took > 2*time.Second {
 		t.Errorf("Close took %v with a 600ms deadline", took)
+	}
+}
+
+// TestCloseKillsRetiredSessionsByTheDeadline: a reconnect leaves the old
+// process being stopped in the background; Close still ends it, and the new
+// one, by its deadline, though both ignore stdin's close and SIGTERM.
+func TestCloseKillsRetiredSessionsByTheDeadline(t *testing.T) {
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
+	srv := shell("stubborn", `trap '' TERM; "$@"; sleep 300`, append([]string{cmd}, args...)...)
+	srv.Env = env
+	u := New(srv, nil) // StopGrace 2 s: the old process needs 4 s to be killed
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	old := watchExit(t, u.Snapshot().PID)
+	if err := u.Reconnect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	current := watchExit(t, u.Snapshot().PID)
+	start := time.Now()
+	deadline := start.Add(time.Second)
+	err := u.CloseBy(deadline)
+	if took := time.Since(start); took > time.Second+300*time.Millisecond {
+		t.Errorf("Close took %v with a 1 s deadline", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Close = %v, want it to report the kill", err)
+	}
+	if !old(0) || !current(0) {
+		t.Errorf("a server process outlived Close: old exited %v, current exited %v", old(0), current(0))
+	}
+}
+
+// TestCloseBoundedWithAHungDelete: a server that never answers the DELETE
+// that ends its session holds Close no later than its deadline.
+func TestCloseBoundedWithAHungDelete(t *testing.T) {
+	u, srv, _ := httpUpstream(t, mcptest.Script{LegacyOnly: true}, config.Server{})
+	srv.HangDeletes()
+	start := time.Now()
+	u.CloseBy(start.Add(300 * time.Millisecond))
+	if took := time.Since(start); took > 300*time.Millisecond+200*time.Millisecond {
+		t.Errorf("Close took %v with a DELETE hanging and a 300ms deadline", took)
 	}
 }

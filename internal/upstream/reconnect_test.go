@@ -139,7 +139,7 @@ func TestReconnectLadderThenBackground(t *testing.T) {
 		sw.revive()
 		<-sw.dials // 60 s after the last: 2 min after the ladder
 		waitFor(t, u, Connected)
-		wantT := []string{"connecting>connected", "connected>reconnecting", "reconnecting>failed", "failed>connected"}
+		wantT := []string{"disconnected>connecting", "connecting>connected", "connected>reconnecting", "reconnecting>failed", "failed>connected"}
 		synctest.Wait() // events are delivered just after the state changes
 		if diff := cmp.Diff(wantT, log.transitions()); diff != "" {
 			t.Errorf("transitions (-want +got):\n%s", diff)
@@ -181,7 +181,7 @@ func TestStaleToolsStayListedWhileReconnecting(t *testing.T) {
 		}
 		// A call waits for the attempt it asks for, and says the server is
 		// reconnecting when that fails.
-		_, err := u.CallTool(t.Context(), "echo", nil)
+		_, err := callTool(t.Context(), u, "echo", nil)
 		if !errors.Is(err, ErrReconnecting) || !errors.Is(err, errRefused) {
 			t.Errorf("call while down = %v, want ErrReconnecting with the cause", err)
 		}
@@ -195,7 +195,7 @@ func TestCallDuringReconnectWaitsAndSucceeds(t *testing.T) {
 		sw.revive()
 		// The ladder would wait 0.5 s; a call asks for an attempt now.
 		start := time.Now()
-		res, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1, "b": 2})
+		res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
 		if err != nil || mcptest.Text(res) != "3" {
 			t.Fatalf("call after the server came back = %v, %v", res, err)
 		}
@@ -213,7 +213,7 @@ func TestConcurrentCallsShareOneAttempt(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Go(func() {
-				if _, err := u.CallTool(context.Background(), "echo", nil); err != nil {
+				if _, err := callTool(context.Background(), u, "echo", nil); err != nil {
 					t.Errorf("call: %v", err)
 				}
 			})
@@ -273,28 +273,33 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		u.Start()
 		waitFor(t, u, CrashLoop)
 		if got := sw.srv.Counts().Starts; got != breakerLimit {
-			t.Errorf("%d connections before the breaker tripped, want %d", got, breakerLimit)
+			t.Errorf("%d connections before the breaker opened, want %d", got, breakerLimit)
 		}
-		snap := u.Snapshot()
-		if !errors.Is(snap.Err, ErrCircuitOpen) || len(snap.Tools) != 0 {
-			t.Errorf("crash-loop: err %v, %d tools; want ErrCircuitOpen and no tools", snap.Err, len(snap.Tools))
+		if snap := u.Snapshot(); len(snap.Tools) == 0 {
+			t.Error("crash-loop: the tools are gone, want the last ones still listed")
 		}
-		if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrCircuitOpen) {
-			t.Errorf("call in crash-loop = %v, want ErrCircuitOpen", err)
+		_, err := callTool(t.Context(), u, "echo", nil)
+		if !errors.Is(err, ErrCircuitOpen) || !strings.Contains(err.Error(), "crash-loop") || !strings.Contains(err.Error(), "server closed the connection") {
+			t.Errorf("call in crash-loop = %v, want ErrCircuitOpen naming the state and the last cause", err)
 		}
-		// Nothing more happens on its own, however long we wait.
+		// Crash-loop is not terminal: an attempt every 5 min, each of which
+		// crashes again and keeps the breaker open.
 		waitUntil(t, time.Hour)
-		if got := sw.srv.Counts().Starts; got != breakerLimit {
-			t.Errorf("%d connections an hour later, want still %d", got, breakerLimit)
+		if got, want := sw.srv.Counts().Starts, breakerLimit+11; got != want {
+			t.Errorf("%d connections an hour later, want %d: one every 5 min", got, want)
 		}
-		// A manual reconnect resets the breaker: the server gets as many
-		// attempts again.
+		if u.State() != CrashLoop {
+			t.Errorf("state %v an hour later, want still crash-loop", u.State())
+		}
+		// A manual reconnect closes the breaker: the server gets as many
+		// crashes again.
+		before := sw.srv.Counts().Starts
 		if err := u.Reconnect(t.Context()); err != nil {
 			t.Errorf("Reconnect = %v", err)
 		}
 		waitFor(t, u, CrashLoop)
-		if got := sw.srv.Counts().Starts; got != 2*breakerLimit {
-			t.Errorf("%d connections after a manual reconnect, want %d", got, 2*breakerLimit)
+		if got := sw.srv.Counts().Starts - before; got != breakerLimit {
+			t.Errorf("%d connections after a manual reconnect, want %d", got, breakerLimit)
 		}
 	})
 }
@@ -342,17 +347,16 @@ func TestConnectAfterCloseIsNeverResurrected(t *testing.T) {
 // srvSessions returns how many sessions srv has open.
 func srvSessions(srv *mcptest.Server) int { return srv.OpenSessions() }
 
-func TestCrashLoopEventAndRecoveryMessage(t *testing.T) {
+func TestCrashLoopEventNamesTheCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{ExitAfterListTools: true})
 		var log eventLog
 		u := sw.upstream(t, &log)
 		u.Start()
 		waitFor(t, u, CrashLoop)
-		synctest.Wait() // the event is delivered after the state changes
 		errs := log.errs(CrashLoop)
-		if len(errs) != 1 || !strings.Contains(errs[0].Error(), "circuit open") {
-			t.Errorf("crash-loop events = %v", errs)
+		if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server "sw": session: server closed the connection`) {
+			t.Errorf("crash-loop events = %v, want one with the last crash's cause", errs)
 		}
 	})
 }
@@ -369,7 +373,7 @@ func TestReconnectRefreshesTools(t *testing.T) {
 		if diff := cmp.Diff([]string{"old"}, toolNames(u.Snapshot().Tools)); diff != "" {
 			t.Errorf("tools before the first answer (-want +got):\n%s", diff)
 		}
-		if _, err := u.CallTool(t.Context(), "old", nil); err != nil {
+		if _, err := callTool(t.Context(), u, "old", nil); err != nil {
 			t.Fatalf("call across the restart = %v", err)
 		}
 		synctest.Wait()

@@ -26,7 +26,7 @@ func TestRequiredArgumentsCheckedBeforeSending(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1})
+	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1})
 	if !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("add without b = %v, want ErrInvalidArguments naming b", err)
 	}
@@ -36,7 +36,7 @@ func TestRequiredArgumentsCheckedBeforeSending(t *testing.T) {
 	if got := srv.Counts().Calls; got != 0 {
 		t.Errorf("the server saw %d calls, want none: nothing is sent, no retry is spent", got)
 	}
-	if _, err := u.CallTool(t.Context(), "add", map[string]any{"a": 1, "b": 2}); err != nil {
+	if _, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2}); err != nil {
 		t.Errorf("add with a and b = %v", err)
 	}
 }
@@ -66,7 +66,7 @@ func TestCallSafetyClasses(t *testing.T) {
 				if err := u.Connect(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				res, err := u.CallTool(context.Background(), tc.tool, nil)
+				res, err := callTool(context.Background(), u, tc.tool, nil)
 				if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 					t.Fatalf("call = %v, %v; want error %v", res, err, tc.wantErr)
 				}
@@ -88,7 +88,7 @@ func TestServerErrorAnswerIsNotRetried(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	_, err := u.CallTool(t.Context(), "no_such_tool", nil)
+	_, err := callTool(t.Context(), u, "no_such_tool", nil)
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
 		t.Fatalf("call of a tool the server does not have = %v, want its -32602", err)
@@ -123,11 +123,11 @@ func httpUpstream(t *testing.T, script mcptest.Script, cfg config.Server) (*Upst
 func TestHTTPNotDeliveredIsReplayedOnce(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{}, config.Server{})
 	srv.RejectPOSTs(http.StatusServiceUnavailable, 1, 0)
-	if res, err := u.CallTool(t.Context(), "increment", nil); err != nil || mcptest.Text(res) != "1" {
+	if res, err := callTool(t.Context(), u, "increment", nil); err != nil || mcptest.Text(res) != "1" {
 		t.Fatalf("increment after one 503 = %v, %v; want it replayed", res, err)
 	}
 	srv.RejectPOSTs(http.StatusServiceUnavailable, 2, 0)
-	_, err := u.CallTool(t.Context(), "increment", nil)
+	_, err := callTool(t.Context(), u, "increment", nil)
 	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Errorf("increment after two 503s = %v, want the 503 (one replay only)", err)
 	}
@@ -140,7 +140,7 @@ func TestHTTP429HonoursRetryAfter(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{}, config.Server{})
 	srv.RejectPOSTs(http.StatusTooManyRequests, 1, time.Second)
 	start := time.Now()
-	if _, err := u.CallTool(t.Context(), "increment", nil); err != nil {
+	if _, err := callTool(t.Context(), u, "increment", nil); err != nil {
 		t.Fatalf("increment after a 429 = %v", err)
 	}
 	if waited := time.Since(start); waited < time.Second {
@@ -151,11 +151,11 @@ func TestHTTP429HonoursRetryAfter(t *testing.T) {
 func TestHTTP500IsAmbiguous(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{}, config.Server{})
 	srv.RejectPOSTs(http.StatusInternalServerError, 1, 0)
-	if _, err := u.CallTool(t.Context(), "increment", nil); !errors.Is(err, ErrAmbiguous) {
+	if _, err := callTool(t.Context(), u, "increment", nil); !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("increment after a 500 = %v, want ErrAmbiguous", err)
 	}
 	srv.RejectPOSTs(http.StatusInternalServerError, 1, 0)
-	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+	if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 		t.Errorf("echo after a 500 = %v, want it replayed (read-only)", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestHTTPRefusedIsNotDelivered(t *testing.T) {
 	if err := u.Reconnect(t.Context()); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("Reconnect with the server down = %v, want the refusal", err)
 	}
-	_, err := u.CallTool(t.Context(), "increment", nil)
+	_, err := callTool(t.Context(), u, "increment", nil)
 	if !errors.Is(err, ErrReconnecting) && !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrAmbiguous) {
 		t.Errorf("increment with the server down = %v, want ErrReconnecting or ErrNotConnected: it was never sent", err)
 	}
@@ -232,11 +232,11 @@ func TestClassify(t *testing.T) {
 func TestGenericRetries(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{}, config.Server{Retry: config.Retry{Max: 2, BackoffMs: ms(1)}})
 	srv.RejectPOSTs(http.StatusServiceUnavailable, 2, 0)
-	if _, err := u.CallTool(t.Context(), "increment", nil); err != nil {
+	if _, err := callTool(t.Context(), u, "increment", nil); err != nil {
 		t.Errorf("with 2 retries, 2 failures = %v, want success on the third attempt", err)
 	}
 	srv.RejectPOSTs(http.StatusServiceUnavailable, 3, 0)
-	if _, err := u.CallTool(t.Context(), "increment", nil); err == nil {
+	if _, err := callTool(t.Context(), u, "increment", nil); err == nil {
 		t.Error("with 2 retries, 3 failures succeeded")
 	}
 	if got := srv.Counts().ByTool["increment"]; got != 1 {
@@ -312,7 +312,7 @@ func TestListPagesRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen []string
-			tools, _, err := listPages(t.Context(), newRetryBudget(tc.retry), func(_ context.Context, cursor string) (page[*mcp.Tool], error) {
+			tools, _, err := listPages(t.Context(), nil, newRetryBudget(tc.retry), func(_ context.Context, cursor string) (page[*mcp.Tool], error) {
 				n := len(seen)
 				seen = append(seen, cursor)
 				if tc.fail[n] {
@@ -329,12 +329,42 @@ func TestListPagesRetries(t *testing.T) {
 		})
 	}
 	t.Run("repeated cursor", func(t *testing.T) {
-		_, _, err := listPages(t.Context(), newRetryBudget(config.Retry{}), func(context.Context, string) (page[*mcp.Tool], error) {
+		_, _, err := listPages(t.Context(), nil, newRetryBudget(config.Retry{}), func(context.Context, string) (page[*mcp.Tool], error) {
 			return page[*mcp.Tool]{next: "secret-cursor"}, nil
 		})
 		if err == nil || strings.Contains(err.Error(), "secret-cursor") {
 			t.Errorf("repeated cursor = %v, want an error that does not show it", err)
 		}
+	})
+	t.Run("a serialized server's slot is free during the backoff", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			serial := make(chan struct{}, 1)
+			failed := make(chan struct{})
+			done := make(chan error)
+			go func() {
+				first := true
+				_, _, err := listPages(t.Context(), serial, newRetryBudget(config.Retry{Max: 1}), func(context.Context, string) (page[*mcp.Tool], error) {
+					if first {
+						first = false
+						close(failed)
+						return page[*mcp.Tool]{}, errPage
+					}
+					return page[*mcp.Tool]{}, nil
+				})
+				done <- err
+			}()
+			<-failed
+			synctest.Wait() // in the 1 s backoff
+			select {
+			case serial <- struct{}{}:
+				<-serial
+			default:
+				t.Error("the slot is held through the backoff")
+			}
+			if err := <-done; err != nil {
+				t.Errorf("listPages = %v", err)
+			}
+		})
 	})
 }
 
@@ -347,7 +377,7 @@ func TestCancellation(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() {
-			_, err := u.CallTool(ctx, "sleep", map[string]any{"ms": 60000.0})
+			_, err := callTool(ctx, u, "sleep", map[string]any{"ms": 60000.0})
 			errc <- err
 		}()
 		synctest.Wait()
@@ -385,7 +415,7 @@ func TestSiblingsUnharmed(t *testing.T) {
 				case 1:
 					tool = "no_such_tool"
 				}
-				res, err := u.CallTool(callCtx, tool, map[string]any{"ms": 1000.0})
+				res, err := callTool(callCtx, u, tool, map[string]any{"ms": 1000.0})
 				if i > 1 && (err != nil || res.IsError) {
 					mu.Lock()
 					failures++
@@ -416,7 +446,7 @@ func TestSerializeRequests(t *testing.T) {
 			var wg sync.WaitGroup
 			for range 10 {
 				wg.Go(func() {
-					if _, err := u.CallTool(context.Background(), "sleep", map[string]any{"ms": 1000.0}); err != nil {
+					if _, err := callTool(context.Background(), u, "sleep", map[string]any{"ms": 1000.0}); err != nil {
 						t.Errorf("call: %v", err)
 					}
 				})
@@ -439,7 +469,7 @@ func TestInFlightCap(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 5 {
 			wg.Go(func() {
-				if _, err := u.CallTool(context.Background(), "sleep", map[string]any{"ms": 1000.0}); err != nil {
+				if _, err := callTool(context.Background(), u, "sleep", map[string]any{"ms": 1000.0}); err != nil {
 					t.Errorf("call: %v", err)
 				}
 			})
@@ -448,7 +478,7 @@ func TestInFlightCap(t *testing.T) {
 		// The slots are taken: a call that cannot wait gives up unsent.
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		if _, err := u.CallTool(ctx, "increment", nil); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := callTool(ctx, u, "increment", nil); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("call over the cap = %v, want its deadline", err)
 		}
 		wg.Wait()

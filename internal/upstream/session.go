@@ -32,15 +32,20 @@ type session struct {
 	http *http.Transport // the upstream's pool; nil unless http or sse
 
 	tools    []*mcp.Tool   // listed during the handshake
+	listed   bool          // the tools were listed during the handshake
 	toolsTTL time.Duration // their cache hint
 	toolsGen uint64        // the tools' list_changed count when they were listed
 	endpoint string        // http: the URL, for probes
 	client   *http.Client
 
 	lastUsed atomic.Int64  // unix nanoseconds of the last answer
-	probeMu  sync.Mutex    // one probe at a time
 	answered chan struct{} // closed by the first answer to a call
 	answer   sync.Once
+	dead     atomic.Bool     // a request or a probe found it dead
+	subs     map[string]bool // the resources subscribed on it; guarded by Upstream.mu
+
+	probeMu sync.Mutex
+	probing chan struct{} // closed when the probe in progress ends; nil if none. Guarded by probeMu.
 
 	lost    chan struct{} // closed when the session ended on its own
 	lostErr error         // why; read only after lost is closed
@@ -51,18 +56,17 @@ type session struct {
 // dialSession opens a transport for the resolved server and initializes an MCP
 // session on it. ctx bounds only the handshake.
 func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
-	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{})}
+	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}}
 	var transport mcp.Transport
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
 	} else {
-		transport, err = s.transport(srv, u.opts.LookupEnv, u.pool)
+		transport, err = s.transport(srv, u.opts.LookupEnv, u.httpPool, u.life)
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.conn = &trackedConn{}
-	tracked := &trackingTransport{inner: transport, conn: s.conn, lifetime: u.ctx}
+	tracked := &trackingTransport{inner: transport, conn: s.conn, lifetime: u.life}
 
 	version := srv.ProtocolVersion
 	if version == "" && srv.TransportType() != config.HTTP {
@@ -71,7 +75,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	cs, err := u.client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		err = s.describe(err)
-		s.abort(u.opts.StopGrace)
+		u.retire(s)
 		return nil, err
 	}
 	s.cs = cs
@@ -81,9 +85,9 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	return s, nil
 }
 
-// transport makes the go-sdk transport for srv. HTTP sessions share pool,
+// transport makes the go-sdk transport for srv. HTTP sessions share pool(),
 // the upstream's connection pool.
-func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool *http.Transport) (mcp.Transport, error) {
+func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool func() *http.Transport, life context.Context) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
 		p, err := startProcess(srv, lookup)
@@ -94,9 +98,9 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
 		return &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
-		s.http = pool
+		s.http = pool()
 		s.endpoint = srv.URL
-		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit()}}
+		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: life}}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
 			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
@@ -137,8 +141,8 @@ func (s *session) watchSession() {
 // lossCause says why a session ended on its own. For a stdio server the
 // process's exit is the best explanation, so wait briefly for it.
 func (s *session) lossCause(err error) error {
-	if s.proc != nil && s.proc.waitExit(explainWait) {
-		s.proc.waitStderr(explainWait)
+	if s.proc != nil && s.proc.waitExit(explainWait, nil) {
+		s.proc.waitStderr(explainWait, nil)
 		return s.withStderr(s.proc.exitError())
 	}
 	var syntax *json.SyntaxError
@@ -159,8 +163,8 @@ func (s *session) describe(err error) error {
 	if s.proc == nil {
 		return err
 	}
-	if s.proc.waitExit(explainWait) {
-		s.proc.waitStderr(explainWait)
+	if s.proc.waitExit(explainWait, nil) {
+		s.proc.waitStderr(explainWait, nil)
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
 	}
 	return s.withStderr(err)
@@ -180,27 +184,20 @@ func (s *session) withStderr(err error) error {
 	return err
 }
 
-// close ends the session and releases everything it holds. grace bounds each
-// step of a stdio server's shutdown.
-func (s *session) close(grace time.Duration) error {
+// close ends the session and releases everything it holds, whether its
+// handshake succeeded or not. grace bounds each step of a stdio server's
+// shutdown; once kill is closed, the shutdown skips to SIGKILL.
+func (s *session) close(grace time.Duration, kill <-chan struct{}) error {
 	close(s.closed)
 	// Closing the connection first interrupts in-flight requests, which
 	// ClientSession.Close would otherwise wait for.
 	s.conn.close()
-	s.cs.Close()
-	s.watch.Wait()
-	return s.release(grace)
-}
-
-// abort releases a session whose handshake failed.
-func (s *session) abort(grace time.Duration) {
-	s.conn.close()
-	s.release(grace)
-}
-
-func (s *session) release(grace time.Duration) error {
+	if s.cs != nil {
+		s.cs.Close()
+		s.watch.Wait()
+	}
 	if s.proc != nil {
-		return s.proc.stop(grace)
+		return s.proc.stop(grace, kill)
 	}
 	return nil
 }
@@ -234,14 +231,7 @@ const modernProtocolVersion = "2026-07-28"
 // request sends one request with send, holding serial (if not nil) around
 // it, and notes an answer: the session is alive.
 func (s *session) request(ctx context.Context, serial chan struct{}, send func(context.Context, *session) error) error {
-	if serial != nil {
-		release, err := acquire(ctx, serial)
-		if err != nil {
-			return err
-		}
-		defer release()
-	}
-	err := send(ctx, s)
+	err := serially(ctx, serial, func() error { return send(ctx, s) })
 	if err == nil || isProtocolError(err) {
 		s.touch()
 		s.answer.Do(func() { close(s.answered) })
@@ -249,37 +239,77 @@ func (s *session) request(ctx context.Context, serial chan struct{}, send func(c
 	return err
 }
 
+// serially runs f holding serial, a server's size-1 semaphore when its
+// requests are serialized (else nil: f runs at once). The slot is held for
+// one request, never through a retry's backoff.
+func serially(ctx context.Context, serial chan struct{}, f func() error) error {
+	if serial != nil {
+		release, err := acquire(ctx, serial)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return f()
+}
+
 // probe checks, before its next use, a session that sat idle past
 // idleProbe: a legacy session with ping (a 1 s timeout; "method not found"
 // counts as alive), a modern HTTP one with server/discover. It reports false,
 // after abandoning the session, if the session is dead. One caller probes;
-// the others wait for its answer.
-func (u *Upstream) probe(ctx context.Context, s *session) bool {
-	if !s.idle() {
-		return true
+// the others wait for its answer, each within its own deadline: a caller
+// that cannot wait goes ahead and lets its request find out.
+func (u *Upstream) probe(ctx context.Context, s *session, serial chan struct{}) bool {
+	for s.idle() && !s.dead.Load() {
+		s.probeMu.Lock()
+		if wait := s.probing; wait != nil {
+			s.probeMu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return true
+			}
+		}
+		done := make(chan struct{})
+		s.probing = done
+		s.probeMu.Unlock()
+		alive := u.ping(ctx, s, serial)
+		s.probeMu.Lock()
+		s.probing = nil
+		s.probeMu.Unlock()
+		close(done)
+		return alive
 	}
-	s.probeMu.Lock()
-	defer s.probeMu.Unlock()
-	if !s.idle() {
-		return true // probed while we waited
-	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	return !s.dead.Load()
+}
+
+// ping sends the probe of an idle session and abandons the session if it
+// fails. A probe that gets no answer either way (the caller gave up, or the
+// slot of a serialized server stayed taken) lets the request find out.
+func (u *Upstream) ping(parent context.Context, s *session, serial chan struct{}) bool {
+	ctx, cancel := context.WithTimeout(parent, probeTimeout)
 	defer cancel()
 	var err error
 	switch {
 	case !s.modern():
-		release, serr := u.acquireSerial(ctx)
-		if serr != nil {
-			return true // no answer either way: let the request find out
-		}
-		err = s.cs.Ping(ctx, nil)
-		release()
+		sent := false
+		err = serially(ctx, serial, func() error {
+			sent = true
+			return s.cs.Ping(ctx, nil)
+		})
 		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound {
+		switch {
+		case !sent || parent.Err() != nil:
+			return true
+		case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound:
 			err = nil // a server without ping is alive
 		}
 	case s.client != nil:
-		err = s.discover(ctx, u.probeClient())
+		err = s.discover(ctx, u.prober())
+		if parent.Err() != nil {
+			return true
+		}
 	}
 	if err != nil {
 		u.opts.Logger.Info("idle session failed its probe; reconnecting", "error", u.redact(err.Error()))

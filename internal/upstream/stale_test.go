@@ -32,13 +32,13 @@ func TestStaleHTTPSession(t *testing.T) {
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatal(err)
 			}
-			if res, err := u.CallTool(t.Context(), "increment", nil); err != nil || mcptest.Text(res) != "1" {
+			if res, err := callTool(t.Context(), u, "increment", nil); err != nil || mcptest.Text(res) != "1" {
 				t.Fatalf("first increment = %v, %v", res, err)
 			}
 			// The server restarts behind its listener: every session is
 			// forgotten, as behind a proxy that kept the connections.
 			srv.Restart()
-			res, err := u.CallTool(t.Context(), "increment", nil)
+			res, err := callTool(t.Context(), u, "increment", nil)
 			if err != nil || mcptest.Text(res) != "2" {
 				t.Fatalf("increment after the restart = %v, %v; want 2, replayed on a new session", res, err)
 			}
@@ -78,7 +78,7 @@ func TestHTTPServerProcessRestart(t *testing.T) {
 	if err := hs.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := u.CallTool(t.Context(), "echo", map[string]any{"x": 1.0}); err != nil || mcptest.Text(res) != `{"x":1}` {
+	if res, err := callTool(t.Context(), u, "echo", map[string]any{"x": 1.0}); err != nil || mcptest.Text(res) != `{"x":1}` {
 		t.Fatalf("echo after a restart = %v, %v", res, err)
 	}
 	calls, ok := 0, 0
@@ -90,7 +90,7 @@ func TestHTTPServerProcessRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls++
-		_, err := u.CallTool(t.Context(), "increment", nil)
+		_, err := callTool(t.Context(), u, "increment", nil)
 		switch {
 		case err == nil:
 			ok++
@@ -140,7 +140,7 @@ func TestIdleSessionProbe(t *testing.T) {
 				}
 				waitUntil(t, tc.idle)
 				start := time.Now()
-				res, err := u.CallTool(t.Context(), "increment", nil)
+				res, err := callTool(t.Context(), u, "increment", nil)
 				if err != nil || mcptest.Text(res) != "1" {
 					t.Fatalf("call = %v, %v", res, err)
 				}
@@ -170,7 +170,7 @@ func TestProbeFailsWhenServerDown(t *testing.T) {
 		sw.mu.Lock()
 		sw.down = true
 		sw.mu.Unlock()
-		_, err := u.CallTool(t.Context(), "increment", nil)
+		_, err := callTool(t.Context(), u, "increment", nil)
 		if !errors.Is(err, errRefused) {
 			t.Errorf("call = %v, want the refusal", err)
 		}
@@ -188,7 +188,7 @@ func TestCallTimeoutDoesNotRecreateSession(t *testing.T) {
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		_, err := u.CallTool(context.Background(), "increment", nil)
+		_, err := callTool(context.Background(), u, "increment", nil)
 		if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrAmbiguous) {
 			t.Errorf("call = %v, want a timeout reported as ambiguous", err)
 		}
@@ -226,13 +226,13 @@ func TestModernSessionProbedWithDiscover(t *testing.T) {
 	}
 	idle()
 	before := srv.Counts().Starts
-	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+	if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 		t.Fatalf("call after idling = %v", err)
 	}
 	if got := srv.Counts().Starts - before; got != 1 {
 		t.Errorf("%d discover probes, want 1", got)
 	}
-	if _, err := u.CallTool(t.Context(), "echo", nil); err != nil || srv.Counts().Starts-before != 1 {
+	if _, err := callTool(t.Context(), u, "echo", nil); err != nil || srv.Counts().Starts-before != 1 {
 		t.Errorf("a call right after = %v, with %d probes; want no new probe", err, srv.Counts().Starts-before)
 	}
 }

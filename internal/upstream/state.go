@@ -8,23 +8,28 @@ import (
 // State is the connectivity state of an [Upstream].
 type State int
 
-// The states of an [Upstream]. The zero value, Connecting, is the state of an
-// upstream that has been created and is about to connect.
+// The states of an [Upstream]. The zero value, Disconnected, is the state of
+// an upstream that is not running: created and not started yet, or stopped
+// by [Upstream.Disconnect].
 const (
-	Connecting State = iota
+	Disconnected State = iota
+	Connecting
 	Connected
 	Reconnecting
 	Failed
 	CrashLoop
+	Disabled
 	Closed
 )
 
 var stateNames = [...]string{
+	Disconnected: "disconnected",
 	Connecting:   "connecting",
 	Connected:    "connected",
 	Reconnecting: "reconnecting",
 	Failed:       "failed",
 	CrashLoop:    "crash-loop",
+	Disabled:     "disabled",
 	Closed:       "closed",
 }
 
@@ -36,24 +41,28 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int(s))
 }
 
-// Settled reports whether the state is one that a connection attempt ends in.
-func (s State) Settled() bool {
-	return s != Connecting && s != Reconnecting
-}
+// Down reports whether the state is one of a server that is wanted but
+// cannot be reached now: its calls fail or wait, and its last lists stay.
+func (s State) Down() bool { return s == Reconnecting || s == Failed || s == CrashLoop }
 
 // EventKind says what an [Event] reports.
 type EventKind int
 
 const (
-	// EventState is a transition, From one state To another.
+	// EventState is a transition, From one state to Snapshot.State.
 	EventState EventKind = iota
-	// EventList says that one of the server's lists (List) was replaced.
+	// EventList says that one of the server's lists (List) was fetched and
+	// replaced, or, with Err set, that it could not be fetched even after
+	// retries: the previous list stays.
 	EventList
-	// EventReloadFailed says that List could not be reloaded after the
-	// server said it changed, even after retries; the previous list stays.
-	EventReloadFailed
+	// EventAttemptFailed says that a connection attempt failed with Err. The
+	// state may be unchanged: a server that stays down fails attempt after
+	// attempt.
+	EventAttemptFailed
 	// EventResourceUpdated says that the subscribed resource URI changed.
 	EventResourceUpdated
+	// EventConfig says that the config changed (see [Upstream.Reconfigure]).
+	EventConfig
 )
 
 // A List names one of a server's lists.
@@ -77,18 +86,20 @@ func (l List) String() string {
 	return fmt.Sprintf("List(%d)", int(l))
 }
 
-// An Event reports a change in an upstream.
+// An Event reports a change in an upstream, with the upstream's state right
+// after it.
 type Event struct {
-	Kind   EventKind
-	Server string
-	At     time.Time
-	// From and To are the states of an EventState.
+	Kind EventKind
+	At   time.Time
+	// Snapshot is the upstream as of the event: whoever hears it needs
+	// nothing else, and never calls back into the upstream.
+	Snapshot Snapshot
+	// From is the state an EventState leaves.
 	From State
-	To   State
-	// Err is the redacted cause of a transition to a failure state, or of
-	// an EventReloadFailed.
+	// Err is the redacted cause of an EventList that failed or of an
+	// EventAttemptFailed. The cause of a transition is Snapshot.Err.
 	Err error
-	// List is the list of an EventList or EventReloadFailed.
+	// List is the list of an EventList.
 	List List
 	// URI is the resource of an EventResourceUpdated.
 	URI string

@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
@@ -13,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -36,9 +34,10 @@ type Options struct {
 	// Dial, if set, replaces the transport the config asks for. Tests use it to
 	// connect to in-memory servers.
 	Dial func(ctx context.Context, srv config.Server) (mcp.Transport, error)
-	// OnEvent, if set, is called for every transition, in order, never
-	// concurrently with itself. It must not block or call back into the
-	// Upstream.
+	// OnEvent, if set, is called for every event, in order, under the
+	// upstream's lock, before anyone waiting for the change it reports
+	// wakes up. It must only record or queue the event: it must not block,
+	// and it must not call the Upstream.
 	OnEvent func(Event)
 	// StopGrace bounds each step of a stdio server's shutdown. Default
 	// DefaultStopGrace.
@@ -47,89 +46,125 @@ type Options struct {
 	Rand func() float64
 }
 
-// An Upstream is the connection to one MCP server. Its methods are safe for
-// concurrent use.
+// An Upstream is one configured MCP server, for the server's whole life: it
+// owns the server's config, its desired state, its session, its state
+// machine, its lists and subscriptions, and its counters. Connecting,
+// reconnecting, disconnecting and reconfiguring all reuse it; nothing
+// replaces it. Its methods are safe for concurrent use.
 type Upstream struct {
 	// Set by New, read-only after.
 	name    string
-	cfg     config.Server // unresolved
 	opts    Options
 	client  *mcp.Client
-	pool    *http.Transport // HTTP connections, shared by its sessions
 	secrets *config.Secrets
-	slots   chan struct{} // one per call in flight; see config.Server.MaxInFlight
-	serial  chan struct{} // size 1 when requests are serialized, else nil
+	prober  func() *mcp.Client // the bare client of modern probes, made on first use
 
-	// The lifetime of the owner goroutine: detached from every caller.
+	// The lifetime of the owner goroutine: detached from every caller,
+	// ended by Close.
 	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the owner goroutine has returned
 
 	// Signals to the owner goroutine; buffered, sends never block.
-	nudge   chan struct{} // a request waits for a connection: attempt now
-	manual  chan struct{} // a manual reconnect: reset the breaker, attempt now
+	wake    chan struct{} // a command is pending: see takeCommand
+	early   chan struct{} // a request waits: an early attempt, if this step has had none
 	refresh chan struct{} // a list changed: reload it
 
 	// listGen counts the list_changed notifications of each list.
 	listGen [numLists]atomic.Uint64
-
 	// Owned by the owner goroutine.
 	fetched [numLists]atomic.Uint64 // the listGen each list was last fetched at; written by the owner
 	expires [numLists]time.Time     // when each list's cache hint runs out; zero: never
 
-	startOnce sync.Once
+	// settings holds the config and what it decides for requests. It is
+	// replaced whole by Reconfigure; a request reads it once.
+	settings atomic.Pointer[settings]
+
+	// closers joins every session being closed. Only the owner goroutine
+	// adds to it, and it waits for it before it returns.
+	closers sync.WaitGroup
+	// kill is closed when Close's deadline nears: every stop in progress
+	// skips to SIGKILL, and life, the context of every connection, ends,
+	// and with it any I/O of a close (a DELETE that hangs, say).
+	kill     chan struct{}
+	killOnce sync.Once
+	life     context.Context
+	endLife  context.CancelFunc
+
 	closeOnce sync.Once
 
-	proberOnce sync.Once
-	prober     *mcp.Client // a bare client, whose handshake is the modern probe
-
-	// version counts changes to the observable state; it moves before
-	// waiters wake, so that whoever they tell sees the change.
-	version atomic.Uint64
-
-	// deliverMu serializes event delivery. Lock order: deliverMu, then mu.
-	deliverMu sync.Mutex
-
-	// mu guards the following.
-	mu         sync.Mutex
-	started    bool
+	// mu guards the following. Lock order: mu, then what OnEvent locks.
+	mu sync.Mutex
+	// What is wanted: commands the owner has not taken yet.
+	want         bool   // the server should be connected: Start or Reconnect was called, and no Disconnect since
+	restart      bool   // a fresh connection is wanted now: a manual reconnect, or a new config
+	resetBreaker bool   // a manual reconnect or a new config forgives past crashes
+	stopping     *op    // a Disconnect waits for the session to be closed
+	interrupt    func() // ends the owner's I/O in progress (an attempt, a list load); nil if none
+	started      bool   // the owner goroutine runs
+	// What is.
 	state      State
-	changed    chan struct{} // closed and replaced on every change
 	since      time.Time
-	lastErr    error
-	sess       *session
-	tools      []*mcp.Tool // replaced, never mutated; kept while reconnecting
-	toolIndex  map[string]*toolInfo
-	prompts    []*mcp.Prompt           // replaced, never mutated
-	resources  []*mcp.Resource         // replaced, never mutated
-	templates  []*mcp.ResourceTemplate // replaced, never mutated
-	subs       map[string]bool         // the resources the host subscribed to
+	lastErr    error         // the last failure, redacted; kept across states, hidden while connected
+	changed    chan struct{} // closed and replaced on every change
+	sess       *session      // the current session; requests use it only while connected
+	next       *op           // the attempt that will answer a request made now
+	attempting bool          // next is in progress
+	earlyUsed  bool          // this step between scheduled attempts has had its early attempt
+	lists      lists
+	subs       map[string]bool // the resources the host subscribed to
 	init       *mcp.InitializeResult
-	pending    []Event // transitions not yet delivered
-	attempting bool    // a connection attempt is in progress
-	attemptSeq uint64  // attempts started
-	attemptEnd uint64  // attempts finished
-	lastWin    uint64  // the last attempt that connected
-	manualReq  uint64  // manual reconnects asked for
-	manualSeen uint64  // manual reconnects the owner has acted on
-	epoch      uint64  // bumped by Close: a connection from an older epoch is never attached
-	reconnects uint64  // successful connections after the first
+	reconnects uint64
 	closeErr   error
-	closeBy    time.Time // when Close must be done; zero means no hurry
-	url        string    // the last resolved URL, which errors must not show
+	url        string          // the last resolved URL, which errors must not show
+	pool       *http.Transport // HTTP connections, shared by its sessions; made on first use
 }
 
-// toolInfo is what a call needs to know of a tool before sending it.
-type toolInfo struct {
-	replayable bool     // readOnlyHint or idempotentHint
-	required   []string // the input schema's required properties
+// settings are a config entry and what it decides for requests.
+type settings struct {
+	cfg    config.Server // unresolved; never mutated
+	slots  chan struct{} // one per call in flight; see config.Server.MaxInFlight
+	serial chan struct{} // size 1 when requests are serialized, else nil
+}
 
-	once     sync.Once
-	resolved *jsonschema.Resolved // see validator
+func newSettings(srv config.Server) *settings {
+	s := &settings{cfg: srv.Clone(), slots: make(chan struct{}, srv.InFlightLimit())}
+	if srv.SerializeRequests {
+		s.serial = make(chan struct{}, 1)
+	}
+	return s
+}
+
+// lists are what the server offers. Each slice is replaced, never mutated.
+type lists struct {
+	tools     []*mcp.Tool
+	toolIndex map[string]*toolInfo
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	cached    bool // tools came from Seed, not from the server
+	listed    bool // the server has listed its tools at least once
+}
+
+// An op is something the owner goroutine does for waiters: a connection
+// attempt, or a stop. Waiters select on done, then read err.
+type op struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+func newOp() *op { return &op{done: make(chan struct{})} }
+
+// finish records err and wakes the waiters. Only the owner goroutine (or
+// Close, when there is none) finishes an op, once.
+func (o *op) finish(err error) {
+	o.err = err
+	close(o.done)
 }
 
 // New returns an Upstream for srv. It does no I/O: call [Upstream.Start] or
-// [Upstream.Connect].
+// [Upstream.Connect]. A server that srv disables starts Disabled, and stays
+// so until a config enables it.
 func New(srv config.Server, opts *Options) *Upstream {
 	var o Options
 	if opts != nil {
@@ -153,26 +188,26 @@ func New(srv config.Server, opts *Options) *Upstream {
 	ctx, cancel := context.WithCancel(context.Background())
 	u := &Upstream{
 		name:    srv.Name,
-		cfg:     srv.Clone(),
 		opts:    o,
 		secrets: &config.Secrets{},
-		slots:   make(chan struct{}, srv.InFlightLimit()),
 		ctx:     ctx,
 		cancel:  cancel,
 		done:    make(chan struct{}),
-		nudge:   make(chan struct{}, 1),
-		manual:  make(chan struct{}, 1),
+		wake:    make(chan struct{}, 1),
+		early:   make(chan struct{}, 1),
 		refresh: make(chan struct{}, 1),
+		kill:    make(chan struct{}),
 		subs:    make(map[string]bool),
 		changed: make(chan struct{}),
+		next:    newOp(),
 		since:   time.Now(),
 	}
-	if srv.SerializeRequests {
-		u.serial = make(chan struct{}, 1)
+	u.life, u.endLife = context.WithCancel(context.Background())
+	u.settings.Store(newSettings(srv))
+	if !srv.IsEnabled() {
+		u.state = Disabled
 	}
-	if t := srv.TransportType(); t == config.HTTP || t == config.SSE {
-		u.pool = http.DefaultTransport.(*http.Transport).Clone()
-	}
+	u.prober = sync.OnceValue(u.bareClient)
 	// The handlers are set before the first session, so that no
 	// notification is missed, even during the first list.
 	u.client = mcp.NewClient(o.Client, &mcp.ClientOptions{
@@ -196,171 +231,28 @@ func (u *Upstream) bareClient() *mcp.Client {
 	return mcp.NewClient(u.opts.Client, &mcp.ClientOptions{Logger: u.opts.Logger, Capabilities: &mcp.ClientCapabilities{}})
 }
 
-// probeClient returns the client of modern probes, made on first use.
-func (u *Upstream) probeClient() *mcp.Client {
-	u.proberOnce.Do(func() { u.prober = u.bareClient() })
-	return u.prober
-}
-
 // Name returns the configured server name.
 func (u *Upstream) Name() string { return u.name }
 
-// Config returns the unresolved config the upstream was created with.
-func (u *Upstream) Config() config.Server { return u.cfg.Clone() }
-
-// Start launches the owner goroutine, which connects. It returns at once and
-// is idempotent; after Close it does nothing.
-func (u *Upstream) Start() {
-	u.startOnce.Do(func() {
-		u.mu.Lock()
-		defer u.mu.Unlock()
-		if u.state == Closed {
-			return
-		}
-		u.started = true
-		go u.run()
-	})
-}
-
-// Connect starts the upstream if needed and waits until its first connection
-// attempt settles or ctx is done. It returns the attempt's error, if any. The
-// attempt itself is not bound to ctx: it goes on in the background.
-func (u *Upstream) Connect(ctx context.Context) error {
-	u.Start()
-	for {
-		u.mu.Lock()
-		state, changed, err, ended := u.state, u.changed, u.lastErr, u.attemptEnd
-		u.mu.Unlock()
-		switch {
-		case state == Connected:
-			return nil
-		case state == Closed:
-			return u.errorf("connect", ErrClosed)
-		case ended > 0 && err != nil:
-			return err
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return u.errorf("connect", ctx.Err())
-		}
-	}
-}
-
-// Reconnect drops the current session, if any, resets the crash-loop
-// breaker, and waits for a fresh connection attempt to end, or for ctx.
-// Concurrent calls share one attempt, as does a call made while an attempt
-// is in progress. It returns the attempt's error.
-func (u *Upstream) Reconnect(ctx context.Context) error {
-	u.Start()
-	u.mu.Lock()
-	if u.state == Closed {
-		u.mu.Unlock()
-		return u.errorf("reconnect", ErrClosed)
-	}
-	want := u.nextAttemptLocked()
-	if !u.attempting {
-		u.manualReq++
-		signal(u.manual)
-	}
-	u.mu.Unlock()
-	for {
-		u.mu.Lock()
-		state, changed, err, ended, won := u.state, u.changed, u.lastErr, u.attemptEnd, u.lastWin
-		u.mu.Unlock()
-		switch {
-		case state == Closed:
-			return u.errorf("reconnect", ErrClosed)
-		case won >= want:
-			return nil
-		case ended >= want:
-			return err
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return u.errorf("reconnect", ctx.Err())
-		}
-	}
-}
-
-// nextAttemptLocked returns the number of the attempt that a request made now
-// will be answered by: the one in progress, or the next.
-func (u *Upstream) nextAttemptLocked() uint64 {
-	if u.attempting {
-		return u.attemptSeq
-	}
-	return u.attemptSeq + 1
-}
-
-// signal sends on a buffered channel of size 1 without blocking: a signal
-// already pending covers this one.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// Close closes the session, ends a stdio server's process group and stops
-// the owner goroutine. It is idempotent and safe for concurrent use; every
-// call waits for the teardown and returns its result.
-func (u *Upstream) Close() error { return u.CloseBy(time.Time{}) }
-
-// CloseBy is [Upstream.Close] with a deadline: the steps of a stdio server's
-// shutdown are shortened so that the teardown ends close to it. A zero
-// deadline means each step gets the full StopGrace. Only the first call's
-// deadline counts.
-func (u *Upstream) CloseBy(deadline time.Time) error {
-	u.closeOnce.Do(func() {
-		u.mu.Lock()
-		started := u.started
-		u.closeBy = deadline
-		u.epoch++
-		u.transitionLocked(Closed, nil)
-		u.mu.Unlock()
-		u.deliver()
-		u.cancel()
-		if started {
-			<-u.done
-		} else {
-			close(u.done)
-		}
-		if u.pool != nil {
-			u.pool.CloseIdleConnections()
-		}
-	})
-	<-u.done
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.closeErr
-}
-
-// closeGrace is how long each step of the final shutdown may take.
-func (u *Upstream) closeGrace() time.Duration {
-	u.mu.Lock()
-	deadline := u.closeBy
-	u.mu.Unlock()
-	if deadline.IsZero() {
-		return u.opts.StopGrace
-	}
-	// Three steps may each wait: after stdin close, SIGTERM and SIGKILL.
-	return max(0, min(u.opts.StopGrace, time.Until(deadline)/3))
-}
+// Config returns the unresolved config the upstream runs with.
+func (u *Upstream) Config() config.Server { return u.settings.Load().cfg.Clone() }
 
 // Snapshot is a copy of an upstream's observable state.
 type Snapshot struct {
-	Name  string
-	State State
-	Since time.Time
+	Name string
+	// Config is the unresolved config, shared: treat it as read-only.
+	Config config.Server
+	State  State
+	Since  time.Time
 	// Err is the last failure, redacted; nil while connected.
 	Err error
 	// Tools is the server's raw, unfiltered tool list, shared: treat it as
-	// read-only. While the server reconnects, or after the reconnect ladder
-	// failed, it still holds the last list (stale tools stay listed); in
-	// the crash-loop state it is empty. Prompts, Resources and Templates
-	// are the other lists, likewise shared.
+	// read-only. Whatever the state, it holds the last list known: stale
+	// tools stay listed while the server is down. Cached reports that it
+	// came from Seed, and the server has not listed its own yet. Prompts,
+	// Resources and Templates are the other lists, likewise shared.
 	Tools     []*mcp.Tool
+	Cached    bool
 	Prompts   []*mcp.Prompt
 	Resources []*mcp.Resource
 	Templates []*mcp.ResourceTemplate
@@ -372,18 +264,28 @@ type Snapshot struct {
 	ProtocolVersion string
 	// Reconnects counts the connections made after the first.
 	Reconnects uint64
+	// PID is the process ID of a stdio server's current process, or 0.
+	PID int
 }
 
 // Snapshot returns the upstream's current state.
 func (u *Upstream) Snapshot() Snapshot {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	return u.snapshotLocked()
+}
+
+func (u *Upstream) snapshotLocked() Snapshot {
 	snap := Snapshot{
-		Name: u.name, State: u.state, Since: u.since, Err: u.lastErr, Reconnects: u.reconnects,
-		Tools: u.tools, Prompts: u.prompts, Resources: u.resources, Templates: u.templates,
+		Name: u.name, Config: u.settings.Load().cfg, State: u.state, Since: u.since, Err: u.lastErr,
+		Tools: u.lists.tools, Cached: u.lists.cached, Prompts: u.lists.prompts,
+		Resources: u.lists.resources, Templates: u.lists.templates, Reconnects: u.reconnects,
 	}
 	if u.state == Connected {
 		snap.Err = nil
+		if u.sess != nil && u.sess.proc != nil {
+			snap.PID = u.sess.proc.cmd.Process.Pid
+		}
 	}
 	if u.init != nil {
 		snap.Instructions = u.init.Instructions
@@ -396,15 +298,49 @@ func (u *Upstream) Snapshot() Snapshot {
 	return snap
 }
 
-// Version returns a number that grows whenever the state or the tools
-// change, so that callers can cache what they derive from snapshots.
-func (u *Upstream) Version() uint64 { return u.version.Load() }
-
 // State returns the current state.
 func (u *Upstream) State() State {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.state
+}
+
+// setStateLocked records a transition and publishes it. A repeat of the
+// current state is no transition, but a new cause is kept. It never leaves
+// Closed.
+func (u *Upstream) setStateLocked(to State, err error) {
+	if u.state == Closed {
+		return
+	}
+	if u.state == to {
+		if err != nil {
+			u.lastErr = err
+			u.bumpLocked()
+		}
+		return
+	}
+	from := u.state
+	u.state, u.since, u.lastErr = to, time.Now(), err
+	u.bumpLocked()
+	u.publishLocked(Event{Kind: EventState, From: from})
+}
+
+// bumpLocked wakes whoever waits for a change.
+func (u *Upstream) bumpLocked() {
+	close(u.changed)
+	u.changed = make(chan struct{})
+}
+
+// publishLocked hands ev, with the state as of now, to OnEvent.
+func (u *Upstream) publishLocked(ev Event) {
+	if u.opts.OnEvent == nil {
+		return
+	}
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	ev.Snapshot = u.snapshotLocked()
+	u.opts.OnEvent(ev)
 }
 
 // Redact removes from s every value substituted from the environment for
@@ -457,6 +393,3 @@ type redacted struct {
 
 func (r *redacted) Error() string { return r.msg }
 func (r *redacted) Unwrap() error { return r.err }
-
-// callOp names a call in errors; only error paths format it.
-func callOp(name string) string { return fmt.Sprintf("call tool %q", name) }

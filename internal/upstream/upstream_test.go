@@ -81,14 +81,14 @@ func TestConnectListsAndCalls(t *testing.T) {
 	if diff := cmp.Diff([]string{"a", "b", "c", "d", "e"}, toolNames(snap.Tools)); diff != "" {
 		t.Errorf("tools across pages (-want +got):\n%s", diff)
 	}
-	res, err := u.CallTool(t.Context(), "c", nil)
+	res, err := callTool(t.Context(), u, "c", nil)
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
 	if got := mcptest.Text(res); got != "{}" {
 		t.Errorf("nil arguments arrived as %q, want {}", got)
 	}
-	res, err = u.CallTool(t.Context(), "a", map[string]any{"x": 1.0})
+	res, err = callTool(t.Context(), u, "a", map[string]any{"x": 1.0})
 	if err != nil || mcptest.Text(res) != `{"x":1}` {
 		t.Errorf("CallTool(a, x=1) = %q, %v; want {\"x\":1}", mcptest.Text(res), err)
 	}
@@ -133,7 +133,7 @@ func TestDialFailure(t *testing.T) {
 	if got := err.Error(); got != `server "broken": connect: boom` {
 		t.Errorf("error = %q", got)
 	}
-	if _, err := u.CallTool(t.Context(), "x", nil); !errors.Is(err, ErrNotConnected) {
+	if _, err := callTool(t.Context(), u, "x", nil); !errors.Is(err, ErrNotConnected) {
 		t.Errorf("CallTool on a failed upstream = %v, want ErrNotConnected", err)
 	}
 	u.Close()
@@ -141,9 +141,11 @@ func TestDialFailure(t *testing.T) {
 	defer mu.Unlock()
 	var got []string
 	for _, ev := range events {
-		got = append(got, ev.From.String()+">"+ev.To.String())
+		if ev.Kind == EventState {
+			got = append(got, ev.From.String()+">"+ev.Snapshot.State.String())
+		}
 	}
-	if diff := cmp.Diff([]string{"connecting>failed", "failed>closed"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"disconnected>connecting", "connecting>failed", "failed>closed"}, got); diff != "" {
 		t.Errorf("transitions (-want +got):\n%s", diff)
 	}
 }
@@ -188,7 +190,7 @@ func TestCallTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		_, err := u.CallTool(t.Context(), "echo", nil)
+		_, err := callTool(t.Context(), u, "echo", nil)
 		if !errors.Is(err, ErrTimeout) {
 			t.Fatalf("CallTool = %v, want ErrTimeout", err)
 		}
@@ -206,7 +208,7 @@ func TestCallerCancellation(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		_, err := u.CallTool(ctx, "echo", nil)
+		_, err := callTool(ctx, u, "echo", nil)
 		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
 			t.Fatalf("CallTool = %v, want the caller's own deadline, not ErrTimeout", err)
 		}
@@ -232,7 +234,7 @@ func (l *eventLog) transitions() []string {
 	var out []string
 	for _, ev := range l.events {
 		if ev.Kind == EventState {
-			out = append(out, ev.From.String()+">"+ev.To.String())
+			out = append(out, ev.From.String()+">"+ev.Snapshot.State.String())
 		}
 	}
 	return out
@@ -244,8 +246,8 @@ func (l *eventLog) errs(to State) []error {
 	defer l.mu.Unlock()
 	var out []error
 	for _, ev := range l.events {
-		if ev.Kind == EventState && ev.To == to {
-			out = append(out, ev.Err)
+		if ev.Kind == EventState && ev.Snapshot.State == to {
+			out = append(out, ev.Snapshot.Err)
 		}
 	}
 	return out
@@ -258,12 +260,12 @@ func TestSessionLostReconnects(t *testing.T) {
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := u.CallTool(t.Context(), "echo", nil); err != nil {
+		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Fatalf("first call: %v", err)
 		}
 		// The server drops the session on receipt of the second call, which
 		// never runs. echo is read-only: it is replayed on a new session.
-		res, err := u.CallTool(t.Context(), "echo", map[string]any{"n": 2.0})
+		res, err := callTool(t.Context(), u, "echo", map[string]any{"n": 2.0})
 		if err != nil || mcptest.Text(res) != `{"n":2}` {
 			t.Fatalf("second call = %v, %v; want it replayed on a new session", res, err)
 		}
@@ -271,7 +273,7 @@ func TestSessionLostReconnects(t *testing.T) {
 		if c.Starts != 2 || c.ByTool["echo"] != 2 {
 			t.Errorf("starts %d, echo ran %d times; want 2 and 2 (the dropped call never ran)", c.Starts, c.ByTool["echo"])
 		}
-		want := []string{"connecting>connected", "connected>reconnecting", "reconnecting>connected"}
+		want := []string{"disconnected>connecting", "connecting>connected", "connected>reconnecting", "reconnecting>connected"}
 		synctest.Wait() // events are delivered just after the state changes
 		if diff := cmp.Diff(want, log.transitions()); diff != "" {
 			t.Errorf("transitions (-want +got):\n%s", diff)
@@ -319,7 +321,7 @@ func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if _, err := u.CallTool(t.Context(), "echo", nil); !errors.Is(err, ErrClosed) {
+	if _, err := callTool(t.Context(), u, "echo", nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("CallTool after Close = %v, want ErrClosed", err)
 	}
 }
@@ -343,7 +345,7 @@ func TestCloseInterruptsInFlightCall(t *testing.T) {
 		}
 		errc := make(chan error, 1)
 		go func() {
-			_, err := u.CallTool(context.Background(), "echo", nil)
+			_, err := callTool(context.Background(), u, "echo", nil)
 			errc <- err
 		}()
 		synctest.Wait()
@@ -364,4 +366,9 @@ func TestStateStrings(t *testing.T) {
 			t.Errorf("State(%d).String() = %q, want %q", int(s), got, w)
 		}
 	}
+}
+
+// callTool calls the tool name on u with args.
+func callTool(ctx context.Context, u *Upstream, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	return u.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 }

@@ -1,8 +1,9 @@
-package mcptest
+package demo
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -10,18 +11,39 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
-// connectDemo connects a client to NewDemo(name) in memory.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func newClient() *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, nil)
+}
+
+// callText calls the tool name and returns its text and whether it is an
+// error result.
+func callText(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (string, bool, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", false, err
+	}
+	return mcptest.Text(res), res.IsError, nil
+}
+
+// connectDemo connects a client to New(name) in memory.
 func connectDemo(t *testing.T, name string) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := NewDemo(name).Connect(ctx, st, nil)
+	ss, err := New(name).Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := newClient(nil).Connect(ctx, ct, nil)
+	cs, err := newClient().Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +62,7 @@ func structured(t *testing.T, cs *mcp.ClientSession, name string, args map[strin
 		t.Fatalf("%s: %v", name, err)
 	}
 	if res.IsError {
-		t.Fatalf("%s: error result %q", name, Text(res))
+		t.Fatalf("%s: error result %q", name, mcptest.Text(res))
 	}
 	data, err := json.Marshal(res.StructuredContent)
 	if err != nil {
@@ -52,7 +74,7 @@ func structured(t *testing.T, cs *mcp.ClientSession, name string, args map[strin
 	return res
 }
 
-func TestDemoTools(t *testing.T) {
+func TestTools(t *testing.T) {
 	cs := connectDemo(t, "")
 	ctx := context.Background()
 	if got := cs.InitializeResult().ServerInfo.Name; got != "demo" {
@@ -84,8 +106,8 @@ func TestDemoTools(t *testing.T) {
 	}
 
 	var echo echoOutput
-	if res := structured(t, cs, "echo", map[string]any{"text": "hello"}, &echo); echo.Text != "hello" || Text(res) != "hello" {
-		t.Errorf("echo = %+v, text %q", echo, Text(res))
+	if res := structured(t, cs, "echo", map[string]any{"text": "hello"}, &echo); echo.Text != "hello" || mcptest.Text(res) != "hello" {
+		t.Errorf("echo = %+v, text %q", echo, mcptest.Text(res))
 	}
 
 	var id1, id2 noteIDOutput
@@ -134,7 +156,7 @@ func TestDemoTools(t *testing.T) {
 	}
 }
 
-func TestDemoNow(t *testing.T) {
+func TestNow(t *testing.T) {
 	cs := connectDemo(t, "clock")
 	if got := cs.InitializeResult().ServerInfo.Name; got != "clock" {
 		t.Errorf("name %q, want clock", got)
@@ -156,15 +178,15 @@ func TestDemoNow(t *testing.T) {
 	}
 }
 
-func TestServeDemo(t *testing.T) {
+func TestServe(t *testing.T) {
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
-	go func() { errc <- ServeDemo(ctx, "piped", serverIn, serverOut) }()
+	go func() { errc <- Serve(ctx, "piped", serverIn, serverOut) }()
 
-	cs, err := newClient(nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := newClient().Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,20 +195,24 @@ func TestServeDemo(t *testing.T) {
 	}
 	cs.Close()
 	if err := <-errc; err != nil {
-		t.Errorf("ServeDemo after the input closed: %v", err)
+		t.Errorf("Serve after the input closed: %v", err)
 	}
 
 	// Cancelling the context ends it cleanly too.
 	clientIn, serverOut = io.Pipe()
 	serverIn, clientOut = io.Pipe()
-	go func() { errc <- ServeDemo(ctx, "piped", serverIn, serverOut) }()
-	cs, err = newClient(nil).Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	go func() { errc <- Serve(ctx, "piped", serverIn, serverOut) }()
+	cs, err = newClient().Connect(ctx, &mcp.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cancel()
 	if err := <-errc; err != nil {
-		t.Errorf("ServeDemo after cancel: %v", err)
+		t.Errorf("Serve after cancel: %v", err)
 	}
-	waitClosed(t, cs)
+	// The session ends with the server.
+	_ = cs.Wait()
+	if _, _, err := callText(context.Background(), cs, "echo", nil); !errors.Is(err, mcp.ErrConnectionClosed) {
+		t.Errorf("call after the server ended = %v, want ErrConnectionClosed", err)
+	}
 }

@@ -1,4 +1,7 @@
-package mcptest
+// Package demo is the built-in demo MCP server behind `switchboard
+// demo-server`: a clock, an echo and an in-memory notebook, so that every
+// verb of the command works on a fresh machine.
+package demo
 
 import (
 	"context"
@@ -15,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// NewDemo returns the demo server behind `switchboard demo-server`: a small
+// New returns the demo server behind `switchboard demo-server`: a small
 // but genuinely useful MCP server with a clock, an echo and an in-memory
 // notebook. Its implementation name is name ("" means "demo").
 //
@@ -30,7 +33,7 @@ import (
 //
 // Notes live in memory for the life of the returned server and are safe for
 // concurrent use by many sessions.
-func NewDemo(name string) *mcp.Server {
+func New(name string) *mcp.Server {
 	if name == "" {
 		name = "demo"
 	}
@@ -82,11 +85,11 @@ func NewDemo(name string) *mcp.Server {
 	return s
 }
 
-// ServeDemo serves NewDemo(name) on in and out (stdio) until in closes or
+// Serve serves New(name) on in and out (stdio) until in closes or
 // ctx is done; both end it cleanly with a nil error.
-func ServeDemo(ctx context.Context, name string, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: readCloser(in), Writer: &lockedWriter{w: out}}
-	err := NewDemo(name).Run(ctx, t)
+func Serve(ctx context.Context, name string, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: writeCloser{out}}
+	err := New(name).Run(ctx, t)
 	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil
 	}
@@ -246,4 +249,18 @@ func (nb *notebook) delete(_ context.Context, _ *mcp.CallToolRequest, in noteIDI
 		text = "no note with id " + in.ID
 	}
 	return textResult(text), noteDeleteOutput{Deleted: deleted}, nil
+}
+
+// writeCloser closes the writer it wraps if it can.
+type writeCloser struct{ io.Writer }
+
+func (w writeCloser) Close() error {
+	if c, ok := w.Writer.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }

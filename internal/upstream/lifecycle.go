@@ -1,0 +1,300 @@
+package upstream
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// Start asks for the server to be connected, and returns at once. It launches
+// the owner goroutine on first use. A running upstream is left alone; a
+// disabled or closed one does nothing.
+func (u *Upstream) Start() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.startLocked()
+}
+
+func (u *Upstream) startLocked() {
+	switch u.state {
+	case Closed, Disabled:
+		return
+	case Disconnected:
+		u.setStateLocked(Connecting, nil)
+	}
+	u.want = true
+	signal(u.wake)
+	if !u.started {
+		u.started = true
+		go u.run()
+	}
+}
+
+// Connect starts the upstream if needed and waits until its connection
+// attempt in progress or due settles, or ctx is done. It returns the
+// attempt's error. A server that failed and waits for a later attempt
+// returns its last error at once. The attempt itself is not bound to ctx:
+// it goes on in the background.
+func (u *Upstream) Connect(ctx context.Context) error {
+	u.mu.Lock()
+	u.startLocked()
+	state, a, cause := u.state, u.next, u.lastErr
+	wait := u.attempting || state == Connecting || state == Reconnecting
+	u.mu.Unlock()
+	switch {
+	case state == Connected:
+		return nil
+	case !wait:
+		return u.errorf("connect", &UnavailableError{State: state, Err: cause})
+	}
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return u.errorf("connect", ctx.Err())
+	}
+}
+
+// Settle waits while the upstream is connecting, for the attempt in
+// progress or due, or for ctx. It starts nothing, and returns at once when
+// there is nothing to wait for.
+func (u *Upstream) Settle(ctx context.Context) {
+	u.mu.Lock()
+	a, wait := u.next, u.state == Connecting
+	u.mu.Unlock()
+	if wait {
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Reconnect asks for a fresh connection now: it drops the current session,
+// if any, forgives past crashes (the breaker, and crash-loop), starts the
+// upstream if it is not running, and waits for the attempt to end, or for
+// ctx. Concurrent calls share one attempt, as does a call made while an
+// attempt is in progress. It returns the attempt's error.
+func (u *Upstream) Reconnect(ctx context.Context) error {
+	u.mu.Lock()
+	switch u.state {
+	case Closed, Disabled:
+		err := u.errorf("reconnect", &UnavailableError{State: u.state})
+		u.mu.Unlock()
+		return err
+	}
+	u.resetBreaker = true
+	if !u.attempting {
+		u.restartLocked()
+	}
+	a := u.next
+	u.mu.Unlock()
+	select {
+	case <-a.done:
+		return a.err
+	case <-ctx.Done():
+		return u.errorf("reconnect", ctx.Err())
+	}
+}
+
+// restartLocked asks the owner for a fresh connection now.
+func (u *Upstream) restartLocked() {
+	u.restart = true
+	u.interruptLocked()
+	u.setStateLocked(Connecting, nil)
+	u.startLocked()
+}
+
+// interruptLocked ends the owner's I/O in progress, if any.
+func (u *Upstream) interruptLocked() {
+	if u.interrupt != nil {
+		u.interrupt()
+	}
+}
+
+// Disconnect stops the server: it stops every attempt, closes the session
+// (ending a stdio server's process group) and leaves the upstream
+// Disconnected until Start, Connect or Reconnect. A server that was down
+// keeps its last error. Disconnect waits for the session to be closed, or
+// for ctx, and returns the close's error. It is idempotent.
+func (u *Upstream) Disconnect(ctx context.Context) error {
+	u.mu.Lock()
+	if u.state == Closed || u.state == Disabled || !u.started {
+		u.want = false
+		u.mu.Unlock()
+		return nil
+	}
+	stop := u.stopLocked(Disconnected)
+	u.mu.Unlock()
+	select {
+	case <-stop.done:
+		if stop.err != nil {
+			return u.errorf("disconnect", stop.err)
+		}
+		return nil
+	case <-ctx.Done():
+		return u.errorf("disconnect", ctx.Err())
+	}
+}
+
+// stopLocked asks the owner to stop and close the session, and moves to
+// state (Disconnected or Disabled) at once, so that no new request uses
+// the session. It returns the op that ends when the session is closed.
+func (u *Upstream) stopLocked(state State) *op {
+	u.want, u.restart = false, false
+	u.interruptLocked()
+	var keep error
+	if u.state.Down() {
+		keep = u.lastErr
+	}
+	u.setStateLocked(state, keep)
+	if u.stopping == nil {
+		u.stopping = newOp()
+	}
+	signal(u.wake)
+	return u.stopping
+}
+
+// Reconfigure applies a changed config. A config that differs only in what
+// the manager decides (prefix, tool filters, required) is taken as is. Any
+// other change makes a clean reconnect with the new config, which keeps the
+// resource subscriptions and forgives past crashes. A config that disables
+// the server stops it (Disabled); one that enables a disabled server leaves
+// it Disconnected, to be started. The name never changes.
+func (u *Upstream) Reconfigure(srv config.Server) {
+	srv.Name = u.name
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.state == Closed {
+		return
+	}
+	old := u.settings.Load().cfg
+	if old.Fingerprint() == srv.Fingerprint() {
+		u.settings.Store(newSettings(srv)) // the source may have moved
+		return
+	}
+	same := connectionKey(old) == connectionKey(srv)
+	if same && old.InFlightLimit() == srv.InFlightLimit() && old.SerializeRequests == srv.SerializeRequests {
+		// Keep the slots of the calls in flight.
+		s := *u.settings.Load()
+		s.cfg = srv.Clone()
+		u.settings.Store(&s)
+	} else {
+		u.settings.Store(newSettings(srv))
+	}
+	switch {
+	case !srv.IsEnabled():
+		if u.state != Disabled {
+			u.stopLocked(Disabled)
+		}
+	case u.state == Disabled:
+		u.setStateLocked(Disconnected, nil)
+	case !same && u.want:
+		u.resetBreaker = true
+		u.restartLocked()
+	}
+	u.publishLocked(Event{Kind: EventConfig})
+}
+
+// connectionKey is the fingerprint of what the connection depends on: the
+// config without what only the manager uses.
+func connectionKey(srv config.Server) string {
+	srv.Prefix, srv.Tools, srv.Required, srv.Enabled, srv.Source = nil, config.ToolFilter{}, false, nil, ""
+	return srv.Fingerprint()
+}
+
+// Seed offers the tools the server had last time (from a persistent cache),
+// to be listed until the server lists its own. It does nothing once the
+// server has listed its tools, or after Close.
+func (u *Upstream) Seed(tools []*mcp.Tool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.lists.listed || u.state == Closed || len(tools) == 0 {
+		return
+	}
+	u.lists.tools, u.lists.toolIndex, u.lists.cached = tools, indexTools(tools), true
+	u.bumpLocked()
+	u.publishLocked(Event{Kind: EventList, List: Tools})
+}
+
+// signal sends on a buffered channel of size 1 without blocking: a signal
+// already pending covers this one.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the server for good: it closes the session, ends a stdio
+// server's process group and stops the owner goroutine, and returns when
+// every session it opened is closed. It is idempotent and safe for
+// concurrent use; every call waits for the teardown and returns its result.
+func (u *Upstream) Close() error { return u.CloseBy(time.Time{}) }
+
+// killMargin is how long before Close's deadline the stops in progress skip
+// to SIGKILL, so that the processes are gone by the deadline.
+const killMargin = 250 * time.Millisecond
+
+// CloseBy is [Upstream.Close] with a deadline: shortly before it, every
+// stop in progress skips to SIGKILL and every connection's I/O (a DELETE
+// that hangs, say) ends, so that Close returns by the deadline. A zero
+// deadline lets each step of each stop take its full StopGrace. Only the
+// first call's deadline counts.
+func (u *Upstream) CloseBy(deadline time.Time) error {
+	u.closeOnce.Do(func() {
+		u.mu.Lock()
+		started := u.started
+		u.want = false
+		u.interruptLocked()
+		u.setStateLocked(Closed, nil)
+		u.mu.Unlock()
+		u.cancel()
+		defer u.endLife()
+		if !started {
+			u.next.finish(u.errorf("connect", ErrClosed))
+			close(u.done)
+			return
+		}
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			t := time.AfterFunc(left-min(left/4, killMargin), u.killNow)
+			defer t.Stop()
+		}
+		<-u.done
+		u.mu.Lock()
+		pool := u.pool
+		u.mu.Unlock()
+		if pool != nil {
+			pool.CloseIdleConnections()
+		}
+	})
+	<-u.done
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.closeErr
+}
+
+// killNow makes every stop in progress skip to SIGKILL, and ends every
+// connection's I/O.
+func (u *Upstream) killNow() {
+	u.killOnce.Do(func() {
+		close(u.kill)
+		u.endLife()
+	})
+}
+
+// httpPool returns the upstream's pool of HTTP connections, shared by its
+// sessions, made on first use.
+func (u *Upstream) httpPool() *http.Transport {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.pool == nil {
+		u.pool = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return u.pool
+}

@@ -1,0 +1,388 @@
+package switchboard
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// A view is what the manager exposes at one moment: the merged catalogs and
+// every server's status. The event goroutine builds a new one from the
+// servers' latest snapshots and swaps it in whole; readers load it with one
+// atomic read, take no lock, and never see it change.
+type view struct {
+	servers  []*upstream.Upstream // configured order: every valid entry, enabled or not
+	byName   map[string]*upstream.Upstream
+	rejected []config.Rejected // the entries the config rejected
+
+	tools         *catalog.View
+	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
+	exposedByName map[string]int
+	prompts       *catalog.PromptView
+	resources     *catalog.ResourceView
+	statuses      []ServerStatus // configured order, then the rejected entries
+}
+
+// exposes reports whether a server in state s contributes its lists: a
+// server that is down keeps them listed; one that was stopped does not.
+func exposes(s upstream.State) bool {
+	switch s {
+	case upstream.Disconnected, upstream.Disabled, upstream.Closed:
+		return false
+	}
+	return true
+}
+
+// build makes the view of snaps, the latest snapshot of each server. It
+// rebuilds the catalogs only if lists is set, and takes prev's otherwise.
+func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bool) *view {
+	v := &view{servers: prev.servers, byName: prev.byName, rejected: prev.rejected}
+	if lists {
+		m.buildCatalogs(v, snaps)
+	} else {
+		v.tools, v.exposed, v.exposedByName = prev.tools, prev.exposed, prev.exposedByName
+		v.prompts, v.resources = prev.prompts, prev.resources
+	}
+	tools, prompts, resources := v.tools.Counts(), v.prompts.Counts(), v.resources.Counts()
+	lost := make(map[string][]string)
+	for _, c := range v.resources.Collisions() {
+		for _, loser := range c.Losers {
+			lost[loser] = append(lost[loser], c.URI)
+		}
+	}
+	v.statuses = make([]ServerStatus, 0, len(v.servers)+len(v.rejected))
+	for _, up := range v.servers {
+		snap := snaps[up.Name()]
+		cfg := snap.Config
+		st := ServerStatus{
+			Name:         snap.Name,
+			State:        stateOf(snap.State),
+			Since:        snap.Since,
+			Transport:    cfg.TransportType(),
+			Source:       cfg.Source,
+			Required:     cfg.Required,
+			Err:          publicError(snap.Err),
+			Instructions: snap.Instructions,
+			ServerInfo:   snap.ServerInfo,
+			Reconnects:   snap.Reconnects,
+			PID:          snap.PID,
+		}
+		if exposes(snap.State) {
+			st.Tools, st.Prompts, st.Resources = tools[st.Name], prompts[st.Name], resources[st.Name]
+			st.Deferred, st.Collisions = snap.Cached, lost[st.Name]
+		}
+		v.statuses = append(v.statuses, st)
+	}
+	for _, r := range v.rejected {
+		v.statuses = append(v.statuses, ServerStatus{
+			Name: r.Name, State: StateFailed, Since: m.created, Source: r.Source, Required: r.Required, Err: r.Err,
+		})
+	}
+	return v
+}
+
+// buildCatalogs merges the lists of the servers that expose them.
+func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot) {
+	var (
+		tools     []catalog.Source
+		prompts   []catalog.PromptSource
+		resources []catalog.ResourceSource
+	)
+	for _, up := range v.servers {
+		snap := snaps[up.Name()]
+		if !exposes(snap.State) {
+			continue
+		}
+		cfg := snap.Config
+		prefix := cfg.PublicPrefix()
+		tools = append(tools, catalog.Source{Server: snap.Name, Prefix: prefix, Allow: cfg.Tools.Allow, Deny: cfg.Tools.Deny, Tools: snap.Tools})
+		prompts = append(prompts, catalog.PromptSource{Server: snap.Name, Prefix: prefix, Prompts: snap.Prompts})
+		resources = append(resources, catalog.ResourceSource{Server: snap.Name, Resources: snap.Resources, Templates: snap.Templates})
+	}
+	v.tools, v.prompts, v.resources = catalog.Build(tools), catalog.BuildPrompts(prompts), catalog.BuildResources(resources)
+	exposed := v.tools.Tools()
+	v.exposed = make([]Tool, len(exposed))
+	v.exposedByName = make(map[string]int, len(exposed))
+	for i, t := range exposed {
+		def := t.Tool
+		def.InputSchema = catalog.InputSchema(def)
+		if m.opts.StrictSchemas {
+			def.InputSchema, _ = catalog.StrictSchema(def.InputSchema.(map[string]any))
+		}
+		v.exposed[i] = Tool(t)
+		v.exposedByName[t.Name] = i
+	}
+}
+
+// events applies the upstreams' events to the view, in the order they
+// happened, from one goroutine: it keeps each server's latest snapshot,
+// swaps in a new view when anything changed, and then tells the
+// subscribers, the observer and the tool cache. Upstreams hand it their
+// events under their own locks, so it only queues them there.
+type events struct {
+	m *Manager
+
+	mu      sync.Mutex
+	queue   []upstream.Event
+	flushes []chan struct{} // closed once what was queued before them is applied
+	closing bool
+	wake    chan struct{} // buffered, 1
+	done    chan struct{} // closed when the goroutine returns
+
+	// Owned by the goroutine.
+	snaps map[string]upstream.Snapshot
+}
+
+func newEvents(m *Manager) *events {
+	return &events{m: m, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// start launches the goroutine, with the first snapshot of every server.
+// Events queued before wait for it.
+func (e *events) start(snaps map[string]upstream.Snapshot) {
+	e.snaps = snaps
+	go e.run()
+}
+
+// add queues an upstream's event. It is every upstream's OnEvent.
+func (e *events) add(ev upstream.Event) {
+	e.mu.Lock()
+	e.queue = append(e.queue, ev)
+	e.mu.Unlock()
+	signal(e.wake)
+}
+
+// flush waits until every event queued before it is applied and told.
+func (e *events) flush() {
+	done := make(chan struct{})
+	e.mu.Lock()
+	if e.closing {
+		e.mu.Unlock()
+		<-e.done
+		return
+	}
+	e.flushes = append(e.flushes, done)
+	e.mu.Unlock()
+	signal(e.wake)
+	<-done
+}
+
+// close applies what is queued, then stops the goroutine.
+func (e *events) close() {
+	e.mu.Lock()
+	e.closing = true
+	e.mu.Unlock()
+	signal(e.wake)
+	<-e.done
+}
+
+func (e *events) run() {
+	defer close(e.done)
+	for {
+		e.mu.Lock()
+		batch, flushes, closing := e.queue, e.flushes, e.closing
+		e.queue, e.flushes = nil, nil
+		e.mu.Unlock()
+		if len(batch) > 0 {
+			e.apply(batch)
+		}
+		for _, f := range flushes {
+			close(f)
+		}
+		if closing && len(batch) == 0 {
+			return
+		}
+		if len(batch) == 0 && len(flushes) == 0 {
+			<-e.wake
+		}
+	}
+}
+
+// apply applies a batch of events: one new view for all of them, then what
+// they tell, in order, then a change event per server whose exposed names
+// changed.
+func (e *events) apply(batch []upstream.Event) {
+	m := e.m
+	lists, statuses := false, false
+	var out []Event
+	for _, ev := range batch {
+		snap := ev.Snapshot
+		before, known := e.snaps[snap.Name]
+		e.snaps[snap.Name] = snap
+		lists = lists || !known || listsDiffer(before, snap)
+		switch ev.Kind {
+		case upstream.EventState:
+			statuses = true
+			out = append(out, m.stateEvent(ev))
+			if snap.State == upstream.Connected && !snap.Cached {
+				m.writes.put(snap, m.redactor(snap.Name))
+			}
+			e.observeState(ev, before)
+		case upstream.EventList:
+			statuses = true
+			e.observeList(ev)
+			if ev.Err != nil {
+				out = append(out, Event{Kind: EventReloadFailed, At: ev.At, Server: snap.Name, List: ev.List.String(), Err: publicError(ev.Err)})
+			} else if ev.List == upstream.Tools && !snap.Cached {
+				m.writes.put(snap, m.redactor(snap.Name))
+			}
+		case upstream.EventConfig:
+			statuses = true
+		case upstream.EventAttemptFailed:
+			statuses = true
+			if o := m.opts.Observer; o != nil && o.ConnectFailed != nil {
+				o.ConnectFailed(snap.Name, publicError(ev.Err))
+			}
+		case upstream.EventResourceUpdated:
+			out = append(out, Event{Kind: EventResourceUpdated, At: ev.At, Server: snap.Name, URI: ev.URI})
+		}
+	}
+	if statuses {
+		prev := m.view.Load()
+		next := m.build(prev, e.snaps, lists)
+		m.view.Store(next)
+		if lists {
+			out = append(out, changes(prev, next)...)
+		}
+	}
+	for _, ev := range out {
+		m.emit(ev)
+	}
+}
+
+// listsDiffer reports whether what a server contributes to the catalogs
+// changed between two of its snapshots: its lists (replaced, never
+// mutated, so compared by identity), whether it exposes them, or its
+// prefix and filters.
+func listsDiffer(a, b upstream.Snapshot) bool {
+	return exposes(a.State) != exposes(b.State) || a.Cached != b.Cached ||
+		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
+		a.Config.PublicPrefix() != b.Config.PublicPrefix() || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
+}
+
+// same reports whether two slices are the same slice.
+func same[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// stateEvent is the public event of an upstream's transition.
+func (m *Manager) stateEvent(ev upstream.Event) Event {
+	snap := ev.Snapshot
+	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: stateOf(snap.State), From: stateOf(ev.From), Err: publicError(snap.Err)}
+	if out.State == StateFailed || out.State == StateCrashLoop {
+		out.Source = snap.Config.Source
+	}
+	return out
+}
+
+// observeState tells the observer of a transition.
+func (e *events) observeState(ev upstream.Event, before upstream.Snapshot) {
+	o := e.m.opts.Observer
+	if o == nil {
+		return
+	}
+	snap := ev.Snapshot
+	if o.StateChanged != nil {
+		o.StateChanged(snap.Name, stateOf(ev.From), stateOf(snap.State), publicError(snap.Err))
+	}
+	if o.Reconnected != nil && snap.State == upstream.Connected && snap.Reconnects > before.Reconnects {
+		o.Reconnected(snap.Name)
+	}
+}
+
+// observeList tells the observer of a list fetched from the server.
+func (e *events) observeList(ev upstream.Event) {
+	if o := e.m.opts.Observer; o != nil && o.ListRefreshed != nil && !ev.Snapshot.Cached {
+		o.ListRefreshed(ev.Snapshot.Name, ev.List.String(), publicError(ev.Err))
+	}
+}
+
+// A named item of a view: a public name (or URI) and its server.
+type named struct{ name, server string }
+
+// changes returns an EventChanged for each server whose exposed tools,
+// prompts or resources differ between two views, in configured order.
+func changes(before, after *view) []Event {
+	byServer := make(map[string]*Event)
+	record := func(server string, pick func(*Event) *Diff, name string, added bool) {
+		ev := byServer[server]
+		if ev == nil {
+			ev = &Event{Kind: EventChanged, At: time.Now(), Server: server}
+			byServer[server] = ev
+		}
+		d := pick(ev)
+		if added {
+			d.Added = append(d.Added, name)
+		} else {
+			d.Removed = append(d.Removed, name)
+		}
+	}
+	diffNamed(toolNames(before.tools), toolNames(after.tools), func(n named, added bool) {
+		record(n.server, func(ev *Event) *Diff { return &ev.Tools }, n.name, added)
+	})
+	diffNamed(promptNames(before.prompts), promptNames(after.prompts), func(n named, added bool) {
+		record(n.server, func(ev *Event) *Diff { return &ev.Prompts }, n.name, added)
+	})
+	diffNamed(resourceNames(before.resources), resourceNames(after.resources), func(n named, added bool) {
+		record(n.server, func(ev *Event) *Diff { return &ev.Resources }, n.name, added)
+	})
+	var out []Event
+	for _, up := range after.servers {
+		if ev := byServer[up.Name()]; ev != nil {
+			out = append(out, *ev)
+		}
+	}
+	return out
+}
+
+// diffNamed walks two lists sorted by name and reports what was added and
+// removed. An item whose name moved to another server is removed from the
+// one and added to the other.
+func diffNamed(before, after []named, report func(n named, added bool)) {
+	i, j := 0, 0
+	for i < len(before) || j < len(after) {
+		switch {
+		case j == len(after) || i < len(before) && before[i].name < after[j].name:
+			report(before[i], false)
+			i++
+		case i == len(before) || after[j].name < before[i].name:
+			report(after[j], true)
+			j++
+		default:
+			if before[i].server != after[j].server {
+				report(before[i], false)
+				report(after[j], true)
+			}
+			i++
+			j++
+		}
+	}
+}
+
+func toolNames(v *catalog.View) []named {
+	var out []named
+	for _, t := range v.Entries() {
+		out = append(out, named{t.Name, t.Server})
+	}
+	return out
+}
+
+func promptNames(v *catalog.PromptView) []named {
+	var out []named
+	for _, p := range v.Entries() {
+		out = append(out, named{p.Name, p.Server})
+	}
+	return out
+}
+
+func resourceNames(v *catalog.ResourceView) []named {
+	var out []named
+	for _, r := range v.Entries() {
+		out = append(out, named{r.Resource.URI, r.Server})
+	}
+	return out
+}
