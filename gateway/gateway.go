@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -65,7 +66,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		opts:    o,
 		exposed: make(map[string]string),
 		server: mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-			Logger:       o.Logger,
+			Logger:       slog.New(quietNotifications{o.Logger.Handler()}),
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		}),
 	}
@@ -222,8 +223,7 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // the client went away: nothing to tell it
 		}
-		var rpcErr *jsonrpc.Error
-		if errors.As(err, &rpcErr) {
+		if rpcErr, ok := answer(err); ok {
 			return nil, rpcErr // the server's own protocol error, unchanged
 		}
 		return &mcp.CallToolResult{
@@ -231,6 +231,27 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 			Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + err.Error()}},
 		}, nil
 	}
+}
+
+// codeRejected is the go-sdk's JSON-RPC code for a message its transport
+// could not send: never a server's answer.
+const codeRejected = -32005
+
+// answer returns the JSON-RPC error that the server answered a call with,
+// if that is what err is. A call that found its server down, that may have
+// run, or that timed out was not answered, whatever JSON-RPC error its
+// cause carries.
+func answer(err error) (*jsonrpc.Error, bool) {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.Is(err, switchboard.ErrNotConnected), errors.Is(err, switchboard.ErrReconnecting),
+		errors.Is(err, switchboard.ErrCircuitOpen), errors.Is(err, switchboard.ErrClosed),
+		errors.Is(err, switchboard.ErrAmbiguous), errors.Is(err, switchboard.ErrTimeout):
+		return nil, false
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
+		return rpcErr, true
+	}
+	return nil, false
 }
 
 // checkArguments checks that a tools/call's arguments, which the SDK has
@@ -241,6 +262,31 @@ func checkArguments(raw json.RawMessage) error {
 		return nil
 	}
 	return fmt.Errorf("%w: arguments must be a JSON object", switchboard.ErrInvalidArguments)
+}
+
+// quietNotifications is the go-sdk server's log handler. The SDK warns, on
+// every list change, about each client session that has no stream to
+// receive the notification on (many clients never open one, and some go
+// away without ending their session): that is no news, so it logs it at
+// debug level.
+type quietNotifications struct{ slog.Handler }
+
+func (h quietNotifications) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
+		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h quietNotifications) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietNotifications{h.Handler.WithAttrs(attrs)}
+}
+
+func (h quietNotifications) WithGroup(name string) slog.Handler {
+	return quietNotifications{h.Handler.WithGroup(name)}
 }
 
 // inflight counts requests in progress.

@@ -1,14 +1,17 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -339,5 +342,100 @@ func TestStatelessHTTP(t *testing.T) {
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__add", Arguments: map[string]any{"a": 1, "b": 2}})
 	if err != nil || mcptest.Text(res) != "3" {
 		t.Errorf("m__add over stateless HTTP = %v, %v", res, err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use, for logs, that
+// tells of every write.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // buffered, 1
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case s.written <- struct{}{}:
+	default:
+	}
+	return s.b.Write(p)
+}
+
+// waitFor waits until the buffer holds text.
+func (s *syncBuffer) waitFor(text string) {
+	for !strings.Contains(s.String(), text) {
+		<-s.written
+	}
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestClientSessionWithoutStreamIsNoWarning: a client session with no
+// stream to be told list_changed on (it never opened one, or went away
+// without ending its session) costs no warning on each list change.
+func TestClientSessionWithoutStreamIsNoWarning(t *testing.T) {
+	srv := mcptest.NewServer(mcptest.Script{})
+	logs := &syncBuffer{written: make(chan struct{}, 1)}
+	m, g := setup(t, upstreams{"a": srv}, []config.Server{entry("a", false)},
+		&Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	hs := httptest.NewServer(g.Handler())
+	defer hs.Close()
+	// A session opened by hand, with no GET stream, never deleted.
+	req, err := http.NewRequest("POST", hs.URL+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := hs.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	changed := make(chan struct{}, 10)
+	m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventChanged {
+			changed <- struct{}{}
+		}
+	})
+	srv.SetTools([]mcptest.ToolSpec{{Name: "t2"}})
+	<-changed
+	// The notification goes out after the server's debounce, and fails.
+	logs.waitFor(`msg="calling notifications/tools/list_changed`)
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("warnings for a client session without a stream:\n%s", logs.String())
+	}
+}
+
+// TestAnswer: only the JSON-RPC error a server answered a call with passes
+// through as a protocol error; one carried by the cause of an unavailable
+// server, or the SDK's own rejection of a write, does not.
+func TestAnswer(t *testing.T) {
+	invalid := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}
+	rejected := &jsonrpc.Error{Code: codeRejected, Message: "rejected by transport"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"the server's answer", &switchboard.ServerError{Server: "s", Op: "call", Err: invalid}, true},
+		{"a rejected write", &switchboard.ServerError{Server: "s", Op: "call", Err: rejected}, false},
+		{"an unavailable server whose last attempt failed with one", &switchboard.ServerError{Server: "s", Op: "call",
+			Err: &switchboard.UnavailableError{State: switchboard.StateReconnecting, Err: invalid}}, false},
+		{"an ambiguous call", &switchboard.AmbiguousError{Tool: "t", Err: invalid}, false},
+		{"no JSON-RPC error", errors.New("plain"), false},
+	} {
+		if _, got := answer(tc.err); got != tc.want {
+			t.Errorf("%s: answer = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

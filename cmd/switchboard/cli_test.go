@@ -240,3 +240,52 @@ func TestSecretNeverPrinted(t *testing.T) {
 		}
 	}
 }
+
+// TestCallStartsOnlyTheOwner: `call` connects only the server whose prefix
+// the tool carries, so a server that hangs, or is not needed, costs
+// nothing; it connects every server only when the prefix does not tell.
+func TestCallStartsOnlyTheOwner(t *testing.T) {
+	isolate(t)
+	good, hang := t.TempDir(), t.TempDir()
+	cfg := writeConfig(t, map[string]mcptest.Script{
+		"good": {StateDir: good},
+		"hang": {StateDir: hang, HangOnInitialize: true},
+	}, nil)
+	out, stderr, code := cli(t, "call", "--config", cfg, "good__add", `{"a": 1, "b": 2}`)
+	if code != 0 || out != "3\n" {
+		t.Fatalf("call good__add: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if counts, err := mcptest.ReadCounts(hang); err == nil && counts.Starts != 0 {
+		t.Errorf("the hanging server was started %d times for a call to another's tool", counts.Starts)
+	}
+	if counts, err := mcptest.ReadCounts(good); err != nil || counts.Starts != 1 {
+		t.Errorf("the owner was started %d times (%v), want once", counts.Starts, err)
+	}
+}
+
+// TestToolsReportsFailedServers: `tools` prints what it has, names each
+// server that is not connected once on stderr (a rejected entry too), and
+// exits 1.
+func TestToolsReportsFailedServers(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"ok": {}}, map[string]any{
+		"ghost":  map[string]any{"command": "switchboard-no-such-command"},
+		"broken": map[string]any{"type": "http"},
+		"off":    map[string]any{"command": "x", "enabled": false},
+	})
+	out, stderr, code := cli(t, "tools", "--config", cfg)
+	if code != 1 {
+		t.Errorf("tools with a failed server: exit %d, want 1", code)
+	}
+	if !strings.Contains(out, "ok__echo") {
+		t.Errorf("tools output lacks the connected server's tools:\n%s", out)
+	}
+	for server, want := range map[string]int{`server "ghost"`: 1, `server "broken"`: 1, `server "off"`: 0} {
+		if n := strings.Count(stderr, server); n != want {
+			t.Errorf("stderr names %s %d times, want %d:\n%s", server, n, want, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "2 of the enabled servers are not connected") {
+		t.Errorf("stderr does not say how many servers are missing:\n%s", stderr)
+	}
+}

@@ -82,7 +82,7 @@ func (e *env) loadConfig(paths []string) (*config.Config, error) {
 		fmt.Fprintf(e.stderr, "switchboard: warning: %v\n", w)
 	}
 	for _, r := range cfg.Rejected {
-		fmt.Fprintf(e.stderr, "switchboard: %v (server %q skipped)\n", r.Err, r.Name)
+		fmt.Fprintf(e.stderr, "switchboard: %v (skipped)\n", r.Err)
 	}
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -53,9 +54,12 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestUpstreamRestartThroughGateway is the issue's manual check, automated:
-// serve an HTTP upstream, kill it, start it again, and call a tool through
-// the gateway. The call just works, and nothing runs twice.
+// TestUpstreamRestartThroughGateway is the README's manual check, automated:
+// serve an HTTP upstream, kill it, call it while it is down, start it
+// again, and call a tool through the gateway. The calls during the outage
+// fail, saying the server is reconnecting; they never strand it: the call
+// after the restart just works, nothing runs twice, and the gateway logs
+// the server going down and coming back, once each.
 func TestUpstreamRestartThroughGateway(t *testing.T) {
 	isolate(t)
 	addr := freeAddr(t)
@@ -79,12 +83,26 @@ func TestUpstreamRestartThroughGateway(t *testing.T) {
 	}
 	call("web__note_add", map[string]any{"title": "before", "body": "the restart"})
 
-	// kill -9, and start again on the same address.
+	// kill -9, call it while it is down, and start it again on the same
+	// address.
 	demo.Process.Kill()
 	demo.Wait()
+	for range 3 {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "down?"}})
+		if err != nil {
+			t.Fatalf("a call while the server is down = %v; want an error result", err)
+		}
+		if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, `server "web"`) || !strings.Contains(text, "reconnecting") {
+			t.Fatalf("a call while the server is down = %q; want an error result naming the server and that it is reconnecting", text)
+		}
+	}
 	demoHTTP(t, addr)
 
 	call("web__note_add", map[string]any{"title": "after", "body": "the restart"})
+	g.waitLog(t, regexp.MustCompile(`msg="server back" server=web`))
+	if n := strings.Count(g.log.String(), `msg="server down; reconnecting" server=web`); n != 1 {
+		t.Errorf("the gateway logged the server going down %d times, want once:\n%s", n, g.log)
+	}
 	list := call("web__note_list", map[string]any{})
 	if strings.Count(list, "after") != 1 || strings.Contains(list, "before") {
 		t.Errorf("notes on the restarted server: %s; want exactly the one added after the restart", list)

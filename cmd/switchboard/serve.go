@@ -60,6 +60,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	logger := e.logger(slog.LevelInfo)
 	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger})
+	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	g := gateway.New(m, &gateway.Options{
 		Implementation: implementation(),
 		Logger:         logger,
@@ -161,12 +162,7 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 		once.Do(func() {
 			unsubscribe()
 			g.Sync()
-			for _, s := range m.Status() {
-				if s.Err != nil {
-					logger.Warn("server not connected", "server", s.Name, "state", s.State.String(), "error", s.Err)
-				}
-			}
-			logger.Info("servers settled", "connected", len(m.Connected()), "tools", len(m.Tools(ctx, nil)))
+			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(m.Failed()), "tools", len(m.Tools(ctx, nil)))
 		})
 	}
 	unsubscribe = m.Subscribe(func(ev switchboard.Event) {
@@ -181,6 +177,36 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 	g.Sync()
 	returned.Store(true)
 	settle()
+}
+
+// logState logs a server's change of state, once: when it connects, goes
+// down (with the cause, redacted), is retried in the background, enters
+// crash-loop, comes back, or is disconnected. Closing at shutdown is not
+// news.
+func logState(logger *slog.Logger, ev switchboard.Event) {
+	if ev.Kind != switchboard.EventState {
+		return
+	}
+	attrs := []any{"server", ev.Server}
+	if ev.Err != nil {
+		attrs = append(attrs, "error", ev.Err)
+	}
+	switch ev.State {
+	case switchboard.StateConnected:
+		if ev.From == switchboard.StateConnecting {
+			logger.Info("server connected", attrs...)
+		} else {
+			logger.Info("server back", attrs...)
+		}
+	case switchboard.StateReconnecting:
+		logger.Warn("server down; reconnecting", attrs...)
+	case switchboard.StateFailed:
+		logger.Warn("server not connected; retrying in the background", attrs...)
+	case switchboard.StateCrashLoop:
+		logger.Error("server crashed too often (crash-loop); retrying every 5 min", attrs...)
+	case switchboard.StateDisconnected, switchboard.StateDisabled:
+		logger.Info("server "+ev.State.String(), attrs...)
+	}
 }
 
 // isLoopback reports whether addr (HOST:PORT) names a loopback address. An

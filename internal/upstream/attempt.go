@@ -50,6 +50,9 @@ func (u *Upstream) attempt(failState State, early bool) (*session, error) {
 			u.lists.listed, u.lists.cached = true, false
 		}
 		u.setStateLocked(Connected, nil)
+		if first {
+			u.publishLocked(Event{Kind: EventList, List: Tools})
+		}
 		u.finishNextLocked(nil)
 	default:
 		u.setStateLocked(failState, err)

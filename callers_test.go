@@ -1,0 +1,319 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
+)
+
+// What callers see: the startup gate, the query and its filters, the
+// observer, and the states.
+
+// TestCallWaitsForAConnectingOwner: a call to a tool whose server is still
+// connecting, with nothing cached, waits for that server instead of
+// failing as unknown; a name no connecting server can own does not wait.
+func TestCallWaitsForAConnectingOwner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("slow", mcptest.Script{Tools: tools("echo")})
+		f.add("fast", mcptest.Script{Tools: tools("echo")})
+		f.delay("slow", time.Second)
+		m := f.managerWith(&Options{NoCache: true}, server("slow"), server("fast"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"fast__echo"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Fatalf("tools at the gate (-want +got):\n%s", diff)
+		}
+		start := time.Now()
+		if _, err := callTool(t.Context(), m, "other__echo", nil); !errors.Is(err, ErrUnknownTool) || time.Since(start) != 0 {
+			t.Errorf("a call no server can own = %v after %v, want ErrUnknownTool at once", err, time.Since(start))
+		}
+		res, err := callTool(t.Context(), m, "slow__echo", map[string]any{"n": 1})
+		if err != nil || mcptest.Text(res) != `{"n":1}` {
+			t.Fatalf("a call to the connecting server = %v, %v; want it to wait and succeed", res, err)
+		}
+		if waited := time.Since(start); waited != time.Second-DefaultStartupGate {
+			t.Errorf("the call waited %v, want until the server connected", waited)
+		}
+		if _, err := callTool(t.Context(), m, "slow__nope", nil); !errors.Is(err, ErrUnknownTool) {
+			t.Errorf("a call to a tool its server lacks = %v, want ErrUnknownTool", err)
+		}
+	})
+}
+
+// TestFilterRefusesTheCallsItHides: a dynamic filter that hides a tool from
+// a query also refuses that query's call to it; prompt and resource filters
+// do the same for theirs.
+func TestFilterRefusesTheCallsItHides(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{
+			Tools:     tools("read", "write"),
+			Prompts:   []mcptest.PromptSpec{{Name: "public"}, {Name: "secret"}},
+			Resources: []mcptest.ResourceSpec{{URI: "mem://public", Name: "public", Text: "p"}, {URI: "mem://secret", Name: "secret", Text: "s"}},
+			Templates: []mcptest.TemplateSpec{{URITemplate: "mem://t/{id}", Name: "t"}},
+		})
+		admin := func(fc FilterContext) bool { return fc.Query.Agent == "admin" }
+		m := f.managerWith(&Options{
+			NoCache: true,
+			Filter: func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
+				return admin(fc) || tool.Name == "read", nil
+			},
+			PromptFilter: func(_ context.Context, fc FilterContext, p *mcp.Prompt) (bool, error) {
+				return admin(fc) || p.Name == "public", nil
+			},
+			ResourceFilter: func(_ context.Context, fc FilterContext, r *mcp.Resource) (bool, error) {
+				return admin(fc) || r.URI == "mem://public", nil
+			},
+		}, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		ctx := t.Context()
+		guest, root := &Query{Agent: "guest"}, &Query{Agent: "admin"}
+
+		if _, err := m.CallTool(ctx, guest, &mcp.CallToolParams{Name: "s__write"}); !errors.Is(err, ErrUnknownTool) {
+			t.Errorf("guest's call of a hidden tool = %v, want ErrUnknownTool", err)
+		}
+		if got := srv.Counts().ByTool["write"]; got != 0 {
+			t.Errorf("the hidden tool ran %d times", got)
+		}
+		if _, err := m.CallTool(ctx, root, &mcp.CallToolParams{Name: "s__write"}); err != nil {
+			t.Errorf("admin's call = %v", err)
+		}
+
+		var prompts []string
+		for _, p := range m.Prompts(ctx, guest) {
+			prompts = append(prompts, p.Name)
+		}
+		if diff := cmp.Diff([]string{"s__public"}, prompts); diff != "" {
+			t.Errorf("guest's prompts (-want +got):\n%s", diff)
+		}
+		if _, err := m.GetPrompt(ctx, guest, &mcp.GetPromptParams{Name: "s__secret"}); !errors.Is(err, ErrUnknownPrompt) {
+			t.Errorf("guest's get of a hidden prompt = %v, want ErrUnknownPrompt", err)
+		}
+		if _, err := m.GetPrompt(ctx, root, &mcp.GetPromptParams{Name: "s__secret"}); err != nil {
+			t.Errorf("admin's get = %v", err)
+		}
+
+		var uris []string
+		for _, r := range m.Resources(ctx, guest) {
+			uris = append(uris, r.Resource.URI)
+		}
+		if diff := cmp.Diff([]string{"mem://public"}, uris); diff != "" {
+			t.Errorf("guest's resources (-want +got):\n%s", diff)
+		}
+		if got := len(m.ResourceTemplates(ctx, guest)); got != 0 {
+			t.Errorf("guest sees %d templates, want none", got)
+		}
+		for _, uri := range []string{"mem://secret", "mem://t/1"} {
+			if _, err := m.ReadResource(ctx, guest, &mcp.ReadResourceParams{URI: uri}); !errors.Is(err, ErrUnknownResource) {
+				t.Errorf("guest's read of %s = %v, want ErrUnknownResource", uri, err)
+			}
+			if err := m.SubscribeResource(ctx, guest, uri); !errors.Is(err, ErrUnknownResource) {
+				t.Errorf("guest's subscription to %s = %v, want ErrUnknownResource", uri, err)
+			}
+		}
+		if res, err := m.ReadResource(ctx, root, &mcp.ReadResourceParams{URI: "mem://secret"}); err != nil || res.Contents[0].Text != "s" {
+			t.Errorf("admin's read = %v, %v", res, err)
+		}
+	})
+}
+
+// TestObserver: the observer hears of calls, with their outcomes, and of
+// state changes, reconnects, failed attempts and list refreshes. The call
+// hooks run on the callers' goroutines, the others on the event goroutine:
+// each kind is in order.
+func TestObserver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{})
+		var mu sync.Mutex
+		var calls, events []string
+		record := func(to *[]string, s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			*to = append(*to, s)
+		}
+		o := &Observer{
+			CallStarted: func(server, tool string) { record(&calls, "start "+server+" "+tool) },
+			CallEnded:   func(c CallEnd) { record(&calls, "end "+c.Server+" "+c.Tool+" "+c.Outcome.String()) },
+			StateChanged: func(server string, from, to State, _ error) {
+				record(&events, "state "+server+" "+from.String()+">"+to.String())
+			},
+			Reconnected:   func(server string) { record(&events, "reconnected "+server) },
+			ConnectFailed: func(server string, err error) { record(&events, "connect failed "+server) },
+			ListRefreshed: func(server, list string, err error) { record(&events, "listed "+server+" "+list) },
+		}
+		m := f.managerWith(&Options{NoCache: true, Observer: o}, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		callTool(t.Context(), m, "s__echo", nil)
+		callTool(t.Context(), m, "s__fail", nil)
+		callTool(t.Context(), m, "s__add", map[string]any{"a": 1}) // b is required
+		f.fail("s", errors.New("refused"))
+		srv.Restart()
+		synctest.Wait()
+		callTool(t.Context(), m, "s__echo", nil) // the early attempt fails
+		f.fail("s", nil)
+		waitUntil(t, time.Second) // the next scheduled attempt connects
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		wantCalls := []string{
+			"start s s__echo", "end s s__echo ok",
+			"start s s__fail", "end s s__fail tool_error",
+			"start s s__add", "end s s__add invalid_arguments",
+			"start s s__echo", "end s s__echo unavailable",
+		}
+		if diff := cmp.Diff(wantCalls, calls); diff != "" {
+			t.Errorf("calls observed (-want +got):\n%s", diff)
+		}
+		wantEvents := []string{
+			"state s disconnected>connecting",
+			"state s connecting>connected", "listed s tools",
+			"state s connected>reconnecting",
+			"connect failed s", // at once
+			"connect failed s", // early, for the call
+			"state s reconnecting>connected", "reconnected s", "listed s tools",
+		}
+		if diff := cmp.Diff(wantEvents, events); diff != "" {
+			t.Errorf("events observed (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestObserverCostsNoAllocation: the call hooks allocate nothing: a call
+// costs as many allocations with an observer as without.
+func TestObserverCostsNoAllocation(t *testing.T) {
+	allocs := func(o *Observer) float64 {
+		f := newFleet(t)
+		f.add("s", mcptest.Script{})
+		m := f.managerWith(&Options{NoCache: true, Observer: o}, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		params := &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"x": 1}}
+		return testing.AllocsPerRun(200, func() {
+			if _, err := m.CallTool(context.Background(), nil, params); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	var calls int
+	observed := allocs(&Observer{CallStarted: func(string, string) { calls++ }, CallEnded: func(CallEnd) { calls++ }})
+	bare := allocs(nil)
+	if calls == 0 {
+		t.Fatal("the observer heard nothing")
+	}
+	// The client and server goroutines allocate too, a little unevenly.
+	if observed > bare+1 {
+		t.Errorf("a call allocates %.1f times with an observer, %.1f without", observed, bare)
+	}
+}
+
+// TestStatusHasThePIDOfAStdioServer.
+func TestStatusHasThePIDOfAStdioServer(t *testing.T) {
+	state := t.TempDir()
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{StateDir: state})
+	m := New(&config.Config{Servers: []config.Server{{Name: "kid", Command: cmd, Args: args, Env: env}}}, &Options{NoCache: true, StartupGate: -1})
+	defer m.Close()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := mcptest.ReadCounts(state)
+	if err != nil || len(counts.PIDs) != 1 {
+		t.Fatalf("recorded starts: %v, %v", counts.PIDs, err)
+	}
+	if got := m.Status()[0].PID; got != counts.PIDs[0] {
+		t.Errorf("PID = %d, want the process's %d", got, counts.PIDs[0])
+	}
+}
+
+// TestStatesMatchTheUpstreams: the manager shows an upstream's state as the
+// value of the same name.
+func TestStatesMatchTheUpstreams(t *testing.T) {
+	for s := upstream.Disconnected; s <= upstream.Closed; s++ {
+		if got := stateOf(s).String(); got != s.String() {
+			t.Errorf("upstream state %v shows as %q", s, got)
+		}
+	}
+	if n := len(stateNames); n != int(upstream.Closed)+1 {
+		t.Errorf("%d manager states for %d upstream states", n, int(upstream.Closed)+1)
+	}
+}
+
+// TestSubscriptionsSurviveManagerReconnects: a resource subscription lives
+// as long as its server is configured: it survives ReconnectFailed, a full
+// Reconnect, a named one, and a Disconnect followed by Connect.
+func TestSubscriptionsSurviveManagerReconnects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		updates := make(chan string, 10)
+		m.Subscribe(func(ev Event) {
+			if ev.Kind == EventResourceUpdated {
+				updates <- ev.URI
+			}
+		})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if err := m.SubscribeResource(t.Context(), nil, "mem://a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name      string
+			reconnect func() error
+		}{
+			{"failed-only", func() error {
+				f.fail("s", errors.New("refused"))
+				srv.Restart()
+				waitUntil(t, time.Minute) // past the ladder: failed
+				f.fail("s", nil)
+				return m.ReconnectFailed(t.Context())
+			}},
+			{"full", func() error { return m.Reconnect(t.Context()) }},
+			{"named", func() error { return m.Reconnect(t.Context(), "s") }},
+			{"disconnect and connect", func() error {
+				if err := m.Disconnect(t.Context(), "s"); err != nil {
+					return err
+				}
+				return m.Connect(t.Context())
+			}},
+		} {
+			if err := tc.reconnect(); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			waitUntil(t, time.Second) // the new session lists, and subscribes
+			synctest.Wait()
+			if diff := cmp.Diff([]string{"mem://a"}, srv.Subscriptions()); diff != "" {
+				t.Errorf("%s: server subscriptions (-want +got):\n%s", tc.name, diff)
+			}
+			srv.NotifyResourceUpdated("mem://a")
+			if got := <-updates; got != "mem://a" {
+				t.Errorf("%s: update of %q", tc.name, got)
+			}
+		}
+		if st := m.Status()[0]; st.State != StateConnected || !strings.Contains(st.Name, "s") {
+			t.Errorf("status %+v", st)
+		}
+	})
+}
