@@ -124,10 +124,10 @@ func benchmarkStartup(b *testing.B, startDelay time.Duration) {
 }
 
 // BenchmarkTools measures Tools over 5,000 tools on 100 servers when
-// nothing changed: "rebuild" forces the views to be built again on every
-// call, the baseline; "cached" is served from the views cached by
-// generation. Both copy every tool they return. BENCHMARKS.md reports
-// cached/rebuild.
+// nothing changed: "rebuild" builds the view again before every call, as if
+// a server's list had changed, the baseline; "cached" is served from the
+// current view, one atomic load. Both copy every tool they return.
+// BENCHMARKS.md reports cached/rebuild.
 func BenchmarkTools(b *testing.B) {
 	var servers []config.Server
 	scripts := make(map[string]*mcptest.Server)

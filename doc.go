@@ -8,29 +8,45 @@
 // # Lifecycle
 //
 //	New ──▶ Connect ──▶ Tools / CallTool / Prompts / Resources / Status ──▶ Close
-//	                        (Subscribe, Reconnect and Disconnect at any time)
+//	          (Subscribe, Reconnect, ReconnectFailed and Disconnect at any time)
 //
-// [New] does no I/O. [Manager.Connect] starts every enabled server at once,
-// each on its own goroutine, and returns when all have settled or when the
-// startup gate ([DefaultStartupGate], see [Options].StartupGate) has passed,
-// whichever comes first. A server still connecting then exposes the tools
-// it had last time, from a persistent cache, and a call to one of them waits
-// for it; with nothing cached, its tools arrive later with an
-// [EventChanged]. A server that fails is recorded, shown by
-// [Manager.Status], and left out; the others go on, unless [Options].Strict
-// is set. [Manager.Reconnect] retries failed servers, or all;
-// [Manager.Disconnect] takes one away. [Manager.Close] closes the servers in
-// reverse configured order, within [Options].CloseTimeout, carries on past
-// failures and returns them joined, and ends every stdio server's process
-// group. Connect, Reconnect, Disconnect and Close are serialized.
+// [New] does no I/O. Each configured server is one upstream for the
+// manager's whole life: connecting, reconnecting, disconnecting and a failed
+// start all reuse it, so what it owns, its resource subscriptions above
+// all, survives them. [Manager.Connect] starts every enabled server at
+// once, and returns when all have settled or when the startup gate
+// ([DefaultStartupGate], see [Options].StartupGate) has passed, whichever
+// comes first. A server still connecting then exposes the tools it had last
+// time, from a persistent cache, and a call to one of them waits for it;
+// with nothing cached, its tools arrive later with an [EventChanged], and a
+// call to one of them, known by its prefix, waits for it meanwhile. A
+// server that fails is recorded, shown by [Manager.Status], and retried on
+// its schedule; the others go on, unless [Options].Strict is set.
+// [Manager.Reconnect] and [Manager.ReconnectFailed] give servers a fresh
+// connection at once; [Manager.Disconnect] stops one. [Manager.Close] closes
+// the servers in reverse configured order, within [Options].CloseTimeout,
+// carries on past failures and returns them joined, and ends every stdio
+// server's process group. Connect, Reconnect, ReconnectFailed, Disconnect
+// and Close are serialized.
 //
 // # Views and events
 //
-// [Manager.Tools], [Manager.Prompts] and [Manager.Resources] are served from
-// views that are rebuilt only when a server's state or lists change. A
-// server's list_changed notifications are gathered and its lists fetched
-// again off the receive loop; [Manager.Subscribe] hears of the change, with
-// what was added and removed, after the views are updated.
+// The manager only combines its upstreams. Their events are applied, in
+// order, by one goroutine, which swaps in a new immutable view: the merged
+// tools, prompts and resources, and every server's status. [Manager.Tools],
+// [Manager.CallTool] and the other queries read the current view with one
+// atomic load and take no lock. A server's list_changed notifications are
+// gathered and its lists fetched again off the receive loop;
+// [Manager.Subscribe] hears of the change, with what was added and removed,
+// after the view is updated. Every event names its server. An [Observer]
+// hears of calls, state changes, reconnects and list refreshes, for
+// metrics and logs.
+//
+// # Queries
+//
+// Queries and calls take the caller's [*Query]: [Options].Filter,
+// PromptFilter and ResourceFilter decide per query what is exposed, and a
+// call, get or read of what they hide is refused as unknown.
 //
 // # Snapshots
 //
@@ -43,16 +59,22 @@
 // and the sentinels of this package ([ErrUnknownTool], [ErrNotConnected],
 // [ErrReconnecting], [ErrCircuitOpen], [ErrAmbiguous],
 // [ErrInvalidArguments], [ErrTimeout], [ErrClosed]), or errors.As with
-// [*ServerError] and [*AmbiguousError]. No error carries a value
-// substituted from the environment.
+// [*ServerError], [*UnavailableError] and [*AmbiguousError]. No error
+// carries a value substituted from the environment.
 //
 // # Recovery
 //
 // A server whose connection is lost (its process exits, its HTTP session is
-// gone) is reconnected at once, then after 0.5, 1, 2 and 4 s, then quietly
-// from 15 s, doubling to 5 min; meanwhile its tools stay listed and calls to
-// them wait for the connection, within their timeout. A server that needs
-// more than six connection attempts in 30 s is left in the crash-loop state.
-// A call that was never delivered is replayed once on a new session; a call
-// that may have run is replayed only if its tool is read-only or idempotent.
+// gone) is reconnected at once, then after 0.5, 1, 2 and 4 s, then from
+// 15 s, doubling to 5 min, for ever; a server that fails to start follows
+// the same schedule. Its tools stay listed whatever its state. A call to a
+// server that is connecting or reconnecting waits for its next attempt,
+// within its timeout; one to a server that failed asks for one early
+// attempt (at most one between two scheduled ones, however many calls there
+// are) or fails at once, naming the server, its state and its last error.
+// A server whose sessions keep dying within a minute (six times in 30 s) is
+// in crash-loop: it is tried every 5 min, and a stable minute, a manual
+// reconnect or a new config ends the loop. A call that was never delivered
+// is replayed once on a new session; a call that may have run is replayed
+// only if its tool is read-only or idempotent.
 package switchboard

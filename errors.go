@@ -84,22 +84,18 @@ func (e *AmbiguousError) Unwrap() []error { return []error{ErrAmbiguous, e.Err} 
 type UnavailableError struct {
 	State State
 	Err   error // the last failure, if any
+
+	from error // the upstream's error this one was made of, which words it
 }
 
 func (e *UnavailableError) Error() string {
-	msg := e.State.String()
-	if e.State == StateCrashLoop {
-		msg += " (" + ErrCircuitOpen.Error() + ")"
+	if e.from != nil {
+		return e.from.Error()
 	}
 	if e.Err == nil {
-		return msg
+		return e.State.String()
 	}
-	// The server is named by the error that carries this one.
-	var cause *ServerError
-	if errors.As(e.Err, &cause) {
-		return msg + "; last error: " + cause.Op + ": " + cause.Err.Error()
-	}
-	return msg + "; last error: " + e.Err.Error()
+	return e.State.String() + "; last error: " + e.Err.Error()
 }
 
 func (e *UnavailableError) Unwrap() []error {
@@ -127,7 +123,7 @@ func publicError(err error) error {
 	case *upstream.AmbiguousError:
 		return &AmbiguousError{Tool: e.Tool, Err: publicError(e.Err)}
 	case *upstream.UnavailableError:
-		return &UnavailableError{State: stateOf(e.State), Err: publicError(e.Err)}
+		return &UnavailableError{State: stateOf(e.State), Err: publicError(e.Err), from: e}
 	}
 	return err
 }

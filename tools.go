@@ -182,14 +182,8 @@ func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
 		return v, false
 	}
 	for _, up := range waiting {
-		wait := ctx
-		if cfg := up.Config(); cfg.TimeoutDuration() > 0 {
-			d := cfg.TimeoutDuration()
-			var cancel context.CancelFunc
-			wait, cancel = context.WithTimeout(ctx, d)
-			defer cancel()
-		}
-		up.Settle(wait)
+		cfg := up.Config()
+		up.Settle(ctx, cfg.TimeoutDuration())
 	}
 	m.events.flush()
 	v = m.view.Load()
@@ -208,7 +202,7 @@ func (m *Manager) unavailable(v *view, name string) error {
 		if prefix == "" || !strings.HasPrefix(name, prefix) || st.State == StateConnected {
 			continue
 		}
-		return &ServerError{Server: st.Name, Op: "call tool " + fmt.Sprintf("%q", name), Err: &UnavailableError{State: st.State, Err: st.Err}}
+		return &ServerError{Server: st.Name, Op: fmt.Sprintf("call tool %q", name), Err: &UnavailableError{State: st.State, Err: st.Err}}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
@@ -20,8 +22,9 @@ type view struct {
 	rejected []config.Rejected // the entries the config rejected
 
 	tools         *catalog.View
-	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
+	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict; never handed out
 	exposedByName map[string]int
+	prepared      map[*mcp.Tool]*mcp.Tool // each raw tool of tools, prepared; kept for the next view
 	prompts       *catalog.PromptView
 	resources     *catalog.ResourceView
 	statuses      []ServerStatus // configured order, then the rejected entries
@@ -42,9 +45,9 @@ func exposes(s upstream.State) bool {
 func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bool) *view {
 	v := &view{servers: prev.servers, byName: prev.byName, rejected: prev.rejected}
 	if lists {
-		m.buildCatalogs(v, snaps)
+		m.buildCatalogs(v, snaps, prev.prepared)
 	} else {
-		v.tools, v.exposed, v.exposedByName = prev.tools, prev.exposed, prev.exposedByName
+		v.tools, v.exposed, v.exposedByName, v.prepared = prev.tools, prev.exposed, prev.exposedByName, prev.prepared
 		v.prompts, v.resources = prev.prompts, prev.resources
 	}
 	tools, prompts, resources := v.tools.Counts(), v.prompts.Counts(), v.resources.Counts()
@@ -85,8 +88,11 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 	return v
 }
 
-// buildCatalogs merges the lists of the servers that expose them.
-func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot) {
+// buildCatalogs merges the lists of the servers that expose them. A tool
+// whose raw definition was prepared for the last view (the lists are
+// replaced, never mutated, so the same pointer is the same tool) is not
+// prepared again.
+func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, prepared map[*mcp.Tool]*mcp.Tool) {
 	var (
 		tools     []catalog.Source
 		prompts   []catalog.PromptSource
@@ -104,18 +110,34 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot) {
 		resources = append(resources, catalog.ResourceSource{Server: snap.Name, Resources: snap.Resources, Templates: snap.Templates})
 	}
 	v.tools, v.prompts, v.resources = catalog.Build(tools), catalog.BuildPrompts(prompts), catalog.BuildResources(resources)
-	exposed := v.tools.Tools()
-	v.exposed = make([]Tool, len(exposed))
-	v.exposedByName = make(map[string]int, len(exposed))
-	for i, t := range exposed {
-		def := t.Tool
-		def.InputSchema = catalog.InputSchema(def)
-		if m.opts.StrictSchemas {
-			def.InputSchema, _ = catalog.StrictSchema(def.InputSchema.(map[string]any))
+	entries := v.tools.Entries()
+	v.exposed = make([]Tool, len(entries))
+	v.exposedByName = make(map[string]int, len(entries))
+	v.prepared = make(map[*mcp.Tool]*mcp.Tool, len(entries))
+	for i, t := range entries {
+		def, ok := prepared[t.Tool]
+		if !ok {
+			def = m.prepare(t.Tool)
 		}
-		v.exposed[i] = Tool(t)
+		v.prepared[t.Tool] = def
+		named := *def
+		named.Name = t.Name
+		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Tool: &named}
 		v.exposedByName[t.Name] = i
 	}
+}
+
+// prepare returns raw as hosts get it: its input schema an object with
+// properties, made strict if Options.StrictSchemas asks. The rest is
+// shared with raw, which nothing mutates: every tool handed out is a deep
+// copy.
+func (m *Manager) prepare(raw *mcp.Tool) *mcp.Tool {
+	def := *raw
+	def.InputSchema = catalog.InputSchema(raw)
+	if m.opts.StrictSchemas {
+		def.InputSchema, _ = catalog.StrictSchema(def.InputSchema.(map[string]any))
+	}
+	return &def
 }
 
 // events applies the upstreams' events to the view, in the order they
@@ -218,9 +240,6 @@ func (e *events) apply(batch []upstream.Event) {
 		case upstream.EventState:
 			statuses = true
 			out = append(out, m.stateEvent(ev))
-			if snap.State == upstream.Connected && !snap.Cached {
-				m.writes.put(snap, m.redactor(snap.Name))
-			}
 			e.observeState(ev, before)
 		case upstream.EventList:
 			statuses = true
@@ -259,7 +278,10 @@ func (e *events) apply(batch []upstream.Event) {
 // mutated, so compared by identity), whether it exposes them, or its
 // prefix and filters.
 func listsDiffer(a, b upstream.Snapshot) bool {
-	return exposes(a.State) != exposes(b.State) || a.Cached != b.Cached ||
+	hasLists := func(s upstream.Snapshot) bool {
+		return len(s.Tools)+len(s.Prompts)+len(s.Resources)+len(s.Templates) > 0
+	}
+	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) || a.Cached != b.Cached ||
 		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
 		a.Config.PublicPrefix() != b.Config.PublicPrefix() || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
 }

@@ -23,11 +23,11 @@
 //
 // # Per query
 //
-// A [View] holds what every caller may see. [FilterTools] narrows it per
-// [Query] with a [DynamicFilter], and an [ApprovalPolicy] says which calls
-// need a human first; both see deep copies of tools under their original
-// names, and both fail closed: a filter that errors or panics hides its tool,
-// and a policy that errors or panics requires approval. [InputSchema] and
-// [StrictSchema] prepare a tool's schema for a model without ever changing
-// the tool.
+// A [View] holds what every caller may see. [Filter] (and [FilterTools] for
+// tools) narrows a list with a predicate that the manager makes of a
+// caller's query, and [ApprovalRules] say which tools need a human first.
+// Predicates see deep copies of tools under their original names, and fail
+// closed: one that errors or panics hides its item ([Guard]). [InputSchema]
+// and [StrictSchema] prepare a tool's schema for a model without ever
+// changing the tool.
 package catalog

@@ -60,17 +60,23 @@ func (u *Upstream) Connect(ctx context.Context) error {
 }
 
 // Settle waits while the upstream is connecting, for the attempt in
-// progress or due, or for ctx. It starts nothing, and returns at once when
-// there is nothing to wait for.
-func (u *Upstream) Settle(ctx context.Context) {
+// progress or due, at most for d (0: no limit) and for ctx. It starts
+// nothing, and returns at once when there is nothing to wait for.
+func (u *Upstream) Settle(ctx context.Context, d time.Duration) {
 	u.mu.Lock()
 	a, wait := u.next, u.state == Connecting
 	u.mu.Unlock()
-	if wait {
-		select {
-		case <-a.done:
-		case <-ctx.Done():
-		}
+	if !wait {
+		return
+	}
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	select {
+	case <-a.done:
+	case <-ctx.Done():
 	}
 }
 
@@ -78,7 +84,8 @@ func (u *Upstream) Settle(ctx context.Context) {
 // if any, forgives past crashes (the breaker, and crash-loop), starts the
 // upstream if it is not running, and waits for the attempt to end, or for
 // ctx. Concurrent calls share one attempt, as does a call made while an
-// attempt is in progress. It returns the attempt's error.
+// attempt is in progress or due at once (connecting). It returns the
+// attempt's error.
 func (u *Upstream) Reconnect(ctx context.Context) error {
 	u.mu.Lock()
 	switch u.state {
@@ -88,7 +95,7 @@ func (u *Upstream) Reconnect(ctx context.Context) error {
 		return err
 	}
 	u.resetBreaker = true
-	if !u.attempting {
+	if !u.attempting && u.state != Connecting {
 		u.restartLocked()
 	}
 	a := u.next

@@ -243,10 +243,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 // reloads the list, and sends no subscription again.
 func TestResourceListChangeDoesNotResubscribe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}}, config.Server{}, nil)
 		if err := u.Subscribe(t.Context(), "mem://a"); err != nil {
 			t.Fatal(err)
 		}
@@ -268,10 +265,7 @@ func TestResourceListChangeDoesNotResubscribe(t *testing.T) {
 // probe's.
 func TestProbeWaitHonoursTheCallersDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{Ping: mcptest.PingHang}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := connectedInMemory(t, mcptest.Script{Ping: mcptest.PingHang}, config.Server{}, nil)
 		waitUntil(t, time.Minute)
 		first := make(chan error, 1)
 		go func() {

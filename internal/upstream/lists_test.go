@@ -70,10 +70,7 @@ func settle(t *testing.T) {
 func TestListChangedReloadsTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log eventLog
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
 		srv.SetTools(specs("beta", "gamma"))
 		settle(t)
 		if diff := cmp.Diff([]string{"beta", "gamma"}, sortedToolNames(u)); diff != "" {
@@ -107,10 +104,7 @@ func TestNotificationDuringInitialListIsNotMissed(t *testing.T) {
 
 func TestNotificationDuringReloadKeepsTheListDirty(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		release := srv.BlockListTools()
 		srv.SetTools(specs("beta"))
 		settle(t) // the reload is held with "beta" on the server
@@ -130,10 +124,7 @@ func TestNotificationDuringReloadKeepsTheListDirty(t *testing.T) {
 func TestReloadRetriesWithBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log eventLog
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
 		srv.FailListTools(2)
 		start := time.Now()
 		srv.SetTools(specs("beta"))
@@ -162,10 +153,7 @@ func TestReloadRetriesWithBackoff(t *testing.T) {
 func TestReloadGivesUpAndKeepsTheList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log eventLog
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
 		srv.FailListTools(100)
 		srv.SetTools(specs("beta"))
 		waitUntil(t, time.Minute)
@@ -192,10 +180,7 @@ func TestReloadGivesUpAndKeepsTheList(t *testing.T) {
 
 func TestNotificationStormCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		srv.SetTools(specs("omega")) // debounced: its notification comes later
 		for range 1000 {
 			srv.NotifyToolsChanged()
@@ -214,10 +199,7 @@ func TestNotificationStormCoalesces(t *testing.T) {
 // owner waits for quiet, but not for ever.
 func TestSlowStormCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		for i := range 1000 {
 			if i == 500 {
 				srv.SetTools(specs("omega"))
@@ -239,10 +221,7 @@ func TestSlowStormCoalesces(t *testing.T) {
 // reloadMaxWait.
 func TestEndlessStormStillFetches(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		srv.SetTools(specs("omega"))
 		for range 3 * reloadMaxWait / (10 * time.Millisecond) {
 			srv.NotifyToolsChanged()
@@ -259,10 +238,7 @@ func TestEndlessStormStillFetches(t *testing.T) {
 
 func TestNoReloadAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		u.Close()
 		u.listChanged(Tools) // as a notification racing the close would
 		synctest.Wait()
@@ -274,10 +250,7 @@ func TestNoReloadAfterClose(t *testing.T) {
 
 func TestListTTLIsHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{ListTTL: 1500 * time.Millisecond}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		_, srv := connectedInMemory(t, mcptest.Script{ListTTL: 1500 * time.Millisecond}, config.Server{}, nil)
 		waitUntil(t, 1400*time.Millisecond)
 		if got := srv.Counts().ListTools; got != 1 {
 			t.Errorf("%d lists before the hint ran out, want 1", got)
@@ -297,10 +270,7 @@ func TestPromptsResourcesAndTemplates(t *testing.T) {
 		Templates: []mcptest.TemplateSpec{{URITemplate: "mem://t/{id}", Name: "t"}},
 	}
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, script, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, script, config.Server{}, nil)
 		synctest.Wait()
 		snap := u.Snapshot()
 		if len(snap.Prompts) != 1 || len(snap.Resources) != 1 || len(snap.Templates) != 1 {
@@ -331,10 +301,7 @@ func TestTemplatesErrors(t *testing.T) {
 	}{{jsonrpc.CodeMethodNotFound, true}, {jsonrpc.CodeInternalError, false}} {
 		synctest.Test(t, func(t *testing.T) {
 			script := mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}, TemplatesError: tc.code}
-			u, _ := inMemory(t, script, config.Server{}, nil)
-			if err := u.Connect(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			u, _ := connectedInMemory(t, script, config.Server{}, nil)
 			synctest.Wait()
 			u.mu.Lock()
 			templates, resources := u.lists.templates, u.lists.resources
@@ -393,10 +360,7 @@ func TestResourceSubscriptions(t *testing.T) {
 }
 
 func TestSubscribeUnsupported(t *testing.T) {
-	u, _ := inMemory(t, mcptest.Script{}, config.Server{}, nil)
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	u, _ := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
 	if err := u.Subscribe(t.Context(), "mem://x"); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("Subscribe to a server without resources = %v, want ErrNotSupported", err)
 	}

@@ -104,6 +104,10 @@ func (o *owner) restart() {
 func (o *owner) idle() bool {
 	u := o.u
 	u.mu.Lock()
+	if u.want {
+		u.mu.Unlock()
+		return true // wanted again since the command was taken: take it
+	}
 	u.finishNextLocked(&UnavailableError{State: u.state, Err: u.lastErr})
 	u.mu.Unlock()
 	o.b.reset()
@@ -203,33 +207,47 @@ func (o *owner) serve() bool {
 		o.b.reset()
 	}
 	for {
-		switch u.reloadChanged(ctx, s) {
+		w := u.reloadChanged(ctx, s)
+		if w == wakeNone {
+			w = o.await(ctx, &stable)
+		}
+		switch w {
 		case wakeLost:
 			return o.lose()
 		case wakeStop:
 			return u.ctx.Err() == nil
 		}
-		var expiry <-chan time.Time
-		if next := u.nextExpiry(); !next.IsZero() {
-			t := time.NewTimer(time.Until(next))
-			defer t.Stop()
-			expiry = t.C
-		}
-		select {
-		case <-s.lost:
-			return o.lose()
-		case <-u.wake:
-			return true
-		case <-ctx.Done():
-			return u.ctx.Err() == nil
-		case <-u.refresh:
-		case <-expiry:
-			u.expire()
-		case <-stable:
-			o.b.reset()
-			stable = nil
-		}
 	}
+}
+
+// await waits for the next thing a connected upstream reacts to. It
+// returns wakeNone for those it handles itself (a list to reload, a cache
+// hint that ran out, a stable connection, which clears the breaker; then
+// *stable is nil), wakeLost when the session is lost, and wakeStop on a
+// command or Close.
+func (o *owner) await(ctx context.Context, stable *<-chan time.Time) wake {
+	u := o.u
+	var expiry <-chan time.Time
+	if next := u.nextExpiry(); !next.IsZero() {
+		t := time.NewTimer(time.Until(next))
+		defer t.Stop()
+		expiry = t.C
+	}
+	select {
+	case <-o.s.lost:
+		return wakeLost
+	case <-u.wake:
+		return wakeStop
+	case <-ctx.Done():
+		return wakeStop
+	case <-u.refresh:
+	case <-expiry:
+		u.expire()
+	case <-*stable:
+		o.b.reset()
+		*stable = nil
+	}
+	return wakeNone
 }
 
 // lose handles the loss of the session: a crash for the breaker, then an

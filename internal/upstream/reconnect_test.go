@@ -103,20 +103,27 @@ func (s *switchable) nextDials(n int, base time.Duration) []time.Duration {
 	return out
 }
 
+// crashedAfterAMinute returns an upstream on s, logged to log, whose server
+// ran a stable minute and then went down: the loss is no crash for the
+// breaker. It also returns when the loss happened, since s started.
+func (s *switchable) crashedAfterAMinute(t *testing.T, log *eventLog) (*Upstream, time.Duration) {
+	t.Helper()
+	u := s.upstream(t, log)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-s.dials
+	waitUntil(t, time.Minute)
+	lost := time.Since(s.start)
+	s.crash()
+	return u, lost
+}
+
 func TestReconnectLadderThenBackground(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
 		var log eventLog
-		u := sw.upstream(t, &log)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		<-sw.dials
-		// The server runs a while: its first connection is older than the
-		// breaker's window when it crashes.
-		waitUntil(t, time.Minute)
-		lostAt := time.Since(sw.start)
-		sw.crash()
+		u, lostAt := sw.crashedAfterAMinute(t, &log)
 
 		// The ladder: at once, then after 0.5, 1, 2 and 4 s.
 		got := sw.nextDials(5, lostAt)

@@ -22,10 +22,7 @@ import (
 )
 
 func TestRequiredArgumentsCheckedBeforeSending(t *testing.T) {
-	u, srv := inMemory(t, mcptest.Script{}, config.Server{Retry: config.Retry{Max: 5}}, nil)
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{Retry: config.Retry{Max: 5}}, nil)
 	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1})
 	if !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("add without b = %v, want ErrInvalidArguments naming b", err)
@@ -62,10 +59,7 @@ func TestCallSafetyClasses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				u, srv := inMemory(t, tc.script, config.Server{Timeout: ms(tc.timeout)}, nil)
-				if err := u.Connect(t.Context()); err != nil {
-					t.Fatal(err)
-				}
+				u, srv := connectedInMemory(t, tc.script, config.Server{Timeout: ms(tc.timeout)}, nil)
 				res, err := callTool(context.Background(), u, tc.tool, nil)
 				if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
 					t.Fatalf("call = %v, %v; want error %v", res, err, tc.wantErr)
@@ -84,10 +78,7 @@ func TestCallSafetyClasses(t *testing.T) {
 }
 
 func TestServerErrorAnswerIsNotRetried(t *testing.T) {
-	u, srv := inMemory(t, mcptest.Script{}, config.Server{}, nil)
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
 	_, err := callTool(t.Context(), u, "no_such_tool", nil)
 	var rpcErr *jsonrpc.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams {
@@ -370,10 +361,7 @@ func TestListPagesRetries(t *testing.T) {
 
 func TestCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() {
@@ -398,10 +386,7 @@ func TestCancellation(t *testing.T) {
 // is cancelled, one crashes nothing; the other 62 all succeed.
 func TestSiblingsUnharmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -438,10 +423,7 @@ func TestSerializeRequests(t *testing.T) {
 		want      time.Duration
 	}{{false, time.Second}, {true, 10 * time.Second}} {
 		synctest.Test(t, func(t *testing.T) {
-			u, _ := inMemory(t, mcptest.Script{}, config.Server{SerializeRequests: tc.serialize}, nil)
-			if err := u.Connect(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			u, _ := connectedInMemory(t, mcptest.Script{}, config.Server{SerializeRequests: tc.serialize}, nil)
 			start := time.Now()
 			var wg sync.WaitGroup
 			for range 10 {
@@ -461,10 +443,7 @@ func TestSerializeRequests(t *testing.T) {
 
 func TestInFlightCap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{}, config.Server{MaxInFlight: 2}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{MaxInFlight: 2}, nil)
 		start := time.Now()
 		var wg sync.WaitGroup
 		for range 5 {

@@ -55,16 +55,9 @@ func TestShortOutageUnderTraffic(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				sw := newSwitchable(t, mcptest.Script{})
 				var log eventLog
-				u := sw.upstream(t, &log)
-				if err := u.Connect(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				<-sw.dials
-				waitUntil(t, time.Minute)
-				lost := time.Since(sw.start)
+				u, lost := sw.crashedAfterAMinute(t, &log)
 				since := func() time.Duration { return time.Since(sw.start) - lost }
 				at := func(d time.Duration) { waitUntil(t, d-since()) }
-				sw.crash()
 
 				var (
 					mu      sync.Mutex
@@ -129,14 +122,7 @@ func TestLongOutageFollowsTheScheduleForever(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
 		var log eventLog
-		u := sw.upstream(t, &log)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		<-sw.dials
-		waitUntil(t, time.Minute)
-		lost := time.Since(sw.start)
-		sw.crash()
+		u, lost := sw.crashedAfterAMinute(t, &log)
 		for range 180 { // 30 min
 			waitUntil(t, 10*time.Second)
 			for _, err := range callAll(u, 10) {

@@ -134,10 +134,7 @@ func TestIdleSessionProbe(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				u, srv := inMemory(t, mcptest.Script{Ping: tc.ping}, config.Server{}, nil)
-				if err := u.Connect(t.Context()); err != nil {
-					t.Fatal(err)
-				}
+				u, srv := connectedInMemory(t, mcptest.Script{Ping: tc.ping}, config.Server{}, nil)
 				waitUntil(t, tc.idle)
 				start := time.Now()
 				res, err := callTool(t.Context(), u, "increment", nil)
@@ -184,10 +181,7 @@ func TestProbeFailsWhenServerDown(t *testing.T) {
 // the session stays (KA: a list_tools timeout is not a stale session).
 func TestCallTimeoutDoesNotRecreateSession(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, srv := inMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{Timeout: ms(1000)}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{Timeout: ms(1000)}, nil)
 		_, err := callTool(context.Background(), u, "increment", nil)
 		if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrAmbiguous) {
 			t.Errorf("call = %v, want a timeout reported as ambiguous", err)

@@ -185,10 +185,7 @@ func TestTimeoutZeroDisables(t *testing.T) {
 
 func TestCallTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{Timeout: ms(2000)}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := connectedInMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{Timeout: ms(2000)}, nil)
 		start := time.Now()
 		_, err := callTool(t.Context(), u, "echo", nil)
 		if !errors.Is(err, ErrTimeout) {
@@ -202,10 +199,7 @@ func TestCallTimeout(t *testing.T) {
 
 func TestCallerCancellation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := connectedInMemory(t, mcptest.Script{CallDelay: time.Minute}, config.Server{}, nil)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		_, err := callTool(ctx, u, "echo", nil)
@@ -256,10 +250,7 @@ func (l *eventLog) errs(to State) []error {
 func TestSessionLostReconnects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log eventLog
-		u, srv := inMemory(t, mcptest.Script{ExitOnCall: 2}, config.Server{}, &Options{OnEvent: log.add})
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, srv := connectedInMemory(t, mcptest.Script{ExitOnCall: 2}, config.Server{}, &Options{OnEvent: log.add})
 		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Fatalf("first call: %v", err)
 		}
@@ -308,10 +299,7 @@ func TestCloseDuringConnect(t *testing.T) {
 }
 
 func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
-	u, _ := inMemory(t, mcptest.Script{}, config.Server{}, nil)
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	u, _ := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
@@ -339,10 +327,7 @@ func TestCloseBeforeStart(t *testing.T) {
 
 func TestCloseInterruptsInFlightCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{CallDelay: time.Hour}, config.Server{Timeout: ms(0)}, nil)
-		if err := u.Connect(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		u, _ := connectedInMemory(t, mcptest.Script{CallDelay: time.Hour}, config.Server{Timeout: ms(0)}, nil)
 		errc := make(chan error, 1)
 		go func() {
 			_, err := callTool(context.Background(), u, "echo", nil)
@@ -371,4 +356,14 @@ func TestStateStrings(t *testing.T) {
 // callTool calls the tool name on u with args.
 func callTool(ctx context.Context, u *Upstream, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	return u.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// connectedInMemory is inMemory, connected.
+func connectedInMemory(t *testing.T, script mcptest.Script, srv config.Server, opts *Options) (*Upstream, *mcptest.Server) {
+	t.Helper()
+	u, ms := inMemory(t, script, srv, opts)
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return u, ms
 }
