@@ -95,7 +95,18 @@ func (e *UnavailableError) Error() string {
 	if e.Err == nil {
 		return e.State.String()
 	}
-	return e.State.String() + "; last error: " + e.Err.Error()
+	// The server is named by the error that carries this one.
+	return e.State.String() + "; last error: " + causeText(e.Err)
+}
+
+// causeText is the message of err without the server's name, for a text
+// that names the server already.
+func causeText(err error) string {
+	var cause *ServerError
+	if errors.As(err, &cause) {
+		return cause.Op + ": " + cause.Err.Error()
+	}
+	return err.Error()
 }
 
 func (e *UnavailableError) Unwrap() []error {

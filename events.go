@@ -80,7 +80,7 @@ func (e Event) String() string {
 	case EventState:
 		b.WriteString(" " + e.State.String())
 		if e.Err != nil {
-			fmt.Fprintf(&b, "; last error: %v", e.Err)
+			b.WriteString("; last error: " + causeText(e.Err))
 		}
 	case EventChanged:
 		for _, d := range []struct {
@@ -92,7 +92,7 @@ func (e Event) String() string {
 			}
 		}
 	case EventReloadFailed:
-		fmt.Fprintf(&b, " %s: %v", e.List, e.Err)
+		b.WriteString(" " + causeText(e.Err))
 	case EventResourceUpdated:
 		b.WriteString(" " + e.URI)
 	}

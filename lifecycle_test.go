@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -928,5 +929,42 @@ func TestCloseStopsALongConnect(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestCloseKeepsItsTimeout: Close returns within CloseTimeout, with every
+// child it started gone, though one server's process ignores stdin's close
+// and SIGTERM and another never answers the DELETE that ends its session.
+func TestCloseKeepsItsTimeout(t *testing.T) {
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
+	stubborn := config.Server{Name: "stubborn", Command: "/bin/sh",
+		Args: append([]string{"-c", `trap '' TERM; "$@"; sleep 300`, "sh", cmd}, args...), Env: env}
+	web := mcptest.NewServer(mcptest.Script{LegacyOnly: true})
+	defer web.Close()
+	hs, err := mcptest.StartHTTP(web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+	web.HangDeletes()
+	m := New(&config.Config{Servers: []config.Server{stubborn, {Name: "web", URL: hs.URL}}},
+		&Options{NoCache: true, StartupGate: -1, CloseTimeout: time.Second})
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pid := m.Status()[0].PID
+	if pid == 0 {
+		t.Fatalf("status %+v: no PID", m.Status()[0])
+	}
+	start := time.Now()
+	err = m.Close()
+	if took := time.Since(start); took > time.Second+300*time.Millisecond {
+		t.Errorf("Close took %v with a 1 s timeout", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Close = %v, want it to report the kill", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the stubborn server's process %d outlived Close (kill 0: %v)", pid, err)
 	}
 }

@@ -541,3 +541,23 @@ func TestReconnectingServerKeepsItsTools(t *testing.T) {
 func callTool(ctx context.Context, m *Manager, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	return m.CallTool(ctx, nil, &mcp.CallToolParams{Name: name, Arguments: args})
 }
+
+func TestEventString(t *testing.T) {
+	cause := &ServerError{Server: "web", Op: "session", Err: errors.New("connection lost")}
+	for _, tc := range []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Kind: EventState, Server: "web", State: StateConnected}, "state web: connected"},
+		{Event{Kind: EventState, Server: "web", State: StateReconnecting, Err: cause}, "state web: reconnecting; last error: session: connection lost"},
+		{Event{Kind: EventChanged, Server: "web", Tools: Diff{Added: []string{"web__a"}, Removed: []string{"web__b"}}, Resources: Diff{Added: []string{"mem://x"}}},
+			"changed web: tools +web__a -web__b resources +mem://x"},
+		{Event{Kind: EventReloadFailed, Server: "web", List: "tools", Err: &ServerError{Server: "web", Op: "reload tools", Err: errors.New("boom")}},
+			"reload-failed web: reload tools: boom"},
+		{Event{Kind: EventResourceUpdated, Server: "web", URI: "mem://x"}, "resource-updated web: mem://x"},
+	} {
+		if got := tc.ev.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}

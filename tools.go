@@ -124,7 +124,7 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 		if v, ok = m.awaitOwner(ctx, name); ok {
 			i = v.exposedByName[name]
 		} else if err := m.unavailable(v, name); err != nil {
-			return nil, fmt.Errorf("call tool %q: %w", name, err)
+			return nil, err
 		} else {
 			return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 		}

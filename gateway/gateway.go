@@ -66,7 +66,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		opts:    o,
 		exposed: make(map[string]string),
 		server: mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-			Logger:       slog.New(quietNotifications{o.Logger.Handler()}),
+			Logger:       slog.New(sdkLog{o.Logger.Handler()}),
 			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		}),
 	}
@@ -264,15 +264,16 @@ func checkArguments(raw json.RawMessage) error {
 	return fmt.Errorf("%w: arguments must be a JSON object", switchboard.ErrInvalidArguments)
 }
 
-// quietNotifications is the go-sdk server's log handler. The SDK warns, on
-// every list change, about each client session that has no stream to
-// receive the notification on (many clients never open one, and some go
-// away without ending their session): that is no news, so it logs it at
-// debug level.
-type quietNotifications struct{ slog.Handler }
+// sdkLog is the go-sdk server's log handler. The SDK logs every client
+// session's coming and going at info level, and warns, on every list
+// change, about each client session that has no stream to receive the
+// notification on (many clients never open one, and some go away without
+// ending their session). None of it is news for a gateway's operator: it
+// is logged at debug level.
+type sdkLog struct{ slog.Handler }
 
-func (h quietNotifications) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
+func (h sdkLog) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn || r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
 		if !h.Handler.Enabled(ctx, slog.LevelDebug) {
 			return nil
 		}
@@ -281,13 +282,9 @@ func (h quietNotifications) Handle(ctx context.Context, r slog.Record) error {
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h quietNotifications) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return quietNotifications{h.Handler.WithAttrs(attrs)}
-}
+func (h sdkLog) WithAttrs(attrs []slog.Attr) slog.Handler { return sdkLog{h.Handler.WithAttrs(attrs)} }
 
-func (h quietNotifications) WithGroup(name string) slog.Handler {
-	return quietNotifications{h.Handler.WithGroup(name)}
-}
+func (h sdkLog) WithGroup(name string) slog.Handler { return sdkLog{h.Handler.WithGroup(name)} }
 
 // inflight counts requests in progress.
 type inflight struct {

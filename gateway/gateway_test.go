@@ -378,7 +378,8 @@ func (s *syncBuffer) String() string {
 
 // TestClientSessionWithoutStreamIsNoWarning: a client session with no
 // stream to be told list_changed on (it never opened one, or went away
-// without ending its session) costs no warning on each list change.
+// without ending its session) costs no warning on each list change, and
+// the SDK's news of sessions coming and going is debug.
 func TestClientSessionWithoutStreamIsNoWarning(t *testing.T) {
 	srv := mcptest.NewServer(mcptest.Script{})
 	logs := &syncBuffer{written: make(chan struct{}, 1)}
@@ -413,6 +414,9 @@ func TestClientSessionWithoutStreamIsNoWarning(t *testing.T) {
 	logs.waitFor(`msg="calling notifications/tools/list_changed`)
 	if strings.Contains(logs.String(), "level=WARN") {
 		t.Errorf("warnings for a client session without a stream:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `level=DEBUG msg="server session connected"`) {
+		t.Errorf("the SDK's news of a session is not at debug level:\n%s", logs.String())
 	}
 }
 

@@ -285,7 +285,7 @@ func TestToolsReportsFailedServers(t *testing.T) {
 			t.Errorf("stderr names %s %d times, want %d:\n%s", server, n, want, stderr)
 		}
 	}
-	if !strings.Contains(stderr, "2 of the enabled servers are not connected") {
+	if !strings.Contains(stderr, "2 of 3 enabled servers not connected") {
 		t.Errorf("stderr does not say how many servers are missing:\n%s", stderr)
 	}
 }

@@ -68,10 +68,21 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		err = tw.Flush()
 	}
 	if err == nil && failed > 0 {
-		fmt.Fprintf(e.stderr, "switchboard: %d of the enabled servers are not connected; their tools are missing\n", failed)
+		fmt.Fprintf(e.stderr, "switchboard: %d of %d enabled servers not connected; their tools are missing\n", failed, enabled(cfg))
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// enabled counts the enabled entries of cfg, rejected ones included.
+func enabled(cfg *config.Config) int {
+	n := len(cfg.Rejected)
+	for _, s := range cfg.Servers {
+		if s.IsEnabled() {
+			n++
+		}
+	}
+	return n
 }
 
 // summary is the first line of a description, cut to fit a terminal.

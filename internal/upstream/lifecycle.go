@@ -244,7 +244,8 @@ func signal(ch chan struct{}) {
 func (u *Upstream) Close() error { return u.CloseBy(time.Time{}) }
 
 // killMargin is how long before Close's deadline the stops in progress skip
-// to SIGKILL, so that the processes are gone by the deadline.
+// to SIGKILL, so that the processes are gone by the deadline: a Close whose
+// deadline is nearer than that kills at once.
 const killMargin = 250 * time.Millisecond
 
 // CloseBy is [Upstream.Close] with a deadline: shortly before it, every
@@ -268,8 +269,7 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 			return
 		}
 		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			t := time.AfterFunc(left-min(left/4, killMargin), u.killNow)
+			t := time.AfterFunc(time.Until(deadline.Add(-killMargin)), u.killNow)
 			defer t.Stop()
 		}
 		<-u.done

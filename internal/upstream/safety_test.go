@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -468,4 +469,23 @@ func TestInFlightCap(t *testing.T) {
 			t.Errorf("the call over the cap was sent")
 		}
 	})
+}
+
+// TestNullArgumentsAreSentAsAnObject: JavaScript servers reject "arguments":
+// null, so every form of no arguments is sent as {}.
+func TestNullArgumentsAreSentAsAnObject(t *testing.T) {
+	var nilMap map[string]any
+	var nilPointer *struct{ A int }
+	for _, args := range []any{nil, nilMap, nilPointer, json.RawMessage(nil), json.RawMessage(" null ")} {
+		got, err := arguments(nil, args)
+		if err != nil {
+			t.Fatalf("arguments(%#v) = %v", args, err)
+		}
+		if b, _ := json.Marshal(got); string(b) != "{}" {
+			t.Errorf("arguments(%#v) are sent as %s, want {}", args, b)
+		}
+	}
+	if got, _ := arguments(nil, json.RawMessage(`{"a":1}`)); string(got.(json.RawMessage)) != `{"a":1}` {
+		t.Errorf("raw arguments are not sent as they are: %s", got)
+	}
 }

@@ -1,7 +1,9 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"fmt"
 	"sync"
 
@@ -64,6 +66,24 @@ func requiredOf(schema any) []string {
 	return req
 }
 
+// isNull reports whether args would be sent as JSON null: nil, a nil map,
+// pointer or slice, or raw JSON that is empty or null.
+func isNull(args any) bool {
+	switch v := args.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		return len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null"
+	case map[string]any:
+		return v == nil
+	}
+	switch rv := reflect.ValueOf(args); rv.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Slice, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
 // tool returns what is known of the tool called name, or nil: a tool the
 // server did not list is not checked, and the server answers for it.
 func (u *Upstream) tool(name string) *toolInfo {
@@ -77,7 +97,7 @@ func (u *Upstream) tool(name string) *toolInfo {
 // as {}, since JavaScript servers reject "arguments": null. Arguments of
 // any type that encodes to a JSON object are accepted.
 func arguments(info *toolInfo, args any) (any, error) {
-	if raw, ok := args.(json.RawMessage); args == nil || ok && (len(raw) == 0 || string(raw) == "null") {
+	if isNull(args) {
 		return map[string]any{}, nil
 	}
 	v := info.validator()
