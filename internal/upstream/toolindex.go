@@ -3,8 +3,8 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
