@@ -51,7 +51,8 @@
 // # Snapshots
 //
 // Everything the manager returns is a copy: mutating a returned tool, schema
-// or status never changes the manager.
+// or status never changes the manager. A [Tool] copies its definition only
+// when asked ([Tool.Definition]), so that listing tools stays cheap.
 //
 // # Errors
 //

@@ -60,7 +60,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, t := range m.Tools(ctx, nil) {
-		fmt.Printf("%s (%s on %s): %s\n", t.Name, t.Original, t.Server, t.Tool.Description)
+		fmt.Printf("%s (%s on %s): %s\n", t.Name, t.Original, t.Server, t.Description)
 	}
 	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": "Ada"}})
 	if err != nil {
@@ -385,4 +385,58 @@ func ExampleNewApprovalPolicy() {
 	// Output:
 	// true
 	// approval policy: tool "greet": "alwyas" is not "always" or "never"
+}
+
+// Resource and prompt filters narrow what each caller sees, as the tool
+// filter does; what they hide is refused too.
+func ExampleManager_Resources() {
+	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {"notes": {"command": "notebook-server"}}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := switchboard.New(cfg, &switchboard.Options{
+		Dial: inProcess(map[string]*mcp.Server{"notes": notebook()}),
+		ResourceFilter: func(_ context.Context, fc switchboard.FilterContext, r *mcp.Resource) (bool, error) {
+			return fc.Query.Client != "kiosk", nil
+		},
+	})
+	defer m.Close()
+	listed := make(chan struct{})
+	var once sync.Once
+	m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventChanged && len(ev.Resources.Added) > 0 {
+			once.Do(func() { close(listed) })
+		}
+	})
+	ctx := context.Background()
+	if err := m.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	<-listed
+	for _, client := range []string{"desktop", "kiosk"} {
+		q := &switchboard.Query{Client: client}
+		_, err := m.ReadResource(ctx, q, &mcp.ReadResourceParams{URI: "notes://today"})
+		fmt.Printf("%s: %d resources, read: %v\n", client, len(m.Resources(ctx, q)), err)
+	}
+	// Output:
+	// desktop: 1 resources, read: <nil>
+	// kiosk: 0 resources, read: read resource "notes://today": unknown resource
+}
+
+// A call to a server that is down says which state it is in, and why.
+func ExampleUnavailableError() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`, nil,
+		&switchboard.Options{NoCache: true, Dial: func(context.Context, config.Server) (mcp.Transport, error) {
+			return nil, errors.New("connection refused")
+		}})
+	defer m.Close()
+	_, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__greet"})
+	var unavailable *switchboard.UnavailableError
+	if errors.As(err, &unavailable) {
+		fmt.Println(unavailable.State, errors.Is(err, switchboard.ErrNotConnected))
+	}
+	fmt.Println(err)
+	// Output:
+	// failed true
+	// server "hello": call tool "hello__greet": failed; last error: connect: connection refused
 }

@@ -608,15 +608,15 @@ func TestDynamicFilterApprovalAndSchemas(t *testing.T) {
 	if diff := cmp.Diff([]string{"s__read", "s__write"}, names(admin)); diff != "" {
 		t.Errorf("admin's tools (-want +got):\n%s", diff)
 	}
-	if admin[0].Tool.Description == "mutated by the filter" {
+	if admin[0].Description == "mutated by the filter" || admin[0].Definition().Description == "mutated by the filter" {
 		t.Error("the filter's change to its copy leaked out")
 	}
 	// Missing properties become {}; strict conversion applies where it can.
-	read := admin[0].Tool.InputSchema.(map[string]any)
+	read := admin[0].InputSchema()
 	if _, ok := read["properties"].(map[string]any); !ok {
 		t.Errorf("read's schema %v has no properties object", read)
 	}
-	write := admin[1].Tool.InputSchema.(map[string]any)
+	write := admin[1].Definition().InputSchema.(map[string]any)
 	if write["additionalProperties"] != false {
 		t.Errorf("write's schema %v was not made strict", write)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -297,26 +296,25 @@ func (m *Manager) Connect(ctx context.Context) error {
 // most gate (negative: no gate). Servers still connecting at the gate get
 // their cached tools.
 func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) error {
-	start := func(ctx context.Context, up *upstream.Upstream) {
+	start := func(up *upstream.Upstream) <-chan struct{} {
 		if up.State() == upstream.Disconnected {
-			up.Connect(ctx)
-		} else {
-			up.Reconnect(ctx)
+			return up.Start()
 		}
+		return up.Restart()
 	}
 	if m.opts.Sequential {
 		for _, up := range pass {
-			if start(ctx, up); ctx.Err() != nil {
+			select {
+			case <-start(up):
+			case <-ctx.Done():
 				return context.Cause(ctx)
 			}
 		}
 		return nil
 	}
-	waitCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, up := range pass {
-		wg.Go(func() { start(waitCtx, up) })
+	settled := make([]<-chan struct{}, len(pass))
+	for i, up := range pass {
+		settled[i] = start(up)
 	}
 	// The cache is read while the servers connect, so that the gate is not
 	// followed by a wait for the disk.
@@ -328,11 +326,6 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 			cached = m.readCache(pass)
 		}
 	}()
-	settled := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(settled)
-	}()
 	var timer <-chan time.Time
 	if gate > 0 {
 		t := time.NewTimer(gate)
@@ -340,14 +333,17 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		timer = t.C
 	}
 	var err error
-	select {
-	case <-settled:
-	case <-timer:
-	case <-ctx.Done():
-		err = context.Cause(ctx)
+wait:
+	for _, done := range settled {
+		select {
+		case <-done:
+		case <-timer:
+			break wait
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+			break wait
+		}
 	}
-	cancel()
-	<-settled
 	<-read
 	if err == nil {
 		for i, tools := range cached {
@@ -445,11 +441,16 @@ func (m *Manager) reconnect(ctx context.Context, pass []*upstream.Upstream) erro
 		return err
 	}
 	defer unlock()
-	var wg sync.WaitGroup
-	for _, up := range pass {
-		wg.Go(func() { up.Reconnect(ctx) })
+	settled := make([]<-chan struct{}, len(pass))
+	for i, up := range pass {
+		settled[i] = up.Restart()
 	}
-	wg.Wait()
+	for _, done := range settled {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}
 	m.events.flush()
 	if ctx.Err() != nil {
 		return fmt.Errorf("reconnect: %w", context.Cause(ctx))

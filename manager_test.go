@@ -306,17 +306,24 @@ func TestSnapshotsAreCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := m.Tools(t.Context(), nil)
-	first[0].Name = "mutated"
-	first[0].Tool.Description = "mutated"
-	first[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"] = "mutated"
+	first[0].Name, first[0].Description = "mutated", "mutated"
+	def := first[0].Definition()
+	def.Description = "mutated"
+	def.InputSchema.(map[string]any)["properties"].(map[string]any)["x"] = "mutated"
+	first[0].InputSchema()["properties"].(map[string]any)["x"] = "mutated"
 	st := m.Status()
 	st[0].Name = "mutated"
-	if diff := cmp.Diff("a__t", m.Tools(t.Context(), nil)[0].Name); diff != "" {
+	again := m.Tools(t.Context(), nil)[0]
+	if again.Name != "a__t" || again.Description == "mutated" {
 		t.Error("mutating a returned tool changed the manager")
 	}
-	schema := m.Tools(t.Context(), nil)[0].Tool.InputSchema.(map[string]any)["properties"].(map[string]any)["x"]
-	if _, ok := schema.(map[string]any); !ok || m.Tools(t.Context(), nil)[0].Tool.Description == "mutated" {
-		t.Error("mutating a returned schema changed the manager")
+	for _, schema := range []map[string]any{again.InputSchema(), again.Definition().InputSchema.(map[string]any)} {
+		if _, ok := schema["properties"].(map[string]any)["x"].(map[string]any); !ok {
+			t.Error("mutating a returned schema changed the manager")
+		}
+	}
+	if again.Definition().Description == "mutated" {
+		t.Error("mutating a returned definition changed the manager")
 	}
 	if m.Status()[0].Name != "a" {
 		t.Error("mutating a returned status changed the manager")

@@ -115,18 +115,6 @@ func (p *ApprovalPolicy) Requires(ctx context.Context, fc FilterContext, tool *m
 	return p.rules.Requires(tool.Name)
 }
 
-// toolPredicate is Options.Filter for q, or nil.
-func (m *Manager) toolPredicate(q *Query) catalog.ToolPredicate {
-	f := m.opts.Filter
-	if f == nil {
-		return nil
-	}
-	query := q.value()
-	return func(ctx context.Context, server string, tool *mcp.Tool) (bool, error) {
-		return f(ctx, FilterContext{Query: query, Server: server}, tool)
-	}
-}
-
 // value returns the query, or the zero query for nil.
 func (q *Query) value() Query {
 	if q == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
-// Tool is one exposed tool.
+// Tool is one exposed tool. It is a small value: its definition is read
+// through its methods, each of which returns a copy the caller may change,
+// so that listing many tools costs little more than the list.
 type Tool struct {
 	// Name is the public name: <prefix>__<tool>, sanitized, at most 64
 	// characters, with a hash suffix when it would be too long or shared.
@@ -22,46 +25,65 @@ type Tool struct {
 	Server string
 	// Original is the tool's name on its server; calls use it.
 	Original string
-	// Tool is a copy of the server's definition whose Name is the public
-	// name and whose input schema is an object with properties.
-	Tool *mcp.Tool
+	// Title and Description are the definition's, for display.
+	Title, Description string
+
+	def *mcp.Tool // as prepared for hosts, named by Name; shared, never changed
+}
+
+// Definition returns a deep copy of the tool's definition, named by its
+// public name, whose input schema is an object with properties (made strict
+// if Options.StrictSchemas asks). It is nil for the zero Tool.
+func (t Tool) Definition() *mcp.Tool { return catalog.CloneTool(t.def) }
+
+// InputSchema returns a deep copy of the definition's input schema: a JSON
+// object with "type": "object" and a "properties" object.
+func (t Tool) InputSchema() map[string]any {
+	if t.def == nil {
+		return nil
+	}
+	return catalog.CloneTool(&mcp.Tool{InputSchema: t.def.InputSchema}).InputSchema.(map[string]any)
+}
+
+// Annotations returns a copy of the definition's annotations, or nil.
+func (t Tool) Annotations() *mcp.ToolAnnotations {
+	if t.def == nil || t.def.Annotations == nil {
+		return nil
+	}
+	return catalog.CloneTool(&mcp.Tool{Annotations: t.def.Annotations}).Annotations
 }
 
 // Tools returns the exposed tools of every server, filtered by the static
 // filters of their configs and by Options.Filter for q (which may be nil),
 // sorted by public name. A server that has not listed its tools yet
 // contributes the tools it had last time, from the persistent cache; a
-// server that is down keeps its last tools. The result is a copy.
+// server that is down keeps its last tools. The list is the caller's; the
+// definitions are copied only when asked for.
 func (m *Manager) Tools(ctx context.Context, q *Query) []Tool {
-	v := m.view.Load()
-	tools := make([]Tool, len(v.exposed))
-	for i, t := range v.exposed {
-		tools[i] = t
-		tools[i].Tool = catalog.CloneTool(t.Tool)
+	tools := slices.Clone(m.view.Load().exposed)
+	if tools == nil {
+		tools = []Tool{}
 	}
-	keep := m.toolPredicate(q)
+	keep := m.toolFilter(q)
 	if keep == nil {
 		return tools
 	}
-	return fromCatalog(catalog.FilterTools(ctx, toCatalog(tools), keep, m.opts.Logger))
+	return catalog.Filter(ctx, tools, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger)
 }
 
-// toCatalog and fromCatalog convert a list of tools, whose two types have
-// the same fields, without copying.
-func toCatalog(tools []Tool) []catalog.Tool {
-	out := make([]catalog.Tool, len(tools))
-	for i, t := range tools {
-		out[i] = catalog.Tool(t)
+// toolFilter is Options.Filter for q, or nil. The filter sees a deep copy of
+// each tool, under its original name.
+func (m *Manager) toolFilter(q *Query) func(context.Context, Tool) (bool, error) {
+	f := m.opts.Filter
+	if f == nil {
+		return nil
 	}
-	return out
-}
-
-func fromCatalog(tools []catalog.Tool) []Tool {
-	out := make([]Tool, len(tools))
-	for i, t := range tools {
-		out[i] = Tool(t)
+	query := q.value()
+	return func(ctx context.Context, t Tool) (bool, error) {
+		def := t.Definition()
+		def.Name = t.Original
+		return f(ctx, FilterContext{Query: query, Server: t.Server}, def)
 	}
-	return out
 }
 
 // Lookup returns the exposed tool with the given public name: which server
@@ -72,9 +94,7 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 	if !ok {
 		return Tool{}, false
 	}
-	t := v.exposed[i]
-	t.Tool = catalog.CloneTool(t.Tool)
-	return t, true
+	return v.exposed[i], true
 }
 
 // RequiresApproval reports whether the tool with the given public name needs
@@ -85,7 +105,7 @@ func (m *Manager) RequiresApproval(ctx context.Context, q *Query, name string) b
 	if !ok {
 		return true
 	}
-	def := t.Tool
+	def := t.Definition()
 	def.Name = t.Original
 	return m.opts.Approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
 }
@@ -130,7 +150,7 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 		}
 	}
 	t := v.exposed[i]
-	if keep := m.toolPredicate(q); keep != nil && len(catalog.FilterTools(ctx, []catalog.Tool{catalog.Tool(t)}, keep, m.opts.Logger)) == 0 {
+	if keep := m.toolFilter(q); keep != nil && len(catalog.Filter(ctx, []Tool{t}, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger)) == 0 {
 		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
 	}
 	call := *params

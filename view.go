@@ -22,7 +22,7 @@ type view struct {
 	rejected []config.Rejected // the entries the config rejected
 
 	tools         *catalog.View
-	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict; never handed out
+	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
 	exposedByName map[string]int
 	prepared      map[*mcp.Tool]*mcp.Tool // each raw tool of tools, prepared; kept for the next view
 	prompts       *catalog.PromptView
@@ -122,7 +122,7 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 		v.prepared[t.Tool] = def
 		named := *def
 		named.Name = t.Name
-		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Tool: &named}
+		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named}
 		v.exposedByName[t.Name] = i
 	}
 }

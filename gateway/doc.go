@@ -8,8 +8,10 @@
 // its clients get notifications/tools/list_changed only when the exposed view
 // really changed.
 //
-// Errors from a server become tool results with isError set, so that a
-// model can read them; protocol errors from the server (JSON-RPC errors) are
-// passed through unchanged, and a client's cancellation is never turned into
-// a result.
+// Errors become tool results with isError set, so that a model can read
+// them: a server that is down is named, with its state and last error. A
+// JSON-RPC error that the server answered a call with passes through
+// unchanged, and a client's cancellation is never turned into a result. A
+// call's arguments and _meta (a progress token, say) go to the server as
+// the client sent them.
 package gateway

@@ -143,7 +143,7 @@ func (g *Gateway) Sync() {
 	defer g.mu.Unlock()
 	want := make(map[string]bool)
 	for _, t := range g.m.Tools(context.Background(), nil) {
-		def, err := exposable(t.Tool)
+		def, err := exposable(t.Definition())
 		if err != nil {
 			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)
 			continue

@@ -56,14 +56,14 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		}
 		out := make([]jsonTool, 0, len(tools))
 		for _, t := range tools {
-			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Tool.Title, t.Tool.Description, t.Tool.InputSchema, t.Tool.Annotations})
+			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Title, t.Description, t.InputSchema(), t.Annotations()})
 		}
 		err = writeJSON(e.stdout, out)
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
 		for _, t := range tools {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Tool.Description))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Description))
 		}
 		err = tw.Flush()
 	}

@@ -114,7 +114,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 		case "":
 		case "tools":
 			for _, t := range m.Tools(ctx, query) {
-				say("%s: %s", t.Name, t.Tool.Description)
+				say("%s: %s", t.Name, t.Description)
 			}
 		case "status":
 			for _, s := range m.Status() {

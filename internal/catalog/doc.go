@@ -23,11 +23,10 @@
 //
 // # Per query
 //
-// A [View] holds what every caller may see. [Filter] (and [FilterTools] for
-// tools) narrows a list with a predicate that the manager makes of a
-// caller's query, and [ApprovalRules] say which tools need a human first.
-// Predicates see deep copies of tools under their original names, and fail
-// closed: one that errors or panics hides its item ([Guard]). [InputSchema]
+// A [View] holds what every caller may see. [Filter] narrows a list with a
+// predicate that the manager makes of a caller's query, and
+// [ApprovalRules] say which tools need a human first. A predicate that
+// errors or panics hides its item ([Guard]): filters fail closed. [InputSchema]
 // and [StrictSchema] prepare a tool's schema for a model without ever
 // changing the tool.
 package catalog

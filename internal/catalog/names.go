@@ -30,6 +30,9 @@ const (
 // result may be empty; [Build] substitutes "server" for an empty prefix and
 // "tool" for an empty tool name.
 func Sanitize(part string) string {
+	if isNameBytes(part) {
+		return strings.Trim(part, trimSet) // the common case: nothing to replace
+	}
 	var b strings.Builder
 	b.Grow(len(part))
 	for _, r := range part {
@@ -50,9 +53,11 @@ func isNameByte(c byte) bool {
 // isPlainName reports whether s is already a valid public name: 1 to 64
 // characters of [A-Za-z0-9_-].
 func isPlainName(s string) bool {
-	if len(s) == 0 || len(s) > maxNameLen {
-		return false
-	}
+	return len(s) > 0 && len(s) <= maxNameLen && isNameBytes(s)
+}
+
+// isNameBytes reports whether every byte of s may appear in a public name.
+func isNameBytes(s string) bool {
 	for i := range len(s) {
 		if !isNameByte(s[i]) {
 			return false
@@ -70,17 +75,18 @@ func NamePrefix(prefix string) string {
 	return cmp.Or(Sanitize(prefix), prefixFallback) + separator
 }
 
-// candidateName returns the public name of tool under prefix before any
-// length or collision handling. With prefix "", a tool name that is already a
-// valid public name is kept exactly, untrimmed.
-func candidateName(prefix, tool string) string {
-	if prefix == "" {
+// candidateName returns the public name of tool under namePrefix (what
+// [NamePrefix] gives) before any length or collision handling. With no
+// prefix, a tool name that is already a valid public name is kept exactly,
+// untrimmed.
+func candidateName(namePrefix, tool string) string {
+	if namePrefix == "" {
 		if isPlainName(tool) {
 			return tool
 		}
 		return cmp.Or(Sanitize(tool), toolFallback)
 	}
-	return NamePrefix(prefix) + cmp.Or(Sanitize(tool), toolFallback)
+	return namePrefix + cmp.Or(Sanitize(tool), toolFallback)
 }
 
 // hashSeed returns the seed of the hash suffix for tool on server. Round 0 is

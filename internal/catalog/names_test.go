@@ -74,7 +74,7 @@ func TestCandidateName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := candidateName(tt.prefix, tt.tool); got != tt.want {
+			if got := candidateName(NamePrefix(tt.prefix), tt.tool); got != tt.want {
 				t.Errorf("candidateName(%q, %q) = %q, want %q", tt.prefix, tt.tool, got, tt.want)
 			}
 		})

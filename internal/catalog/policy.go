@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Filter returns the items that keep keeps, in order; the slice is new, the
@@ -47,17 +45,6 @@ func Filter[T any](ctx context.Context, items []T, kind string, describe func(T)
 	return out
 }
 
-// FilterCopy returns the definition a filter or policy sees: a deep copy of
-// t.Tool named by the tool's original name.
-func FilterCopy(t Tool) *mcp.Tool {
-	c := CloneTool(t.Tool)
-	if c == nil {
-		c = &mcp.Tool{}
-	}
-	c.Name = t.Original
-	return c
-}
-
 // Guard calls f, turning a panic into an error, so that one bad filter or
 // policy cannot take down the host.
 func Guard(f func() (bool, error)) (ok bool, err error) {
@@ -67,19 +54,4 @@ func Guard(f func() (bool, error)) (ok bool, err error) {
 		}
 	}()
 	return f()
-}
-
-// A ToolPredicate decides whether the tool of a server is exposed. It gets a
-// deep copy of the tool, named by its original name.
-type ToolPredicate func(ctx context.Context, server string, tool *mcp.Tool) (bool, error)
-
-// FilterTools is [Filter] for tools: keep sees each tool's server and a
-// copy of its definition made with [FilterCopy], so it can never change the
-// catalog.
-func FilterTools(ctx context.Context, tools []Tool, keep ToolPredicate, logger *slog.Logger) []Tool {
-	var f func(context.Context, Tool) (bool, error)
-	if keep != nil {
-		f = func(ctx context.Context, t Tool) (bool, error) { return keep(ctx, t.Server, FilterCopy(t)) }
-	}
-	return Filter(ctx, tools, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, f, logger)
 }

@@ -9,17 +9,18 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
-func ExampleFilterTools() {
+func ExampleFilter() {
 	v := catalog.Build([]catalog.Source{{
 		Server: "issues",
 		Prefix: "gh",
 		Tools:  []*mcp.Tool{{Name: "list_issues"}, {Name: "delete_issue"}},
 	}})
 	// Only the tools whose original name starts with "list_".
-	readOnly := func(_ context.Context, _ string, tool *mcp.Tool) (bool, error) {
-		return strings.HasPrefix(tool.Name, "list_"), nil
+	readOnly := func(_ context.Context, t catalog.Tool) (bool, error) {
+		return strings.HasPrefix(t.Original, "list_"), nil
 	}
-	for _, t := range catalog.FilterTools(context.Background(), v.Tools(), readOnly, nil) {
+	describe := func(t catalog.Tool) (string, string) { return t.Server, t.Original }
+	for _, t := range catalog.Filter(context.Background(), v.Tools(), "tool", describe, readOnly, nil) {
 		fmt.Println(t.Name)
 	}
 	// Output:

@@ -39,6 +39,27 @@ func (h *recordHandler) Handle(_ context.Context, r slog.Record) error {
 func (h *recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordHandler) WithGroup(string) slog.Handler      { return h }
 
+// A ToolPredicate decides whether the tool of a server is exposed. It gets a
+// deep copy of the tool, named by its original name.
+type ToolPredicate func(ctx context.Context, server string, tool *mcp.Tool) (bool, error)
+
+// FilterTools is Filter for tools as the manager uses it: keep sees each
+// tool's server and a deep copy of its definition under its original name.
+func FilterTools(ctx context.Context, tools []Tool, keep ToolPredicate, logger *slog.Logger) []Tool {
+	var f func(context.Context, Tool) (bool, error)
+	if keep != nil {
+		f = func(ctx context.Context, t Tool) (bool, error) {
+			c := CloneTool(t.Tool)
+			if c == nil {
+				c = &mcp.Tool{}
+			}
+			c.Name = t.Original
+			return keep(ctx, t.Server, c)
+		}
+	}
+	return Filter(ctx, tools, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, f, logger)
+}
+
 // filterView returns the tools of two servers as a View hands them out:
 // cal__list, docs__delete and docs__search.
 func filterView() []Tool {

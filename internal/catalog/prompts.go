@@ -39,13 +39,14 @@ func BuildPrompts(sources []PromptSource) *PromptView {
 	)
 	seen := make(map[string]bool)
 	for _, src := range sources {
+		prefix := NamePrefix(src.Prefix)
 		for _, p := range src.Prompts {
 			if p == nil || seen[src.Server+"\x00"+p.Name] {
 				continue
 			}
 			seen[src.Server+"\x00"+p.Name] = true
 			prompts = append(prompts, Prompt{Server: src.Server, Original: p.Name, Prompt: p})
-			keys = append(keys, nameKey{candidateName(src.Prefix, p.Name), src.Server, p.Name})
+			keys = append(keys, nameKey{candidateName(prefix, p.Name), src.Server, p.Name})
 		}
 	}
 	for i, name := range allocate(keys) {

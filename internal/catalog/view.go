@@ -54,6 +54,7 @@ func Build(sources []Source) *View {
 	)
 	seen := make(map[string]bool)
 	for _, src := range sources {
+		prefix := NamePrefix(src.Prefix)
 		for _, t := range src.Tools {
 			if t == nil || !Allowed(t.Name, src.Allow, src.Deny) {
 				continue
@@ -64,7 +65,7 @@ func Build(sources []Source) *View {
 			}
 			seen[key] = true
 			tools = append(tools, Tool{Server: src.Server, Original: t.Name, Tool: t})
-			keys = append(keys, nameKey{candidateName(src.Prefix, t.Name), src.Server, t.Name})
+			keys = append(keys, nameKey{candidateName(prefix, t.Name), src.Server, t.Name})
 		}
 	}
 	for i, name := range allocate(keys) {

@@ -10,19 +10,23 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// Start asks for the server to be connected, and returns at once. It launches
-// the owner goroutine on first use. A running upstream is left alone; a
-// disabled or closed one does nothing.
-func (u *Upstream) Start() {
+// Start asks for the server to be connected, and returns at once, with a
+// channel closed when the connection attempt in progress or due ends; it
+// is closed already when there is none (the server is connected, or waits
+// for a later attempt, or is disabled or closed). It launches the owner
+// goroutine on first use. A running upstream is left alone.
+func (u *Upstream) Start() <-chan struct{} {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.startLocked()
+	return doneOf(u.startLocked())
 }
 
-func (u *Upstream) startLocked() {
+// startLocked asks for the server to be connected, and returns the attempt
+// in progress or due, or nil.
+func (u *Upstream) startLocked() *op {
 	switch u.state {
 	case Closed, Disabled:
-		return
+		return nil
 	case Disconnected:
 		u.setStateLocked(Connecting, nil)
 	}
@@ -32,7 +36,26 @@ func (u *Upstream) startLocked() {
 		u.started = true
 		go u.run()
 	}
+	if u.attempting || u.state == Connecting || u.state == Reconnecting {
+		return u.next
+	}
+	return nil
 }
+
+// doneOf returns the channel closed when a ends, or a closed one for nil.
+func doneOf(a *op) <-chan struct{} {
+	if a == nil {
+		return closed
+	}
+	return a.done
+}
+
+// closed is a channel closed from the start.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Connect starts the upstream if needed and waits until its connection
 // attempt in progress or due settles, or ctx is done. It returns the
@@ -41,14 +64,13 @@ func (u *Upstream) startLocked() {
 // it goes on in the background.
 func (u *Upstream) Connect(ctx context.Context) error {
 	u.mu.Lock()
-	u.startLocked()
-	state, a, cause := u.state, u.next, u.lastErr
-	wait := u.attempting || state == Connecting || state == Reconnecting
+	a := u.startLocked()
+	state, cause := u.state, u.lastErr
 	u.mu.Unlock()
 	switch {
 	case state == Connected:
 		return nil
-	case !wait:
+	case a == nil:
 		return u.errorf("connect", &UnavailableError{State: state, Err: cause})
 	}
 	select {
@@ -88,24 +110,41 @@ func (u *Upstream) Settle(ctx context.Context, d time.Duration) {
 // attempt's error.
 func (u *Upstream) Reconnect(ctx context.Context) error {
 	u.mu.Lock()
-	switch u.state {
-	case Closed, Disabled:
-		err := u.errorf("reconnect", &UnavailableError{State: u.state})
-		u.mu.Unlock()
+	a, err := u.reconnectLocked()
+	u.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	u.resetBreaker = true
-	if !u.attempting && u.state != Connecting {
-		u.restartLocked()
-	}
-	a := u.next
-	u.mu.Unlock()
 	select {
 	case <-a.done:
 		return a.err
 	case <-ctx.Done():
 		return u.errorf("reconnect", ctx.Err())
 	}
+}
+
+// Restart is Reconnect without the wait: it returns at once, with a
+// channel closed when the attempt ends (closed already if the upstream is
+// disabled or closed).
+func (u *Upstream) Restart() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	a, _ := u.reconnectLocked()
+	return doneOf(a)
+}
+
+// reconnectLocked asks for a fresh connection now, unless one is in
+// progress or due, and returns the attempt that answers it.
+func (u *Upstream) reconnectLocked() (*op, error) {
+	switch u.state {
+	case Closed, Disabled:
+		return nil, u.errorf("reconnect", &UnavailableError{State: u.state})
+	}
+	u.resetBreaker = true
+	if !u.attempting && u.state != Connecting {
+		u.restartLocked()
+	}
+	return u.next, nil
 }
 
 // restartLocked asks the owner for a fresh connection now.
