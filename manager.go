@@ -312,25 +312,20 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		}
 		return nil
 	}
-	settled := make([]<-chan struct{}, len(pass))
-	for i, up := range pass {
-		settled[i] = start(up)
-	}
-	// The cache is read while the servers connect, so that the gate is not
-	// followed by a wait for the disk.
-	var cached [][]*mcp.Tool
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		if gate > 0 {
-			cached = m.readCache(pass)
-		}
-	}()
 	var timer <-chan time.Time
+	var cached [][]*mcp.Tool
 	if gate > 0 {
 		t := time.NewTimer(gate)
 		defer t.Stop()
 		timer = t.C
+		// The cache is read first, within the gate: on a busy machine, the
+		// servers starting would starve a read made meanwhile, and delay
+		// Connect past the gate.
+		cached = m.readCache(pass)
+	}
+	settled := make([]<-chan struct{}, len(pass))
+	for i, up := range pass {
+		settled[i] = start(up)
 	}
 	var err error
 wait:
@@ -344,7 +339,6 @@ wait:
 			break wait
 		}
 	}
-	<-read
 	if err == nil {
 		for i, tools := range cached {
 			pass[i].Seed(tools) // a server that has listed its own keeps them
