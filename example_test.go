@@ -110,7 +110,10 @@ func ExampleManager_Subscribe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := switchboard.New(cfg, &switchboard.Options{Dial: inProcess(map[string]*mcp.Server{"hello": greeter()})})
+	m := switchboard.New(cfg, &switchboard.Options{
+		Dial:    inProcess(map[string]*mcp.Server{"hello": greeter()}),
+		NoCache: true, // else the tools come first, from the cache, while the server connects
+	})
 	var events []string
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
 		events = append(events, ev.String()) // one goroutine at a time

@@ -293,8 +293,8 @@ func (m *Manager) Connect(ctx context.Context) error {
 
 // connect starts pass (a manual reconnect for those that failed) and waits
 // for it to settle, one at a time in sequential mode, or at once for at
-// most gate (negative: no gate). Servers still connecting at the gate get
-// their cached tools.
+// most gate (negative: no gate). With a gate, each server exposes its
+// cached tools until it lists its own.
 func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) error {
 	start := func(up *upstream.Upstream) <-chan struct{} {
 		if up.State() == upstream.Disconnected {
@@ -318,15 +318,21 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		t := time.NewTimer(gate)
 		defer t.Stop()
 		timer = t.C
-		// The cache is read first, within the gate: on a busy machine, the
-		// servers starting would starve a read made meanwhile, and delay
-		// Connect past the gate.
+		// The cache is read first, within the gate: once the servers start,
+		// on a busy machine, a read could take the whole gate.
 		cached = m.readCache(pass)
 	}
+	// Each server exposes the tools it had last time until it lists its
+	// own; the seeds and the starts make one new view, not one each.
+	release := m.events.hold()
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
+		if cached != nil {
+			up.Seed(cached[i]) // a server that has listed its own keeps them
+		}
 		settled[i] = start(up)
 	}
+	release()
 	var err error
 wait:
 	for _, done := range settled {
@@ -337,11 +343,6 @@ wait:
 		case <-ctx.Done():
 			err = context.Cause(ctx)
 			break wait
-		}
-	}
-	if err == nil {
-		for i, tools := range cached {
-			pass[i].Seed(tools) // a server that has listed its own keeps them
 		}
 	}
 	return err

@@ -151,6 +151,7 @@ type events struct {
 	mu      sync.Mutex
 	queue   []upstream.Event
 	flushes []chan struct{} // closed once what was queued before them is applied
+	held    bool            // queue, but apply nothing yet: see hold
 	closing bool
 	wake    chan struct{} // buffered, 1
 	done    chan struct{} // closed when the goroutine returns
@@ -176,6 +177,21 @@ func (e *events) add(ev upstream.Event) {
 	e.queue = append(e.queue, ev)
 	e.mu.Unlock()
 	signal(e.wake)
+}
+
+// hold makes the events queued until release one batch, applied as one:
+// for changes to many servers at once, which would otherwise each cost a
+// new view. The caller must not wait for anything in between.
+func (e *events) hold() (release func()) {
+	e.mu.Lock()
+	e.held = true
+	e.mu.Unlock()
+	return func() {
+		e.mu.Lock()
+		e.held = false
+		e.mu.Unlock()
+		signal(e.wake)
+	}
 }
 
 // flush waits until every event queued before it is applied and told.
@@ -206,6 +222,11 @@ func (e *events) run() {
 	defer close(e.done)
 	for {
 		e.mu.Lock()
+		if e.held && !e.closing {
+			e.mu.Unlock()
+			<-e.wake
+			continue
+		}
 		batch, flushes, closing := e.queue, e.flushes, e.closing
 		e.queue, e.flushes = nil, nil
 		e.mu.Unlock()
@@ -276,12 +297,13 @@ func (e *events) apply(batch []upstream.Event) {
 // listsDiffer reports whether what a server contributes to the catalogs
 // changed between two of its snapshots: its lists (replaced, never
 // mutated, so compared by identity), whether it exposes them, or its
-// prefix and filters.
+// prefix and filters. Whether its tools came from the cache is only
+// status.
 func listsDiffer(a, b upstream.Snapshot) bool {
 	hasLists := func(s upstream.Snapshot) bool {
 		return len(s.Tools)+len(s.Prompts)+len(s.Resources)+len(s.Templates) > 0
 	}
-	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) || a.Cached != b.Cached ||
+	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) ||
 		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
 		a.Config.PublicPrefix() != b.Config.PublicPrefix() || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -46,7 +47,11 @@ func (u *Upstream) attempt(failState State, early bool) (*session, error) {
 		}
 		u.init = s.cs.InitializeResult()
 		if first {
-			u.lists.tools, u.lists.toolIndex = s.tools, indexTools(s.tools)
+			// The same list as the one seeded from the cache, as is usual,
+			// keeps the seeded definitions: they make no new view.
+			if !u.lists.cached || !reflect.DeepEqual(u.lists.tools, s.tools) {
+				u.lists.tools, u.lists.toolIndex = s.tools, indexTools(s.tools)
+			}
 			u.lists.listed, u.lists.cached = true, false
 		}
 		u.setStateLocked(Connected, nil)

@@ -302,3 +302,25 @@ func TestSeedListsCachedToolsUntilTheServerDoes(t *testing.T) {
 		}
 	})
 }
+
+// TestSeedKeptWhenTheServerListsTheSame: a server that lists what was
+// seeded keeps the seeded definitions, so that nothing downstream sees a
+// change.
+func TestSeedKeptWhenTheServerListsTheSame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, ms := inMemory(t, mcptest.Script{Tools: specs("a", "b")}, config.Server{}, nil)
+		probe, _ := connectedInMemory(t, mcptest.Script{Tools: specs("a", "b")}, config.Server{Name: "probe"}, nil)
+		seeded := probe.Snapshot().Tools // as a cache would hold them
+		u.Seed(seeded)
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		snap := u.Snapshot()
+		if snap.Cached || len(snap.Tools) != 2 || &snap.Tools[0] != &seeded[0] {
+			t.Errorf("after listing the same tools: cached %v, tools %v; want the seeded slice, listed", snap.Cached, toolNames(snap.Tools))
+		}
+		if ms.Counts().ListTools != 1 {
+			t.Errorf("%d lists, want 1", ms.Counts().ListTools)
+		}
+	})
+}
