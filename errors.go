@@ -2,7 +2,6 @@ package switchboard
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -56,7 +55,7 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("server %q: %s: %v", e.Server, e.Op, e.Err)
+	return (&upstream.Error{Server: e.Server, Op: e.Op, Err: e.Err}).Error()
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }
@@ -71,7 +70,7 @@ type AmbiguousError struct {
 }
 
 func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("%v: tool %q is not marked idempotent or read-only, so it was not retried: %v", ErrAmbiguous, e.Tool, e.Err)
+	return (&upstream.AmbiguousError{Tool: e.Tool, Err: e.Err}).Error()
 }
 
 func (e *AmbiguousError) Unwrap() []error { return []error{ErrAmbiguous, e.Err} }

@@ -210,6 +210,20 @@ func notebook() *mcp.Server {
 	return server
 }
 
+// resourcesListed returns a channel closed when m first exposes resources:
+// a server's prompts and resources are listed after its tools, a moment
+// after Connect.
+func resourcesListed(m *switchboard.Manager) <-chan struct{} {
+	listed := make(chan struct{})
+	var once sync.Once
+	m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventChanged && len(ev.Resources.Added) > 0 {
+			once.Do(func() { close(listed) })
+		}
+	})
+	return listed
+}
+
 // Prompts are named as tools are; resources keep their URIs. A server's
 // prompts and resources are listed after its tools, so they may come a
 // moment after Connect: a change event says when.
@@ -220,13 +234,7 @@ func ExampleManager_Prompts() {
 	}
 	m := switchboard.New(cfg, &switchboard.Options{Dial: inProcess(map[string]*mcp.Server{"notes": notebook()})})
 	defer m.Close()
-	listed := make(chan struct{})
-	var once sync.Once
-	m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventChanged && len(ev.Resources.Added) > 0 {
-			once.Do(func() { close(listed) })
-		}
-	})
+	listed := resourcesListed(m)
 	if err := m.Connect(context.Background()); err != nil {
 		log.Fatal(err)
 	}
@@ -404,13 +412,7 @@ func ExampleManager_Resources() {
 		},
 	})
 	defer m.Close()
-	listed := make(chan struct{})
-	var once sync.Once
-	m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventChanged && len(ev.Resources.Added) > 0 {
-			once.Do(func() { close(listed) })
-		}
-	})
+	listed := resourcesListed(m)
 	ctx := context.Background()
 	if err := m.Connect(ctx); err != nil {
 		log.Fatal(err)
