@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -29,7 +30,7 @@ func TestCallWaitsForAConnectingOwner(t *testing.T) {
 		f.add("slow", mcptest.Script{Tools: tools("echo")})
 		f.add("fast", mcptest.Script{Tools: tools("echo")})
 		f.delay("slow", time.Second)
-		m := f.managerWith(&Options{NoCache: true}, server("slow"), server("fast"))
+		m := f.managerWith(&Options{NoCache: true, StartupGate: DefaultStartupGate}, server("slow"), server("fast"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -209,11 +210,18 @@ func TestObserverCostsNoAllocation(t *testing.T) {
 			t.Fatal(err)
 		}
 		params := &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"x": 1}}
-		return testing.AllocsPerRun(200, func() {
-			if _, err := m.CallTool(context.Background(), nil, params); err != nil {
-				t.Fatal(err)
-			}
-		})
+		// The client and server goroutines allocate too, a little
+		// unevenly, and more so on a busy machine: the least of a few
+		// runs is the call's own cost.
+		least := math.Inf(1)
+		for range 5 {
+			least = min(least, testing.AllocsPerRun(100, func() {
+				if _, err := m.CallTool(context.Background(), nil, params); err != nil {
+					t.Fatal(err)
+				}
+			}))
+		}
+		return least
 	}
 	var calls int
 	observed := allocs(&Observer{CallStarted: func(string, string) { calls++ }, CallEnded: func(CallEnd) { calls++ }})
@@ -221,7 +229,6 @@ func TestObserverCostsNoAllocation(t *testing.T) {
 	if calls == 0 {
 		t.Fatal("the observer heard nothing")
 	}
-	// The client and server goroutines allocate too, a little unevenly.
 	if observed > bare+1 {
 		t.Errorf("a call allocates %.1f times with an observer, %.1f without", observed, bare)
 	}

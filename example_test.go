@@ -52,6 +52,9 @@ func Example() {
 	}
 	m := switchboard.New(cfg, &switchboard.Options{
 		Dial: inProcess(map[string]*mcp.Server{"hello": greeter()}),
+		// Connect waits for every server, not only the first 250 ms, so
+		// that the output is the same on a busy machine.
+		StartupGate: -1,
 	})
 	defer m.Close()
 
@@ -89,6 +92,7 @@ func ExampleManager_Status() {
 			}
 			return inProcess(servers)(ctx, srv)
 		},
+		StartupGate: -1, // wait for every server's first attempt
 	})
 	defer m.Close()
 	if err := m.Connect(context.Background()); err != nil {
@@ -111,8 +115,9 @@ func ExampleManager_Subscribe() {
 		log.Fatal(err)
 	}
 	m := switchboard.New(cfg, &switchboard.Options{
-		Dial:    inProcess(map[string]*mcp.Server{"hello": greeter()}),
-		NoCache: true, // else the tools come first, from the cache, while the server connects
+		Dial:        inProcess(map[string]*mcp.Server{"hello": greeter()}),
+		NoCache:     true, // else the tools come first, from the cache, while the server connects
+		StartupGate: -1,   // and Close might come while it connects
 	})
 	var events []string
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
@@ -143,6 +148,9 @@ func connected(configText string, servers map[string]*mcp.Server, opts *switchbo
 	}
 	if opts == nil {
 		opts = &switchboard.Options{}
+	}
+	if opts.StartupGate == 0 {
+		opts.StartupGate = -1 // the output must not depend on the machine's speed
 	}
 	if opts.Dial == nil {
 		opts.Dial = inProcess(servers)

@@ -391,7 +391,7 @@ func TestStartupGate(t *testing.T) {
 		f.add("fast", mcptest.Script{Tools: tools("t")})
 		hang := server("hang")
 		hang.Timeout = new(int64)
-		m := f.manager(hang, server("fast"))
+		m := f.managerWith(&Options{StartupGate: DefaultStartupGate}, hang, server("fast"))
 		start := time.Now()
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatalf("Connect = %v", err)
@@ -457,7 +457,7 @@ func TestNoCacheEntryToolsArriveLater(t *testing.T) {
 		f := newFleet(t)
 		f.add("slow", mcptest.Script{Tools: tools("t")})
 		f.delay("slow", time.Second)
-		m := f.manager(server("slow"))
+		m := f.managerWith(&Options{StartupGate: DefaultStartupGate}, server("slow"))
 		added := make(chan []string, 10)
 		m.Subscribe(func(ev Event) {
 			if ev.Kind == EventChanged && len(ev.Tools.Added) > 0 {
@@ -777,7 +777,7 @@ func TestDeferredToolOfAServerThatFailsFailsClearly(t *testing.T) {
 		// and then refuses.
 		f.delay("gone", time.Second)
 		f.fail("gone", errors.New("connection refused"))
-		m := f.managerWith(&Options{CacheDir: dir}, server("gone"))
+		m := f.managerWith(&Options{CacheDir: dir, StartupGate: DefaultStartupGate}, server("gone"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -904,7 +904,7 @@ func TestInstructionsAreExposed(t *testing.T) {
 // A close during connect stops the Connect, which says why, and is not held
 // up by it.
 func TestCloseStopsALongConnect(t *testing.T) {
-	for _, opts := range []Options{{Strict: true}, {Sequential: true}, {StartupGate: -1}} {
+	for _, opts := range []Options{{Strict: true, StartupGate: DefaultStartupGate}, {Sequential: true, StartupGate: DefaultStartupGate}, {StartupGate: -1}} {
 		t.Run(fmt.Sprintf("strict=%v,sequential=%v", opts.Strict, opts.Sequential), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFleet(t)

@@ -98,11 +98,16 @@ func (f *fleet) manager(servers ...config.Server) *Manager {
 }
 
 // managerWith is manager with options; Dial and CacheDir are set for the
-// fleet.
+// fleet. Unless opts set a startup gate, Connect waits for every server:
+// a real-time gate would make a test's outcome depend on the machine's
+// load. Tests of the gate set it, and run under synctest.
 func (f *fleet) managerWith(opts *Options, servers ...config.Server) *Manager {
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	if o.StartupGate == 0 {
+		o.StartupGate = -1
 	}
 	o.Dial = f.dial
 	if o.CacheDir == "" {

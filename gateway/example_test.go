@@ -27,6 +27,7 @@ func Example() {
 			_, err := upstream.Connect(ctx, serverSide, nil)
 			return clientSide, err
 		},
+		StartupGate: -1, // wait for the server, however busy the machine
 	})
 	defer m.Close()
 	ctx := context.Background()
