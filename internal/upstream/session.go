@@ -105,7 +105,10 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 		if srv.TransportType() == config.SSE {
 			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
 		}
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
+		// Two retries of a broken stream, not go-sdk's five: a server that
+		// died is then seen within about 5 s rather than 25, and our own
+		// schedule, which keeps the tools listed, takes over from there.
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent, MaxRetries: streamRetries}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", srv.Type)
 	}
@@ -169,6 +172,10 @@ func (s *session) describe(err error) error {
 	}
 	return s.withStderr(err)
 }
+
+// streamRetries is how many times an HTTP session reconnects a broken SSE
+// stream before it is lost.
+const streamRetries = 2
 
 // explainWait bounds how long a failed handshake waits for a crashing
 // process's exit status and last words.
