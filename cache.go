@@ -20,6 +20,7 @@ type cacheWriter struct {
 
 	mu      sync.Mutex
 	pending map[string]cacheEntry // the latest list of each server to write, by name
+	written map[string]cacheEntry // the last list of each server asked to be written
 	closing bool
 	wake    chan struct{} // buffered, 1
 	done    chan struct{} // closed when the goroutine returns
@@ -34,25 +35,37 @@ type cacheEntry struct {
 }
 
 func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
-	w := &cacheWriter{cache: cache, logger: logger, pending: make(map[string]cacheEntry), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &cacheWriter{cache: cache, logger: logger, pending: make(map[string]cacheEntry), written: make(map[string]cacheEntry),
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
 // put asks for the tools of snap, just listed by the server, to be written,
-// redacted with redact. A nil writer (no cache) does nothing.
+// redacted with redact. The same list as last time (the upstream keeps an
+// unchanged list's slice) is written again only once a day, to keep its
+// entry from expiring. A nil writer (no cache) does nothing.
 func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 	if w == nil {
 		return
 	}
 	entry := cacheEntry{fingerprint: snap.Config.Fingerprint(), tools: snap.Tools, at: time.Now(), redact: redact}
 	w.mu.Lock()
-	if !w.closing {
+	last, ok := w.written[snap.Name]
+	unchanged := ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && entry.at.Sub(last.at) < cacheRewrite
+	if !w.closing && !unchanged {
 		w.pending[snap.Name] = entry
+		w.written[snap.Name] = entry
 	}
 	w.mu.Unlock()
-	signal(w.wake)
+	if !unchanged {
+		signal(w.wake)
+	}
 }
+
+// cacheRewrite is how often an unchanged tool list is written again, so
+// that a long-running server's entry is never older than a day.
+const cacheRewrite = 24 * time.Hour
 
 func (w *cacheWriter) run() {
 	defer close(w.done)

@@ -270,6 +270,39 @@ func TestStrictReconnectRefreshesActiveServers(t *testing.T) {
 	}
 }
 
+// TestReconnectLeavesDisconnectedServersAlone: a server the host
+// disconnected after it failed stays disconnected through ReconnectFailed
+// and Reconnect of every server; naming it reconnects it.
+func TestReconnectLeavesDisconnectedServersAlone(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{})
+	off := f.add("off", mcptest.Script{})
+	f.fail("off", errors.New("refused"))
+	m := f.manager(server("a"), server("off"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Disconnect(t.Context(), "off"); err != nil {
+		t.Fatal(err)
+	}
+	f.fail("off", nil)
+	if err := m.ReconnectFailed(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Reconnect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Status()[1].State; got != StateDisconnected || off.Counts().Starts != 0 {
+		t.Errorf("disconnected server: state %v, %d handshakes; want disconnected, none", got, off.Counts().Starts)
+	}
+	if err := m.Reconnect(t.Context(), "off"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "off"}, m.Connected()); diff != "" {
+		t.Errorf("connected after naming it (-want +got):\n%s", diff)
+	}
+}
+
 func TestReconnectAll(t *testing.T) {
 	f := newFleet(t)
 	a := f.add("a", mcptest.Script{})
@@ -967,4 +1000,67 @@ func TestCloseKeepsItsTimeout(t *testing.T) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("the stubborn server's process %d outlived Close (kill 0: %v)", pid, err)
 	}
+}
+
+// TestCloseKeepsItsTimeoutDuringHandshakes: Close stops the handshakes in
+// progress of many stdio servers that never answer, and returns within
+// CloseTimeout: a stopped handshake waits for nothing.
+func TestCloseKeepsItsTimeoutDuringHandshakes(t *testing.T) {
+	var servers []config.Server
+	for i := range 8 {
+		servers = append(servers, config.Server{Name: fmt.Sprintf("mute%d", i), Command: "/bin/sh", Args: []string{"-c", "exec sleep 300"}})
+	}
+	m := New(&config.Config{Servers: servers}, &Options{NoCache: true, CloseTimeout: time.Second})
+	if err := m.Connect(t.Context()); err != nil { // returns at the gate
+		t.Fatal(err)
+	}
+	start := time.Now()
+	m.Close()
+	if took := time.Since(start); took > time.Second+300*time.Millisecond {
+		t.Errorf("Close took %v with a 1 s timeout", took)
+	}
+}
+
+// TestUnchangedReloadRebuildsNothing: a server that says its tools changed
+// and lists the same ones makes no new catalog and no cache write; a real
+// change makes both.
+func TestUnchangedReloadRebuildsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: tools("a")})
+		dir := t.TempDir()
+		m := f.managerWith(&Options{CacheDir: dir}, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		cfg := server("s")
+		cache, fp := toolcache.Open(dir, nil), cfg.Fingerprint()
+		_, saved, ok := cache.Get("s", fp)
+		if !ok {
+			t.Fatal("no cache entry after connecting")
+		}
+		catalogBefore := m.view.Load().tools
+
+		time.Sleep(time.Minute)
+		srv.NotifyToolsChanged()
+		waitUntil(t, time.Second)
+		synctest.Wait()
+		if m.view.Load().tools != catalogBefore {
+			t.Error("the same tools, listed again, made a new catalog")
+		}
+		if _, at, _ := cache.Get("s", fp); !at.Equal(saved) {
+			t.Errorf("the same tools, listed again, were cached again at %v (first at %v)", at, saved)
+		}
+
+		srv.SetTools(tools("a", "b"))
+		waitUntil(t, time.Second)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"s__a", "s__b"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after a change (-want +got):\n%s", diff)
+		}
+		if got, at, _ := cache.Get("s", fp); at.Equal(saved) || len(got) != 2 {
+			t.Errorf("cache after a change: %d tools saved at %v, want 2, saved later than %v", len(got), at, saved)
+		}
+	})
 }

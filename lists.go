@@ -57,9 +57,9 @@ func (m *Manager) keepPrompts(ctx context.Context, q *Query, prompts []Prompt) [
 	query := q.value()
 	return catalog.Filter(ctx, prompts, "prompt", func(p Prompt) (string, string) { return p.Server, p.Original },
 		func(ctx context.Context, p Prompt) (bool, error) {
-			c := *p.Prompt
+			c := catalog.ClonePrompt(p.Prompt)
 			c.Name = p.Original
-			return f(ctx, FilterContext{Query: query, Server: p.Server}, &c)
+			return f(ctx, FilterContext{Query: query, Server: p.Server}, c)
 		}, m.opts.Logger)
 }
 
@@ -133,8 +133,7 @@ func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, 
 		},
 		func(ctx context.Context, item T) (bool, error) {
 			server, r := show(item)
-			c := *r
-			return f(ctx, FilterContext{Query: query, Server: server}, &c)
+			return f(ctx, FilterContext{Query: query, Server: server}, catalog.CloneResource(r))
 		}, m.opts.Logger)
 }
 

@@ -112,6 +112,10 @@ type Manager struct {
 	lifecycle chan struct{}
 	closed    atomic.Bool
 	closeErr  error // set by the first Close, under lifecycle
+	// held are the servers the host disconnected, under lifecycle: a
+	// Reconnect of every server and ReconnectFailed leave them alone until
+	// Connect, or a Reconnect that names them, brings them back.
+	held map[*upstream.Upstream]bool
 	// closing ends when Close begins: it stops the lifecycle operation in
 	// progress, so that Close does not wait for a long Connect.
 	closing      context.Context
@@ -145,6 +149,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		created:   time.Now(),
 		subs:      newDispatcher(o.Logger),
 		lifecycle: make(chan struct{}, 1),
+		held:      make(map[*upstream.Upstream]bool),
 	}
 	m.closing, m.beginClosing = context.WithCancel(context.Background())
 	if !o.NoCache {
@@ -272,6 +277,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 		switch up.State() {
 		case upstream.Disconnected, upstream.Failed, upstream.CrashLoop:
 			pass = append(pass, up)
+			delete(m.held, up)
 		}
 	}
 	gate := m.opts.StartupGate
@@ -382,8 +388,9 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 	}
 }
 
-// Reconnect reconnects the servers called names, or every enabled server
-// when no name is given: each drops its session, has its past crashes
+// Reconnect reconnects the servers called names, or, when no name is
+// given, every enabled server but those the host disconnected (Connect
+// brings those back): each drops its session, has its past crashes
 // forgiven, and connects afresh, keeping its resource subscriptions. It
 // waits for all of them (no startup gate). In strict mode it returns their
 // failures; otherwise it returns nil, and [Manager.Status] tells. A name
@@ -391,51 +398,59 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 // error, and nothing is done.
 func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
 	v := m.view.Load()
-	targets := v.servers
-	if len(names) > 0 {
-		targets = nil
-		for _, name := range names {
-			up, ok := v.byName[name]
-			if !ok {
-				return fmt.Errorf("reconnect %q: %w", name, ErrUnknownServer)
+	if len(names) == 0 {
+		return m.reconnect(ctx, func() (all []*upstream.Upstream) {
+			for _, up := range v.servers {
+				if up.State() != upstream.Disabled && !m.held[up] {
+					all = append(all, up)
+				}
 			}
-			if up.State() == upstream.Disabled {
-				return fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
-			}
-			targets = append(targets, up)
-		}
+			return all
+		})
 	}
-	var enabled []*upstream.Upstream
-	for _, up := range targets {
-		if up.State() != upstream.Disabled {
-			enabled = append(enabled, up)
+	var named []*upstream.Upstream
+	for _, name := range names {
+		up, ok := v.byName[name]
+		if !ok {
+			return fmt.Errorf("reconnect %q: %w", name, ErrUnknownServer)
 		}
+		if up.State() == upstream.Disabled {
+			return fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
+		}
+		named = append(named, up)
 	}
-	return m.reconnect(ctx, enabled)
+	return m.reconnect(ctx, func() []*upstream.Upstream {
+		for _, up := range named {
+			delete(m.held, up)
+		}
+		return named
+	})
 }
 
 // ReconnectFailed reconnects the servers that [Manager.Failed] reports
-// (but for the entries the config rejected), as Reconnect does; the others
-// are not touched.
+// (but for the entries the config rejected, and the servers the host
+// disconnected), as Reconnect does; the others are not touched.
 func (m *Manager) ReconnectFailed(ctx context.Context) error {
-	v := m.view.Load()
-	var pass []*upstream.Upstream
-	for i, up := range v.servers {
-		if failed(v.statuses[i]) {
-			pass = append(pass, up)
+	return m.reconnect(ctx, func() (pass []*upstream.Upstream) {
+		v := m.view.Load()
+		for i, up := range v.servers {
+			if failed(v.statuses[i]) && !m.held[up] {
+				pass = append(pass, up)
+			}
 		}
-	}
-	return m.reconnect(ctx, pass)
+		return pass
+	})
 }
 
-// reconnect makes a manual reconnect of each server of pass, at once, and
-// waits for them.
-func (m *Manager) reconnect(ctx context.Context, pass []*upstream.Upstream) error {
+// reconnect makes a manual reconnect of each server that choose returns,
+// under the lifecycle lock, at once, and waits for them.
+func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstream) error {
 	ctx, unlock, err := m.lock(ctx, "reconnect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	pass := choose()
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
 		settled[i] = up.Restart()
@@ -473,6 +488,7 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
+	m.held[up] = true
 	ctx, cancel := context.WithTimeout(ctx, m.opts.CloseTimeout)
 	defer cancel()
 	err = up.Disconnect(ctx)

@@ -183,8 +183,7 @@ func owners(v *view, name string) []*upstream.Upstream {
 		if st.State != StateConnecting || st.Tools > 0 || st.Deferred {
 			continue
 		}
-		cfg := up.Config()
-		if prefix := catalog.NamePrefix(cfg.PublicPrefix()); prefix == "" || strings.HasPrefix(name, prefix) {
+		if prefix := catalog.NamePrefix(up.PublicPrefix()); prefix == "" || strings.HasPrefix(name, prefix) {
 			out = append(out, up)
 		}
 	}
@@ -217,8 +216,7 @@ func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
 func (m *Manager) unavailable(v *view, name string) error {
 	for i, up := range v.servers {
 		st := v.statuses[i]
-		cfg := up.Config()
-		prefix := catalog.NamePrefix(cfg.PublicPrefix())
+		prefix := catalog.NamePrefix(up.PublicPrefix())
 		if prefix == "" || !strings.HasPrefix(name, prefix) || st.State == StateConnected {
 			continue
 		}

@@ -31,16 +31,82 @@ func CloneTool(t *mcp.Tool) *mcp.Tool {
 		a.OpenWorldHint = cloneBoolPtr(a.OpenWorldHint)
 		c.Annotations = &a
 	}
-	if t.Icons != nil {
-		c.Icons = make([]mcp.Icon, len(t.Icons))
-		for i, icon := range t.Icons {
-			icon.Sizes = slices.Clone(icon.Sizes)
-			c.Icons[i] = icon
-		}
-	}
+	c.Icons = cloneIcons(t.Icons)
 	c.InputSchema = cloneValue(t.InputSchema)
 	c.OutputSchema = cloneValue(t.OutputSchema)
 	return &c
+}
+
+// ClonePrompt returns a deep copy of p, or nil if p is nil.
+func ClonePrompt(p *mcp.Prompt) *mcp.Prompt {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if p.Arguments != nil {
+		c.Arguments = make([]*mcp.PromptArgument, len(p.Arguments))
+		for i, a := range p.Arguments {
+			if a != nil {
+				ac := *a
+				c.Arguments[i] = &ac
+			}
+		}
+	}
+	c.Icons = cloneIcons(p.Icons)
+	c.Meta = cloneMeta(p.Meta)
+	return &c
+}
+
+// CloneResource returns a deep copy of r, or nil if r is nil.
+func CloneResource(r *mcp.Resource) *mcp.Resource {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.Annotations = cloneAnnotations(r.Annotations)
+	c.Icons = cloneIcons(r.Icons)
+	c.Meta = cloneMeta(r.Meta)
+	return &c
+}
+
+// CloneTemplate returns a deep copy of t, or nil if t is nil.
+func CloneTemplate(t *mcp.ResourceTemplate) *mcp.ResourceTemplate {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Annotations = cloneAnnotations(t.Annotations)
+	c.Icons = cloneIcons(t.Icons)
+	c.Meta = cloneMeta(t.Meta)
+	return &c
+}
+
+func cloneIcons(icons []mcp.Icon) []mcp.Icon {
+	if icons == nil {
+		return nil
+	}
+	c := make([]mcp.Icon, len(icons))
+	for i, icon := range icons {
+		icon.Sizes = slices.Clone(icon.Sizes)
+		c[i] = icon
+	}
+	return c
+}
+
+func cloneAnnotations(a *mcp.Annotations) *mcp.Annotations {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.Audience = slices.Clone(a.Audience)
+	return &c
+}
+
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	if m == nil {
+		return nil
+	}
+	return cloneMap(m)
 }
 
 func cloneBoolPtr(p *bool) *bool {

@@ -220,3 +220,63 @@ func BenchmarkCloneTool(b *testing.B) {
 		CloneTool(tool)
 	}
 }
+
+// TestCloneListsAreDeep: a copy of a prompt, a resource or a template is
+// equal to its original, and changing anything it holds, down to an
+// annotation's audience or an icon's sizes, leaves the original as it was.
+func TestCloneListsAreDeep(t *testing.T) {
+	icons := func() []mcp.Icon { return []mcp.Icon{{Source: "https://x/i.png", Sizes: []string{"16x16"}}} }
+	annotations := func() *mcp.Annotations { return &mcp.Annotations{Audience: []mcp.Role{"user"}, Priority: 0.5} }
+	meta := func() mcp.Meta { return mcp.Meta{"k": map[string]any{"v": 1.0}} }
+	prompt := func() *mcp.Prompt {
+		return &mcp.Prompt{Name: "p", Arguments: []*mcp.PromptArgument{{Name: "a"}}, Icons: icons(), Meta: meta()}
+	}
+	resource := func() *mcp.Resource {
+		return &mcp.Resource{URI: "mem://a", Name: "a", Annotations: annotations(), Icons: icons(), Meta: meta()}
+	}
+	template := func() *mcp.ResourceTemplate {
+		return &mcp.ResourceTemplate{URITemplate: "mem://{x}", Name: "t", Annotations: annotations(), Icons: icons(), Meta: meta()}
+	}
+	mutate := func(icons []mcp.Icon, a *mcp.Annotations, m mcp.Meta) {
+		icons[0].Sizes[0] = "mutated"
+		if a != nil {
+			a.Audience[0] = "mutated"
+		}
+		m["k"].(map[string]any)["v"] = "mutated"
+	}
+
+	p := prompt()
+	cp := ClonePrompt(p)
+	if diff := cmp.Diff(p, cp); diff != "" {
+		t.Errorf("ClonePrompt mismatch (-want +got):\n%s", diff)
+	}
+	cp.Arguments[0].Name = "mutated"
+	mutate(cp.Icons, nil, cp.Meta)
+	if diff := cmp.Diff(prompt(), p); diff != "" {
+		t.Errorf("changing a prompt's copy changed it (-want +got):\n%s", diff)
+	}
+
+	r := resource()
+	cr := CloneResource(r)
+	if diff := cmp.Diff(r, cr); diff != "" {
+		t.Errorf("CloneResource mismatch (-want +got):\n%s", diff)
+	}
+	mutate(cr.Icons, cr.Annotations, cr.Meta)
+	if diff := cmp.Diff(resource(), r); diff != "" {
+		t.Errorf("changing a resource's copy changed it (-want +got):\n%s", diff)
+	}
+
+	tm := template()
+	ct := CloneTemplate(tm)
+	if diff := cmp.Diff(tm, ct); diff != "" {
+		t.Errorf("CloneTemplate mismatch (-want +got):\n%s", diff)
+	}
+	mutate(ct.Icons, ct.Annotations, ct.Meta)
+	if diff := cmp.Diff(template(), tm); diff != "" {
+		t.Errorf("changing a template's copy changed it (-want +got):\n%s", diff)
+	}
+
+	if ClonePrompt(nil) != nil || CloneResource(nil) != nil || CloneTemplate(nil) != nil {
+		t.Error("the copy of nil is not nil")
+	}
+}

@@ -68,7 +68,7 @@ func (v *PromptView) Prompts() []Prompt {
 	out := make([]Prompt, len(v.prompts))
 	for i, p := range v.prompts {
 		out[i] = p
-		out[i].Prompt = clonePrompt(p.Prompt)
+		out[i].Prompt = ClonePrompt(p.Prompt)
 		out[i].Prompt.Name = p.Name
 	}
 	return out
@@ -106,23 +106,6 @@ func (v *PromptView) Route(public string) (server, original string, ok bool) {
 		return "", "", false
 	}
 	return v.prompts[i].Server, v.prompts[i].Original, true
-}
-
-// clonePrompt copies a prompt deeply enough that the copy can be changed.
-func clonePrompt(p *mcp.Prompt) *mcp.Prompt {
-	c := *p
-	c.Arguments = make([]*mcp.PromptArgument, len(p.Arguments))
-	for i, a := range p.Arguments {
-		if a != nil {
-			ac := *a
-			c.Arguments[i] = &ac
-		}
-	}
-	c.Icons = slices.Clone(p.Icons)
-	if p.Meta != nil {
-		c.Meta = cloneMap(p.Meta)
-	}
-	return &c
 }
 
 // Counts returns how many prompts each server exposes.

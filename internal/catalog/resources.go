@@ -121,12 +121,7 @@ func (v *ResourceView) Resources() []Resource {
 	}
 	out := make([]Resource, len(v.resources))
 	for i, r := range v.resources {
-		c := *r.Resource
-		if r.Resource.Meta != nil {
-			c.Meta = cloneMap(r.Resource.Meta)
-		}
-		c.Icons = slices.Clone(r.Resource.Icons)
-		out[i] = Resource{Server: r.Server, Resource: &c}
+		out[i] = Resource{Server: r.Server, Resource: CloneResource(r.Resource)}
 	}
 	return out
 }
@@ -138,12 +133,7 @@ func (v *ResourceView) Templates() []ResourceTemplate {
 	}
 	out := make([]ResourceTemplate, len(v.templates))
 	for i, t := range v.templates {
-		c := *t.Template
-		if t.Template.Meta != nil {
-			c.Meta = cloneMap(t.Template.Meta)
-		}
-		c.Icons = slices.Clone(t.Template.Icons)
-		out[i] = ResourceTemplate{Server: t.Server, Template: &c}
+		out[i] = ResourceTemplate{Server: t.Server, Template: CloneTemplate(t.Template)}
 	}
 	return out
 }

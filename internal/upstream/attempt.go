@@ -16,8 +16,9 @@ import (
 // first time); on failure the upstream moves to failState with the error.
 // Either way the outcome is published before the waiters wake. An attempt
 // that a command superseded (a stop, a new config, Close) attaches
-// nothing: its session is closed, never resurrected.
-func (u *Upstream) attempt(failState State, early bool) (*session, error) {
+// nothing: its session is closed, never resurrected, and it reports
+// superseded.
+func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, superseded bool) {
 	ctx, release := u.ioContext()
 	u.mu.Lock()
 	u.attempting = true
@@ -31,7 +32,7 @@ func (u *Upstream) attempt(failState State, early bool) (*session, error) {
 
 	u.mu.Lock()
 	u.attempting = false
-	superseded := u.state == Closed || !u.want || u.restart || u.stopping != nil
+	superseded = u.state == Closed || !u.want || u.restart || u.stopping != nil
 	switch {
 	case superseded:
 		if u.state == Closed || !u.want {
@@ -62,14 +63,17 @@ func (u *Upstream) attempt(failState State, early bool) (*session, error) {
 	default:
 		u.setStateLocked(failState, err)
 		u.publishLocked(Event{Kind: EventAttemptFailed, Err: err})
+		if !early {
+			u.newStepLocked()
+		}
 		u.finishNextLocked(err)
 	}
 	u.mu.Unlock()
 	if superseded && s != nil {
 		u.retire(s)
-		return nil, err
+		return nil, err, true
 	}
-	return s, err
+	return s, err, superseded
 }
 
 // connect opens a session: resolve the config, open the transport,

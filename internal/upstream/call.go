@@ -172,11 +172,18 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 		}
 		select {
 		case <-a.done:
-			if a.err != nil {
+			var unavailable *UnavailableError
+			switch {
+			case errors.As(a.err, &unavailable): // a command ended the wait
+				return nil, unavailable
+			case a.err != nil:
 				return nil, &UnavailableError{State: u.State(), Err: a.err}
 			}
 		case <-ctx.Done():
-			return nil, &UnavailableError{State: state, Err: ctx.Err()}
+			if cause == nil {
+				return nil, &UnavailableError{State: state, Err: ctx.Err()}
+			}
+			return nil, fmt.Errorf("%w: %w", ctx.Err(), &UnavailableError{State: state, Err: cause})
 		}
 	}
 }

@@ -75,7 +75,7 @@ func (u *Upstream) Connect(ctx context.Context) error {
 	}
 	select {
 	case <-a.done:
-		return a.err
+		return u.wrap("connect", a.err)
 	case <-ctx.Done():
 		return u.errorf("connect", ctx.Err())
 	}
@@ -105,9 +105,10 @@ func (u *Upstream) Settle(ctx context.Context, d time.Duration) {
 // Reconnect asks for a fresh connection now: it drops the current session,
 // if any, forgives past crashes (the breaker, and crash-loop), starts the
 // upstream if it is not running, and waits for the attempt to end, or for
-// ctx. Concurrent calls share one attempt, as does a call made while an
-// attempt is in progress or due at once (connecting). It returns the
-// attempt's error.
+// ctx. Concurrent calls share one attempt, as does a call made while the
+// upstream is connecting (started, and not yet connected or failed). A
+// scheduled attempt in progress, whose failure would keep the old
+// schedule, is superseded by a fresh one. It returns the attempt's error.
 func (u *Upstream) Reconnect(ctx context.Context) error {
 	u.mu.Lock()
 	a, err := u.reconnectLocked()
@@ -117,7 +118,7 @@ func (u *Upstream) Reconnect(ctx context.Context) error {
 	}
 	select {
 	case <-a.done:
-		return a.err
+		return u.wrap("reconnect", a.err)
 	case <-ctx.Done():
 		return u.errorf("reconnect", ctx.Err())
 	}
@@ -134,14 +135,15 @@ func (u *Upstream) Restart() <-chan struct{} {
 }
 
 // reconnectLocked asks for a fresh connection now, unless one is in
-// progress or due, and returns the attempt that answers it.
+// progress or due while connecting, and returns the attempt that answers
+// it.
 func (u *Upstream) reconnectLocked() (*op, error) {
 	switch u.state {
 	case Closed, Disabled:
 		return nil, u.errorf("reconnect", &UnavailableError{State: u.state})
 	}
 	u.resetBreaker = true
-	if !u.attempting && u.state != Connecting {
+	if u.state != Connecting {
 		u.restartLocked()
 	}
 	return u.next, nil
@@ -218,20 +220,21 @@ func (u *Upstream) Reconfigure(srv config.Server) {
 	if u.state == Closed {
 		return
 	}
-	old := u.settings.Load().cfg
-	if old.Fingerprint() == srv.Fingerprint() {
-		u.settings.Store(newSettings(srv)) // the source may have moved
-		return
-	}
-	same := connectionKey(old) == connectionKey(srv)
-	if same && old.InFlightLimit() == srv.InFlightLimit() && old.SerializeRequests == srv.SerializeRequests {
-		// Keep the slots of the calls in flight.
-		s := *u.settings.Load()
+	cur := u.settings.Load()
+	old := cur.cfg
+	if old.InFlightLimit() == srv.InFlightLimit() && old.SerializeRequests == srv.SerializeRequests {
+		// Keep the slots of the calls in flight, so that their limits hold
+		// across the change.
+		s := *cur
 		s.cfg = srv.Clone()
 		u.settings.Store(&s)
 	} else {
 		u.settings.Store(newSettings(srv))
 	}
+	if old.Fingerprint() == srv.Fingerprint() {
+		return // only the source moved
+	}
+	same := connectionKey(old) == connectionKey(srv)
 	switch {
 	case !srv.IsEnabled():
 		if u.state != Disabled {
@@ -303,7 +306,7 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 		u.cancel()
 		defer u.endLife()
 		if !started {
-			u.next.finish(u.errorf("connect", ErrClosed))
+			u.next.finish(&UnavailableError{State: Closed})
 			close(u.done)
 			return
 		}

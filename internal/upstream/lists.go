@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -168,7 +169,9 @@ func (u *Upstream) loadAll(ctx context.Context, s *session, lists ...List) {
 
 // load fetches list l from s and, if s is still the session, makes it the
 // current one, records it as fetched at gen (the list's generation when the
-// fetch began), and publishes an EventList.
+// fetch began), and publishes an EventList. A list equal to the current one
+// (as a reload on a cache hint usually finds) keeps its slice, whose
+// identity tells whoever reads the event that nothing changed.
 func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
 	if d := u.settings.Load().cfg.TimeoutDuration(); d > 0 {
 		var cancel context.CancelFunc
@@ -177,7 +180,7 @@ func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, bud
 	}
 	caps := s.capabilities()
 	var (
-		apply func(*lists)
+		apply func(*lists) (changed bool)
 		ttl   time.Duration
 	)
 	switch l {
@@ -186,9 +189,14 @@ func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, bud
 		if err != nil {
 			return err
 		}
-		index := indexTools(tools)
-		ttl, apply = t, func(ls *lists) {
-			ls.tools, ls.toolIndex, ls.listed, ls.cached = tools, index, true, false
+		ttl, apply = t, func(ls *lists) bool {
+			// Seeded tools equal to the server's are its own now.
+			ls.listed, ls.cached = true, false
+			if !replace(&ls.tools, tools) {
+				return false
+			}
+			ls.toolIndex = indexTools(tools)
+			return true
 		}
 	case Prompts:
 		if caps.Prompts == nil {
@@ -198,7 +206,7 @@ func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, bud
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func(ls *lists) { ls.prompts = prompts }
+		ttl, apply = t, func(ls *lists) bool { return replace(&ls.prompts, prompts) }
 	case Resources:
 		if caps.Resources == nil {
 			return nil
@@ -208,19 +216,21 @@ func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, bud
 			return err
 		}
 		templates, known := u.loadTemplates(ctx, s, budget)
-		ttl, apply = t, func(ls *lists) {
-			ls.resources = resources
+		ttl, apply = t, func(ls *lists) bool {
+			changed := replace(&ls.resources, resources)
 			if known {
-				ls.templates = templates
+				changed = replace(&ls.templates, templates) || changed
 			}
+			return changed
 		}
 	}
 	u.mu.Lock()
 	current := u.sess == s
 	if current {
-		apply(&u.lists)
 		u.fetched[l].Store(gen)
-		u.bumpLocked()
+		if apply(&u.lists) {
+			u.bumpLocked()
+		}
 		u.publishLocked(Event{Kind: EventList, List: l})
 	}
 	u.mu.Unlock()
@@ -228,6 +238,16 @@ func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, bud
 		u.setExpiry(l, ttl)
 	}
 	return nil
+}
+
+// replace sets *list to fresh, unless they are equal, and reports whether
+// it did.
+func replace[T any](list *[]T, fresh []T) bool {
+	if reflect.DeepEqual(*list, fresh) {
+		return false
+	}
+	*list = fresh
+	return true
 }
 
 // minListTTL keeps a server's tiny cache hints from making us poll it.
@@ -346,9 +366,10 @@ var ErrNotSupported = errors.New("not supported by the server")
 // EventResourceUpdated. The subscription belongs to the upstream, not to a
 // session: every new session subscribes again, whatever kind of reconnect
 // made it. A subscription that completes after the host unsubscribed is
-// undone.
+// undone; one that fails leaves the subscriptions as they were.
 func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 	u.mu.Lock()
+	had := u.subs[uri]
 	u.subs[uri] = true
 	u.mu.Unlock()
 	err := u.do(ctx, u.settings.Load(), request{"subscribe", uri}, true, func(ctx context.Context, s *session) error {
@@ -368,7 +389,7 @@ func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !had {
 		u.mu.Lock()
 		delete(u.subs, uri)
 		u.mu.Unlock()

@@ -43,11 +43,15 @@ type command struct {
 	stop         *op
 }
 
-// takeCommand returns the pending command and clears it.
+// takeCommand returns the pending command and clears it. After Close it
+// leaves a pending stop to shutdown, which finishes it.
 func (u *Upstream) takeCommand() command {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	c := command{closed: u.state == Closed, want: u.want, restart: u.restart, resetBreaker: u.resetBreaker, stop: u.stopping}
+	if u.state == Closed {
+		return command{closed: true}
+	}
+	c := command{want: u.want, restart: u.restart, resetBreaker: u.resetBreaker, stop: u.stopping}
 	u.restart, u.resetBreaker, u.stopping = false, false, nil
 	return c
 }
@@ -78,7 +82,9 @@ func (o *owner) step() bool {
 	}
 }
 
-// stop closes the session, if any, and tells the Disconnect that waits.
+// stop closes the session, if any, forgets the schedule and past crashes,
+// so that a server started again is tried at once, and then tells the
+// Disconnect that waits.
 func (o *owner) stop(done *op) {
 	var err error
 	if o.s != nil {
@@ -86,6 +92,8 @@ func (o *owner) stop(done *op) {
 		err = <-o.u.retire(o.s)
 		o.s = nil
 	}
+	o.b.reset()
+	o.failures, o.lost, o.at = 0, false, time.Time{}
 	done.finish(err)
 }
 
@@ -110,8 +118,6 @@ func (o *owner) idle() bool {
 	}
 	u.finishNextLocked(&UnavailableError{State: u.state, Err: u.lastErr})
 	u.mu.Unlock()
-	o.b.reset()
-	o.failures, o.lost, o.at = 0, false, time.Time{}
 	select {
 	case <-u.wake:
 		return true
@@ -152,12 +158,12 @@ func (o *owner) retry() bool {
 func (o *owner) attempt(early bool) {
 	u := o.u
 	failState := o.failState(early)
-	s, err := u.attempt(failState, early)
-	if err == nil {
+	s, err, superseded := u.attempt(failState, early)
+	switch {
+	case err == nil:
 		o.s, o.fresh, o.connectedAt, o.failures = s, true, time.Now(), 0
 		return
-	}
-	if early {
+	case early, superseded: // the command that superseded it sets the schedule
 		return
 	}
 	o.failures++
@@ -168,7 +174,6 @@ func (o *owner) attempt(early bool) {
 		delay, _ = reconnectDelay(o.failures, u.opts.Rand)
 	}
 	o.at = time.Now().Add(delay)
-	u.newStep()
 }
 
 // failState is the state a failed attempt leaves: decided before the
@@ -283,17 +288,21 @@ func (o *owner) lose() bool {
 // a connection that there will be none.
 func (o *owner) shutdown() {
 	u := o.u
+	var err error
 	if o.s != nil {
 		u.detach(o.s)
-		if err := <-u.retire(o.s); err != nil {
-			u.mu.Lock()
-			u.closeErr = u.errorf("close", err)
-			u.mu.Unlock()
-		}
+		err = <-u.retire(o.s)
 	}
 	u.mu.Lock()
-	u.finishNextLocked(u.errorf("connect", ErrClosed))
-	u.mu.Unlock()
+	defer u.mu.Unlock()
+	if err != nil {
+		u.closeErr = u.errorf("close", err)
+	}
+	if u.stopping != nil { // a Disconnect that Close overtook
+		u.stopping.finish(err)
+		u.stopping = nil
+	}
+	u.finishNextLocked(&UnavailableError{State: Closed})
 }
 
 // finishNextLocked ends the waits for the next attempt with err, and makes
@@ -311,16 +320,16 @@ func (u *Upstream) earlyUsedNow() bool {
 	return u.earlyUsed
 }
 
-// newStep starts a step between scheduled attempts: it may have an early
-// attempt, and a request for one made before it no longer counts.
-func (u *Upstream) newStep() {
+// newStepLocked starts a step between scheduled attempts: it may have an
+// early attempt, and a request for one made before it no longer counts.
+// It is called before the waiters of the failed attempt wake, so that a
+// request they make at once belongs to the new step.
+func (u *Upstream) newStepLocked() {
 	select {
 	case <-u.early:
 	default:
 	}
-	u.mu.Lock()
 	u.earlyUsed = false
-	u.mu.Unlock()
 }
 
 // ioContext returns a context for the owner's I/O (an attempt, a list

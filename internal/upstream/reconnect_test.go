@@ -84,13 +84,14 @@ func (s *switchable) connectedUpstream(t *testing.T) *Upstream {
 
 // reconnectingUpstream returns an upstream on s that connected, lost its
 // server, and had its immediate attempt refused: it is reconnecting, and s
-// is down.
+// is down. Call it in a synctest bubble.
 func (s *switchable) reconnectingUpstream(t *testing.T) *Upstream {
 	u := s.connectedUpstream(t)
 	<-s.dials
 	s.crash()
 	<-s.dials // the immediate attempt, refused
 	waitFor(t, u, Reconnecting)
+	synctest.Wait() // the refusal is published
 	return u
 }
 

@@ -488,4 +488,11 @@ func TestNullArgumentsAreSentAsAnObject(t *testing.T) {
 	if got, _ := arguments(nil, json.RawMessage(`{"a":1}`)); string(got.(json.RawMessage)) != `{"a":1}` {
 		t.Errorf("raw arguments are not sent as they are: %s", got)
 	}
+	// Null is checked as {}: a tool that requires an argument refuses it.
+	info := indexTools([]*mcp.Tool{{Name: "add", InputSchema: map[string]any{
+		"type": "object", "required": []any{"a"}, "properties": map[string]any{"a": map[string]any{"type": "number"}},
+	}}})["add"]
+	if _, err := arguments(info, nil); !errors.Is(err, ErrInvalidArguments) {
+		t.Errorf("null arguments of a tool that requires one = %v, want ErrInvalidArguments", err)
+	}
 }

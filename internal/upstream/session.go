@@ -74,7 +74,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	}
 	cs, err := u.client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = s.describe(err)
+		err = s.describe(ctx, err)
 		u.retire(s)
 		return nil, err
 	}
@@ -142,10 +142,11 @@ func (s *session) watchSession() {
 }
 
 // lossCause says why a session ended on its own. For a stdio server the
-// process's exit is the best explanation, so wait briefly for it.
+// process's exit is the best explanation, so wait briefly for it, unless
+// the session is being closed meanwhile.
 func (s *session) lossCause(err error) error {
-	if s.proc != nil && s.proc.waitExit(explainWait, nil) {
-		s.proc.waitStderr(explainWait, nil)
+	if s.proc != nil && s.proc.waitExit(explainWait, s.closed) {
+		s.proc.waitStderr(explainWait, s.closed)
 		return s.withStderr(s.proc.exitError())
 	}
 	var syntax *json.SyntaxError
@@ -161,13 +162,14 @@ func (s *session) lossCause(err error) error {
 // describe adds what is known about a stdio process to a handshake error. A
 // process that crashed at start has usually exited by now, or is about to:
 // give it a moment, so that the error can say how it ended and what it
-// printed.
-func (s *session) describe(err error) error {
+// printed. A handshake that ctx ended (a timeout, a command, Close) waits
+// for nothing: its process is alive, and whoever ended it is waiting.
+func (s *session) describe(ctx context.Context, err error) error {
 	if s.proc == nil {
 		return err
 	}
-	if s.proc.waitExit(explainWait, nil) {
-		s.proc.waitStderr(explainWait, nil)
+	if s.proc.waitExit(explainWait, ctx.Done()) {
+		s.proc.waitStderr(explainWait, ctx.Done())
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
 	}
 	return s.withStderr(err)

@@ -98,7 +98,7 @@ func (u *Upstream) tool(name string) *toolInfo {
 // any type that encodes to a JSON object are accepted.
 func arguments(info *toolInfo, args any) (any, error) {
 	if isNull(args) {
-		return map[string]any{}, nil
+		args = map[string]any{}
 	}
 	v := info.validator()
 	if v == nil {

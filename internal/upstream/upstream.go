@@ -70,11 +70,13 @@ type Upstream struct {
 	early   chan struct{} // a request waits: an early attempt, if this step has had none
 	refresh chan struct{} // a list changed: reload it
 
-	// listGen counts the list_changed notifications of each list.
+	// listGen counts the list_changed notifications of each list, and
+	// fetched is the listGen each list was last fetched at. Only the owner
+	// goroutine writes fetched; requests read both.
 	listGen [numLists]atomic.Uint64
+	fetched [numLists]atomic.Uint64
 	// Owned by the owner goroutine.
-	fetched [numLists]atomic.Uint64 // the listGen each list was last fetched at; written by the owner
-	expires [numLists]time.Time     // when each list's cache hint runs out; zero: never
+	expires [numLists]time.Time // when each list's cache hint runs out; zero: never
 
 	// settings holds the config and what it decides for requests. It is
 	// replaced whole by Reconfigure; a request reads it once.
@@ -236,6 +238,9 @@ func (u *Upstream) Name() string { return u.name }
 
 // Config returns the unresolved config the upstream runs with.
 func (u *Upstream) Config() config.Server { return u.settings.Load().cfg.Clone() }
+
+// PublicPrefix is the config's PublicPrefix, without copying the config.
+func (u *Upstream) PublicPrefix() string { return u.settings.Load().cfg.PublicPrefix() }
 
 // Snapshot is a copy of an upstream's observable state.
 type Snapshot struct {

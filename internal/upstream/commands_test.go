@@ -1,0 +1,311 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// Commands that meet: each is answered, and none inherits what another
+// left behind (a schedule, a breaker, a request for an early attempt).
+
+// drain reads sw's dials until the test ends, for tests that do not count
+// them.
+func (s *switchable) drain(t *testing.T) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-s.dials:
+			case <-stop:
+				return
+			}
+		}
+	}()
+}
+
+// TestDisconnectOvertakenByClose: a Disconnect that the owner had not yet
+// taken when Close came returns when Close has closed everything.
+func TestDisconnectOvertakenByClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		u := New(config.Server{Name: "slow", Command: "in-memory"}, &Options{
+			Dial: func(context.Context, config.Server) (mcp.Transport, error) {
+				<-release // ignores its context, as a slow spawn does
+				return nil, errRefused
+			},
+		})
+		u.Start()
+		synctest.Wait() // the owner is in the dial
+		disconnected := make(chan error, 1)
+		go func() { disconnected <- u.Disconnect(context.Background()) }()
+		synctest.Wait()
+		closed := make(chan error, 1)
+		go func() { closed <- u.Close() }()
+		synctest.Wait()
+		close(release)
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		synctest.Wait()
+		select {
+		case err := <-disconnected:
+			if err != nil {
+				t.Errorf("Disconnect = %v, want nil: there was no session to close", err)
+			}
+		default:
+			t.Error("Disconnect still waits after Close returned")
+		}
+	})
+}
+
+// TestStartAfterDisconnectTriesAtOnce: a server that failed for a while,
+// then disconnected and started again, is tried at once, not when its old
+// schedule said; whether the owner took the Disconnect before the Start or
+// not.
+func TestStartAfterDisconnectTriesAtOnce(t *testing.T) {
+	for _, waited := range []bool{true, false} {
+		name := "disconnect done"
+		if !waited {
+			name = "disconnect pending"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				sw := newSwitchable(t, mcptest.Script{})
+				sw.down = true
+				sw.drain(t)
+				u := sw.upstream(t, nil)
+				u.Start()
+				waitUntil(t, 40*time.Second) // on the background schedule: next attempt at 52.5 s
+				ctx, cancel := context.WithCancel(context.Background())
+				if !waited {
+					cancel() // the Disconnect returns before the owner takes it
+				}
+				u.Disconnect(ctx)
+				cancel()
+				sw.revive()
+				start := time.Now()
+				ctx, cancel = context.WithTimeout(context.Background(), 10*time.Minute)
+				defer cancel()
+				if err := u.Connect(ctx); err != nil {
+					t.Fatalf("Connect = %v", err)
+				}
+				if took := time.Since(start); took != 0 {
+					t.Errorf("connected %v after the Start, want at once", took)
+				}
+			})
+		})
+	}
+}
+
+// TestReconfigureKeepsTheSlotsOfCallsInFlight: a serialized server stays
+// serialized across a change that keeps its limits, whether it moves only
+// the source or changes what the manager uses.
+func TestReconfigureKeepsTheSlotsOfCallsInFlight(t *testing.T) {
+	for _, change := range []struct {
+		name  string
+		apply func(*config.Server)
+	}{
+		{"source", func(s *config.Server) { s.Source = "/elsewhere/mcp.json" }},
+		{"prefix", func(s *config.Server) { s.Prefix = new("p") }},
+	} {
+		t.Run(change.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				u, _ := connectedInMemory(t, mcptest.Script{CallDelay: time.Second}, config.Server{SerializeRequests: true}, nil)
+				start := time.Now()
+				var wg sync.WaitGroup
+				ended := make([]time.Duration, 2)
+				call := func(i int) {
+					wg.Go(func() {
+						if _, err := callTool(context.Background(), u, "echo", nil); err != nil {
+							t.Errorf("call %d = %v", i, err)
+						}
+						ended[i] = time.Since(start)
+					})
+				}
+				call(0)
+				synctest.Wait() // the first call holds the slot
+				cfg := u.Config()
+				change.apply(&cfg)
+				u.Reconfigure(cfg)
+				call(1)
+				wg.Wait()
+				if ended[1] != 2*time.Second {
+					t.Errorf("the second call of a serialized server ended at %v, want 2s: after the first", ended[1])
+				}
+			})
+		})
+	}
+}
+
+// TestReconnectSupersedesACrashLoopAttempt: a manual reconnect while a
+// crash-loop attempt is in progress makes a fresh attempt at once, rather
+// than sharing one whose failure would keep the server in crash-loop for
+// another five minutes.
+func TestReconnectSupersedesACrashLoopAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		crashing := mcptest.NewServer(mcptest.Script{ExitAfterListTools: true})
+		defer crashing.Close()
+		good := mcptest.NewServer(mcptest.Script{})
+		defer good.Close()
+		var mode atomic.Int32 // 0 crashing, 1 hanging, 2 good
+		hanging := make(chan struct{}, 1)
+		u := New(config.Server{Name: "loop", Command: "in-memory"}, &Options{
+			Rand: func() float64 { return 0.5 },
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+				switch mode.Load() {
+				case 1:
+					hanging <- struct{}{}
+					<-ctx.Done()
+					return nil, ctx.Err()
+				case 2:
+					return good.ConnectInMemory(ctx)
+				}
+				return crashing.ConnectInMemory(ctx)
+			},
+		})
+		defer u.Close()
+		u.Start()
+		waitFor(t, u, CrashLoop)
+		mode.Store(1)
+		<-hanging // the background attempt, 5 min later, hangs
+		mode.Store(2)
+		start := time.Now()
+		if err := u.Reconnect(t.Context()); err != nil {
+			t.Fatalf("Reconnect = %v", err)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("Reconnect took %v, want a fresh attempt at once", took)
+		}
+		if got := u.State(); got != Connected {
+			t.Errorf("state %v after Reconnect, want connected", got)
+		}
+	})
+}
+
+// TestEarlyRequestRightAfterAFailedAttempt: a request made as soon as a
+// scheduled attempt has failed belongs to the new step, and gets its early
+// attempt; it is not swept away with the old step's.
+func TestEarlyRequestRightAfterAFailedAttempt(t *testing.T) {
+	for range 300 { // the window was narrow: one run in a hundred or so fell in it
+		synctest.Test(t, func(t *testing.T) {
+			sw := newSwitchable(t, mcptest.Script{})
+			sw.down = true
+			sw.drain(t)
+			var armed atomic.Bool
+			waited := make(chan time.Duration, 1)
+			var u *Upstream
+			u = New(config.Server{Name: "sw", Command: "in-memory"}, &Options{
+				Dial: sw.dial,
+				Rand: func() float64 { return 0.5 },
+				OnEvent: func(ev Event) {
+					if ev.Kind == EventAttemptFailed && armed.CompareAndSwap(true, false) {
+						go func() {
+							start := time.Now()
+							callTool(context.Background(), u, "echo", nil)
+							waited <- time.Since(start)
+						}()
+					}
+				},
+			})
+			defer u.Close()
+			u.Start()
+			waitUntil(t, 9*time.Second) // on the background schedule
+			armed.Store(true)
+			if d := <-waited; d != 0 {
+				t.Fatalf("a request made as an attempt failed waited %v, want its early attempt at once", d)
+			}
+		})
+	}
+}
+
+// TestFailedSubscribeKeepsTheSubscription: subscribing again to a resource
+// while the server is down fails, and the first subscription still holds:
+// it is renewed when the server is back.
+func TestFailedSubscribeKeepsTheSubscription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		sw.drain(t)
+		u := sw.connectedUpstream(t)
+		if err := u.Subscribe(t.Context(), "mem://a"); err != nil {
+			t.Fatal(err)
+		}
+		sw.crash()
+		waitFor(t, u, Reconnecting)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		if err := u.Subscribe(ctx, "mem://a"); err == nil {
+			t.Fatal("Subscribe while the server is down succeeded")
+		}
+		sw.revive()
+		waitFor(t, u, Connected)
+		settle(t)
+		if got := sw.srv.Subscriptions(); len(got) != 1 || got[0] != "mem://a" {
+			t.Errorf("subscriptions after the server is back = %v, want [mem://a]", got)
+		}
+	})
+}
+
+// TestWaitErrorsSayWhatHappenedOnce: a request that waited for a
+// connection says why it got none: the state once, and the last failure,
+// even when its own time ran out first.
+func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
+	t.Run("disconnected while waiting", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
+			u.Start()
+			called := make(chan error, 1)
+			go func() { _, err := callTool(context.Background(), u, "echo", nil); called <- err }()
+			synctest.Wait()
+			u.Disconnect(t.Context())
+			err := <-called
+			if !errors.Is(err, ErrNotConnected) || strings.Count(err.Error(), "disconnected") != 1 {
+				t.Errorf("call waiting when the server was disconnected = %q, want ErrNotConnected saying disconnected once", err)
+			}
+		})
+	})
+	t.Run("timed out while waiting", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			sw := newSwitchable(t, mcptest.Script{})
+			sw.drain(t)
+			u := New(config.Server{Name: "sw", Command: "in-memory", Timeout: ms(100)}, &Options{Dial: sw.dial, Rand: func() float64 { return 0.5 }})
+			defer u.Close()
+			if err := u.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			sw.crash()
+			waitFor(t, u, Reconnecting)
+			synctest.Wait()                                // the immediate attempt has failed
+			callTool(context.Background(), u, "echo", nil) // has the step's early attempt
+			_, err := callTool(context.Background(), u, "echo", nil)
+			if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrReconnecting) || !errors.Is(err, errRefused) {
+				t.Errorf("call that timed out waiting = %v, want ErrTimeout, ErrReconnecting and the cause", err)
+			}
+		})
+	})
+	t.Run("connect stopped", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
+			connected := make(chan error, 1)
+			go func() { connected <- u.Connect(context.Background()) }()
+			synctest.Wait()
+			u.Close()
+			err := <-connected
+			var e *Error
+			if !errors.As(err, &e) || e.Server != "mem" || !errors.Is(err, ErrClosed) {
+				t.Errorf("Connect stopped by Close = %v, want an *Error naming the server, wrapping ErrClosed", err)
+			}
+		})
+	})
+}
