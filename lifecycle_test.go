@@ -1064,3 +1064,23 @@ func TestUnchangedReloadRebuildsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestRejectedEntryIsNotUnknown: a lifecycle command that names an entry
+// the config rejected says why it was rejected, not that it is unknown.
+func TestRejectedEntryIsNotUnknown(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{})
+	bad := errors.New(`mcp.json: server "bad": url: required for http servers`)
+	m := New(&config.Config{Servers: []config.Server{server("a")}, Rejected: []config.Rejected{{Name: "bad", Err: bad}}},
+		&Options{Dial: f.dial, NoCache: true, StartupGate: -1})
+	defer m.Close()
+	if err := m.Reconnect(t.Context(), "bad"); !errors.Is(err, bad) || errors.Is(err, ErrUnknownServer) || !strings.Contains(err.Error(), "rejected by the config") {
+		t.Errorf("Reconnect of a rejected entry = %v, want its rejection", err)
+	}
+	if err := m.Disconnect(t.Context(), "bad"); !errors.Is(err, bad) || errors.Is(err, ErrUnknownServer) {
+		t.Errorf("Disconnect of a rejected entry = %v, want its rejection", err)
+	}
+	if err := m.Reconnect(t.Context(), "nope"); !errors.Is(err, ErrUnknownServer) {
+		t.Errorf("Reconnect of an unknown name = %v, want ErrUnknownServer", err)
+	}
+}

@@ -412,7 +412,7 @@ func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
 	for _, name := range names {
 		up, ok := v.byName[name]
 		if !ok {
-			return fmt.Errorf("reconnect %q: %w", name, ErrUnknownServer)
+			return v.unknownServer("reconnect", name)
 		}
 		if up.State() == upstream.Disabled {
 			return fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
@@ -479,9 +479,10 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 // stays configured, with its subscriptions: Connect connects it again. It
 // is serialized with Connect, Reconnect and Close.
 func (m *Manager) Disconnect(ctx context.Context, name string) error {
-	up, ok := m.view.Load().byName[name]
+	v := m.view.Load()
+	up, ok := v.byName[name]
 	if !ok {
-		return fmt.Errorf("disconnect %q: %w", name, ErrUnknownServer)
+		return v.unknownServer("disconnect", name)
 	}
 	ctx, unlock, err := m.lock(ctx, "disconnect")
 	if err != nil {

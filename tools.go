@@ -214,9 +214,13 @@ func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
 // name carries the prefix of a server that is not connected and has no
 // tools listed. It returns nil if no such server is found.
 func (m *Manager) unavailable(v *view, name string) error {
-	for i, up := range v.servers {
-		st := v.statuses[i]
-		prefix := catalog.NamePrefix(up.PublicPrefix())
+	for i, st := range v.statuses {
+		var prefix string
+		if i < len(v.servers) {
+			prefix = catalog.NamePrefix(v.servers[i].PublicPrefix())
+		} else {
+			prefix = catalog.NamePrefix(st.Name) // a rejected entry: its name is the default prefix
+		}
 		if prefix == "" || !strings.HasPrefix(name, prefix) || st.State == StateConnected {
 			continue
 		}

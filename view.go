@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +29,17 @@ type view struct {
 	prompts       *catalog.PromptView
 	resources     *catalog.ResourceView
 	statuses      []ServerStatus // configured order, then the rejected entries
+}
+
+// unknownServer is the error of op on name, which names no server: an
+// entry that the config rejected says why; any other name is unknown.
+func (v *view) unknownServer(op, name string) error {
+	for _, r := range v.rejected {
+		if r.Name == name {
+			return fmt.Errorf("%s %q: rejected by the config: %w", op, name, r.Err)
+		}
+	}
+	return fmt.Errorf("%s %q: %w", op, name, ErrUnknownServer)
 }
 
 // exposes reports whether a server in state s contributes its lists: a

@@ -169,13 +169,17 @@ func TestStatusAndCheck(t *testing.T) {
 	if code != 1 {
 		t.Errorf("check with a missing command: exit %d, want 1\n%s%s", code, out, stderr)
 	}
-	for _, want := range []string{`FAIL  ghost: failed: server "ghost": connect: command "switchboard-no-such-command" not found`, "FAIL  broken: failed:", "ok    ok:"} {
+	for _, want := range []string{`FAIL  ghost: failed: server "ghost": connect: command "switchboard-no-such-command" not found`,
+		`FAIL  broken: failed: ` + bad + `: server "broken": url: required`, "ok    ok: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check output lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr, `server "broken": url:`) {
-		t.Errorf("the rejected entry is not reported on stderr: %q", stderr)
+	if n := strings.Count(out+stderr, `server "broken"`); n != 1 {
+		t.Errorf("check reports the rejected entry %d times, want once:\n%s%s", n, out, stderr)
+	}
+	if !strings.Contains(stderr, "2 of 3 enabled servers not ready") {
+		t.Errorf("check does not say how many servers are not ready: %q", stderr)
 	}
 
 	out, _, code = cli(t, "status", "--config", bad, "--json")
@@ -243,20 +247,29 @@ func TestSecretNeverPrinted(t *testing.T) {
 
 // TestCallStartsOnlyTheOwner: `call` connects only the server whose prefix
 // the tool carries, so a server that hangs, or is not needed, costs
-// nothing; it connects every server only when the prefix does not tell.
+// nothing; a tool that no server's prefix fits starts none, and one whose
+// entry the config rejected says why.
 func TestCallStartsOnlyTheOwner(t *testing.T) {
 	isolate(t)
 	good, hang := t.TempDir(), t.TempDir()
 	cfg := writeConfig(t, map[string]mcptest.Script{
 		"good": {StateDir: good},
 		"hang": {StateDir: hang, HangOnInitialize: true},
-	}, nil)
+	}, map[string]any{"broken": map[string]any{"type": "http"}})
 	out, stderr, code := cli(t, "call", "--config", cfg, "good__add", `{"a": 1, "b": 2}`)
 	if code != 0 || out != "3\n" {
 		t.Fatalf("call good__add: exit %d, out %q, stderr %q", code, out, stderr)
 	}
+	_, stderr, code = cli(t, "call", "--config", cfg, "nobody__add")
+	if code != 1 || !strings.Contains(stderr, `unknown tool`) {
+		t.Errorf("call of a tool no server owns: exit %d, stderr %q; want 1, unknown tool", code, stderr)
+	}
+	_, stderr, code = cli(t, "call", "--config", cfg, "broken__add")
+	if code != 1 || !strings.Contains(stderr, `call tool "broken__add": failed; last error: `+cfg+`: server "broken": url: required`) {
+		t.Errorf("call of a rejected server's tool: exit %d, stderr %q; want 1, the rejection when loading and in the call's error", code, stderr)
+	}
 	if counts, err := mcptest.ReadCounts(hang); err == nil && counts.Starts != 0 {
-		t.Errorf("the hanging server was started %d times for a call to another's tool", counts.Starts)
+		t.Errorf("the hanging server was started %d times for calls to others' tools", counts.Starts)
 	}
 	if counts, err := mcptest.ReadCounts(good); err != nil || counts.Starts != 1 {
 		t.Errorf("the owner was started %d times (%v), want once", counts.Starts, err)

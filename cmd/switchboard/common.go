@@ -71,8 +71,10 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// loadConfig loads the config and reports on stderr what it skipped.
-func (e *env) loadConfig(paths []string) (*config.Config, error) {
+// loadConfig loads the config and reports its warnings on stderr, and the
+// entries it rejected, unless the verb lists every server itself
+// (listsServers), rejected ones included: each is then reported once.
+func (e *env) loadConfig(paths []string, listsServers bool) (*config.Config, error) {
 	exe := e.executable
 	if exe == "" {
 		exe, _ = os.Executable() // on failure, the default runs "switchboard" from PATH
@@ -82,7 +84,9 @@ func (e *env) loadConfig(paths []string) (*config.Config, error) {
 		fmt.Fprintf(e.stderr, "switchboard: warning: %v\n", w)
 	}
 	for _, r := range cfg.Rejected {
-		fmt.Fprintf(e.stderr, "switchboard: %v (skipped)\n", r.Err)
+		if !listsServers {
+			fmt.Fprintf(e.stderr, "switchboard: %v (skipped)\n", r.Err)
+		}
 	}
 	if err != nil {
 		return nil, err

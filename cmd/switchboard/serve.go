@@ -54,7 +54,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: refusing to listen on %s, which is not a loopback address, without --auth-token-env NAME (or --insecure)", *listen)
 	}
 
-	cfg, err := e.loadConfig(paths)
+	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,7 +34,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := e.loadConfig(paths)
+	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		err = tw.Flush()
 	}
 	if err == nil && failed > 0 {
-		fmt.Fprintf(e.stderr, "switchboard: %d of %d enabled servers not connected; their tools are missing\n", failed, enabled(cfg))
+		fmt.Fprintf(e.stderr, "switchboard: %d of %s not connected; their tools are missing\n", failed, count(enabled(cfg), "enabled server"))
 		return &exitError{code: 1}
 	}
 	return err
@@ -83,6 +84,14 @@ func enabled(cfg *config.Config) int {
 		}
 	}
 	return n
+}
+
+// count says n things, as "1 tool" or "2 tools".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // summary is the first line of a description, cut to fit a terminal.
@@ -112,7 +121,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 			return usageErrorf("call: JSON-ARGS must be a JSON object, such as '{\"text\": \"hi\"}'")
 		}
 	}
-	cfg, err := e.loadConfig(paths)
+	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
 		return err
 	}
@@ -134,29 +143,37 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 }
 
 // owners returns cfg with only the servers that may own the public tool
-// name: the enabled servers whose prefix it starts with, and those without
-// a prefix. With no such prefixed server, or several, the prefix does not
-// tell, and it returns cfg whole. A call then starts no server it does not
-// need, and one that hangs costs nothing.
+// name: those whose prefix it starts with, and the enabled ones without a
+// prefix; and the rejected entries it would belong to, so that the call's
+// error can say why their tools are missing. When two enabled servers'
+// prefixes fit, the prefix does not tell, and it returns cfg whole. A call
+// then starts no server it does not need, and one that hangs costs
+// nothing; a name that fits no server starts none.
 func owners(cfg *config.Config, tool string) *config.Config {
-	var prefixed, unprefixed []config.Server
+	var fit []config.Server
+	enabledFit := 0
 	for _, s := range cfg.Servers {
-		if !s.IsEnabled() {
-			continue
-		}
 		switch prefix := catalog.NamePrefix(s.PublicPrefix()); {
-		case prefix == "":
-			unprefixed = append(unprefixed, s)
-		case strings.HasPrefix(tool, prefix):
-			prefixed = append(prefixed, s)
+		case prefix == "" && s.IsEnabled():
+			fit = append(fit, s)
+		case prefix != "" && strings.HasPrefix(tool, prefix):
+			fit = append(fit, s)
+			if s.IsEnabled() {
+				enabledFit++
+			}
 		}
 	}
-	if len(prefixed) != 1 {
+	if enabledFit > 1 {
 		return cfg
 	}
 	only := *cfg
-	only.Servers = append(prefixed, unprefixed...)
-	only.Rejected = nil // reported by loadConfig; not this call's concern
+	only.Servers = fit
+	only.Rejected = nil
+	for _, r := range cfg.Rejected {
+		if strings.HasPrefix(tool, catalog.NamePrefix(r.Name)) {
+			only.Rejected = append(only.Rejected, r)
+		}
+	}
 	return &only
 }
 
@@ -195,7 +212,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("status: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := e.loadConfig(paths)
+	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
 		return err
 	}
@@ -213,12 +230,13 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			Source    string              `json:"source,omitempty"`
 			Required  bool                `json:"required"`
 			Tools     int                 `json:"tools"`
+			PID       int                 `json:"pid,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
-			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required, Tools: s.Tools, Server: s.ServerInfo}
+			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required, Tools: s.Tools, PID: s.PID, Server: s.ServerInfo}
 			if s.Err != nil {
 				js.Error = s.Err.Error()
 			}
@@ -227,13 +245,16 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		return writeJSON(e.stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tPID\tERROR")
 	for _, s := range statuses {
-		msg := ""
+		msg, pid := "", "-"
 		if s.Err != nil {
 			msg = s.Err.Error()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, s.Tools, msg)
+		if s.PID != 0 {
+			pid = strconv.Itoa(s.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, pid, msg)
 	}
 	return tw.Flush()
 }
@@ -249,7 +270,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("check: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := e.loadConfig(paths)
+	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
 		return err
 	}
@@ -264,14 +285,14 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 		case s.State == switchboard.StateDisabled:
 			fmt.Fprintf(e.stdout, "skip  %s: disabled\n", s.Name)
 		case s.State == switchboard.StateConnected:
-			fmt.Fprintf(e.stdout, "ok    %s: %d tools\n", s.Name, s.Tools)
+			fmt.Fprintf(e.stdout, "ok    %s: %s\n", s.Name, count(s.Tools, "tool"))
 		default:
 			bad++
 			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %v\n", s.Name, s.State, s.Err)
 		}
 	}
 	if bad > 0 {
-		fmt.Fprintf(e.stderr, "switchboard: %d of the enabled servers are not ready\n", bad)
+		fmt.Fprintf(e.stderr, "switchboard: %d of %s not ready\n", bad, count(enabled(cfg), "enabled server"))
 		return &exitError{code: 1}
 	}
 	return nil

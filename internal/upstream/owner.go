@@ -367,7 +367,7 @@ func (u *Upstream) retire(s *session) <-chan error {
 	errc := make(chan error, 1)
 	u.closers.Go(func() {
 		err := s.close(u.opts.StopGrace, u.kill)
-		if errors.Is(err, ErrKilled) {
+		if errors.Is(err, ErrKilled) && u.ctx.Err() == nil { // Close reports its own kills
 			u.opts.Logger.Warn("server process killed", "error", err)
 		}
 		errc <- err
