@@ -184,9 +184,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 		reconnect func(t *testing.T, u *Upstream, sw *switchable)
 	}{
 		{"automatic", func(t *testing.T, u *Upstream, sw *switchable) {
-			sw.srv.Restart()
-			waitFor(t, u, Reconnecting)
-			waitFor(t, u, Connected)
+			restartServer(t, u, sw.srv)
 		}},
 		{"manual", func(t *testing.T, u *Upstream, sw *switchable) {
 			if err := u.Reconnect(t.Context()); err != nil {

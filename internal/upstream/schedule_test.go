@@ -202,9 +202,7 @@ func TestFixedCrashLoopRecoversUnattended(t *testing.T) {
 			t.Errorf("the crashing server was started %d times, want %d", got, breakerLimit)
 		}
 		waitUntil(t, stablePeriod)
-		good.Restart()
-		waitFor(t, u, Reconnecting)
-		waitFor(t, u, Connected)
+		restartServer(t, u, good)
 		synctest.Wait()
 		if n := len(log.errs(CrashLoop)); n != 1 {
 			t.Errorf("%d crash-loops, want only the first: a stable connection closes the breaker", n)

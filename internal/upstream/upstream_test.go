@@ -41,6 +41,27 @@ func inMemory(t *testing.T, script mcptest.Script, srv config.Server, opts *Opti
 
 func ms(n int64) *int64 { return &n }
 
+// restartServer restarts srv, which drops u's session, and waits until u
+// has reconnected. The reconnect takes no (fake) time: waiting for the
+// reconnecting state could miss it.
+func restartServer(t *testing.T, u *Upstream, srv *mcptest.Server) {
+	t.Helper()
+	before := u.Snapshot().Reconnects
+	srv.Restart()
+	for {
+		u.mu.Lock()
+		state, reconnects, changed := u.state, u.reconnects, u.changed
+		u.mu.Unlock()
+		if state == Connected && reconnects > before {
+			return
+		}
+		if state == Closed {
+			t.Fatal("upstream closed while waiting for it to reconnect")
+		}
+		<-changed
+	}
+}
+
 // waitFor blocks until u reaches state want.
 func waitFor(t *testing.T, u *Upstream, want State) {
 	t.Helper()
