@@ -23,7 +23,8 @@
 // server that fails is recorded, shown by [Manager.Status], and retried on
 // its schedule; the others go on, unless [Options].Strict is set.
 // [Manager.Reconnect] and [Manager.ReconnectFailed] give servers a fresh
-// connection at once; [Manager.Disconnect] stops one. [Manager.Close] closes
+// connection at once; [Manager.Disconnect] stops one until Connect, or a
+// Reconnect that names it. [Manager.Close] closes
 // the servers in reverse configured order, within [Options].CloseTimeout,
 // carries on past failures and returns them joined, and ends every stdio
 // server's process group. Connect, Reconnect, ReconnectFailed, Disconnect
