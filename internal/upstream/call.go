@@ -104,7 +104,7 @@ func (u *Upstream) do(ctx context.Context, set *settings, req request, replayabl
 		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)
 		if dead {
-			u.abandon(s)
+			u.abandon(s, err)
 			gone = s
 		} else if s.http != nil && d.transportFailed() {
 			// A pooled connection died under the request, as they all do
@@ -188,10 +188,13 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 	}
 }
 
-// abandon ends a session that a request found dead, so that the owner
-// notices at once and reconnects, and no other request picks it up
-// meanwhile. It is idempotent.
-func (u *Upstream) abandon(s *session) {
+// abandon ends a session that a request found dead with err, so that the
+// owner notices at once and reconnects, and no other request picks it up
+// meanwhile. The first err is the session's cause of loss: what the close
+// that follows runs into (a DELETE to a server that is gone) explains
+// nothing. It is idempotent.
+func (u *Upstream) abandon(s *session, err error) {
+	s.deadErr.CompareAndSwap(nil, &err)
 	s.dead.Store(true)
 	u.detach(s)
 	s.conn.close()

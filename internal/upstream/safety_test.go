@@ -496,3 +496,34 @@ func TestNullArgumentsAreSentAsAnObject(t *testing.T) {
 		t.Errorf("null arguments of a tool that requires one = %v, want ErrInvalidArguments", err)
 	}
 }
+
+// TestLossOfAnHTTPServerNamesWhatBrokeIt: a call that finds an HTTP server
+// gone ends its session, and the session's cause of loss is what the call
+// met, not what the close met afterwards (a DELETE to the same dead
+// server).
+func TestLossOfAnHTTPServerNamesWhatBrokeIt(t *testing.T) {
+	srv := mcptest.NewServer(mcptest.Script{})
+	hs, err := mcptest.StartHTTP(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	defer hs.Close()
+	var log eventLog
+	u := New(config.Server{Name: "web", URL: hs.URL}, &Options{OnEvent: log.add})
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	hs.Stop()
+	if _, err := callTool(t.Context(), u, "echo", nil); err == nil {
+		t.Fatal("a call to a stopped server succeeded")
+	}
+	losses := log.errs(Reconnecting)
+	if len(losses) == 0 {
+		t.Fatal("no loss was published")
+	}
+	if msg := losses[0].Error(); strings.Contains(msg, "Delete") || !strings.Contains(msg, "connection lost") {
+		t.Errorf("cause of loss = %q, want what the call met, not the DELETE", msg)
+	}
+}

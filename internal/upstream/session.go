@@ -41,8 +41,9 @@ type session struct {
 	lastUsed atomic.Int64  // unix nanoseconds of the last answer
 	answered chan struct{} // closed by the first answer to a call
 	answer   sync.Once
-	dead     atomic.Bool     // a request or a probe found it dead
-	subs     map[string]bool // the resources subscribed on it; guarded by Upstream.mu
+	dead     atomic.Bool           // a request or a probe found it dead
+	deadErr  atomic.Pointer[error] // what it found
+	subs     map[string]bool       // the resources subscribed on it; guarded by Upstream.mu
 
 	probeMu sync.Mutex
 	probing chan struct{} // closed when the probe in progress ends; nil if none. Guarded by probeMu.
@@ -148,6 +149,9 @@ func (s *session) lossCause(err error) error {
 	if s.proc != nil && s.proc.waitExit(explainWait, s.closed) {
 		s.proc.waitStderr(explainWait, s.closed)
 		return s.withStderr(s.proc.exitError())
+	}
+	if found := s.deadErr.Load(); found != nil {
+		err = *found
 	}
 	var syntax *json.SyntaxError
 	switch {
@@ -322,7 +326,7 @@ func (u *Upstream) ping(parent context.Context, s *session, serial chan struct{}
 	}
 	if err != nil {
 		u.opts.Logger.Info("idle session failed its probe; reconnecting", "error", u.redact(err.Error()))
-		u.abandon(s)
+		u.abandon(s, fmt.Errorf("probe of an idle session: %w", err))
 		return false
 	}
 	s.touch()
