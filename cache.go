@@ -20,7 +20,7 @@ type cacheWriter struct {
 
 	mu      sync.Mutex
 	pending map[string]cacheEntry // the latest list of each server to write, by name
-	written map[string]cacheEntry // the last list of each server asked to be written
+	written map[string]cacheEntry // the last list of each server written
 	closing bool
 	wake    chan struct{} // buffered, 1
 	done    chan struct{} // closed when the goroutine returns
@@ -55,7 +55,6 @@ func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 	unchanged := ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && entry.at.Sub(last.at) < cacheRewrite
 	if !w.closing && !unchanged {
 		w.pending[snap.Name] = entry
-		w.written[snap.Name] = entry
 	}
 	w.mu.Unlock()
 	if !unchanged {
@@ -77,7 +76,11 @@ func (w *cacheWriter) run() {
 		for name, e := range pending {
 			if err := w.cache.Put(name, e.fingerprint, e.tools, e.at, e.redact); err != nil {
 				w.logger.Warn("caching the tool list failed", "server", name, "error", err)
+				continue
 			}
+			w.mu.Lock()
+			w.written[name] = e
+			w.mu.Unlock()
 		}
 		if closing && len(pending) == 0 {
 			return

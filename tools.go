@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -183,7 +182,7 @@ func owners(v *view, name string) []*upstream.Upstream {
 		if st.State != StateConnecting || st.Tools > 0 || st.Deferred {
 			continue
 		}
-		if prefix := catalog.NamePrefix(up.PublicPrefix()); prefix == "" || strings.HasPrefix(name, prefix) {
+		if catalog.MayOwn(catalog.NamePrefix(up.PublicPrefix()), name) {
 			out = append(out, up)
 		}
 	}
@@ -221,7 +220,7 @@ func (m *Manager) unavailable(v *view, name string) error {
 		} else {
 			prefix = catalog.NamePrefix(st.Name) // a rejected entry: its name is the default prefix
 		}
-		if prefix == "" || !strings.HasPrefix(name, prefix) || st.State == StateConnected {
+		if prefix == "" || !catalog.MayOwn(prefix, name) || st.State == StateConnected {
 			continue
 		}
 		return &ServerError{Server: st.Name, Op: fmt.Sprintf("call tool %q", name), Err: &UnavailableError{State: st.State, Err: st.Err}}

@@ -156,7 +156,7 @@ func owners(cfg *config.Config, tool string) *config.Config {
 		switch prefix := catalog.NamePrefix(s.PublicPrefix()); {
 		case prefix == "" && s.IsEnabled():
 			fit = append(fit, s)
-		case prefix != "" && strings.HasPrefix(tool, prefix):
+		case prefix != "" && catalog.MayOwn(prefix, tool):
 			fit = append(fit, s)
 			if s.IsEnabled() {
 				enabledFit++
@@ -170,7 +170,7 @@ func owners(cfg *config.Config, tool string) *config.Config {
 	only.Servers = fit
 	only.Rejected = nil
 	for _, r := range cfg.Rejected {
-		if strings.HasPrefix(tool, catalog.NamePrefix(r.Name)) {
+		if catalog.MayOwn(catalog.NamePrefix(r.Name), tool) {
 			only.Rejected = append(only.Rejected, r)
 		}
 	}

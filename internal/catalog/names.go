@@ -75,6 +75,34 @@ func NamePrefix(prefix string) string {
 	return cmp.Or(Sanitize(prefix), prefixFallback) + separator
 }
 
+// MayOwn reports whether the public name may be that of a tool of a server
+// whose names start with namePrefix (what [NamePrefix] gives): it starts
+// with it, or it is a name cut to fit and hashed whose stem the prefix
+// starts with, or the server has no prefix. It is true of every name that
+// [Build] gives the server's tools; it may be true of others.
+func MayOwn(namePrefix, name string) bool {
+	if namePrefix == "" || strings.HasPrefix(name, namePrefix) {
+		return true
+	}
+	stem, hashed := hashedStem(name)
+	return hashed && strings.HasPrefix(namePrefix, stem)
+}
+
+// hashedStem returns the stem of a name that [hashedName] may have made,
+// and whether it looks like one.
+func hashedStem(name string) (string, bool) {
+	cut := len(name) - hashLen - 1
+	if cut < 1 || name[cut] != '_' {
+		return "", false
+	}
+	for _, c := range []byte(name[cut+1:]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", false
+		}
+	}
+	return name[:cut], true
+}
+
 // candidateName returns the public name of tool under namePrefix (what
 // [NamePrefix] gives) before any length or collision handling. With no
 // prefix, a tool name that is already a valid public name is kept exactly,

@@ -438,3 +438,41 @@ func TestPermutations(t *testing.T) {
 		t.Errorf("permutations(4) gave %d orderings, %d distinct; want 24", len(got), len(seen))
 	}
 }
+
+// TestMayOwn: every name Build gives a server's tool, long, hashed or
+// colliding, is one its prefix may own; a name of another prefix is not.
+func TestMayOwn(t *testing.T) {
+	long := strings.Repeat("long_server_name", 5)
+	sources := []Source{
+		src(long+"_a", strings.Repeat("tool", 20), "t"),
+		src(long+"_b", "t"),
+		src("foo", "create_issue"),
+		src("foo!", "create_issue"),
+		src("short", strings.Repeat("y", 100), "y"),
+		{Server: "bare", Tools: tools("plain")},
+	}
+	prefixOf := make(map[string]string)
+	for _, s := range sources {
+		prefixOf[s.Server] = NamePrefix(s.Prefix)
+	}
+	for _, tool := range Build(sources).Tools() {
+		if !MayOwn(prefixOf[tool.Server], tool.Name) {
+			t.Errorf("MayOwn(%q, %q) = false for a name Build gave that server", prefixOf[tool.Server], tool.Name)
+		}
+	}
+	for _, tt := range []struct {
+		prefix, name string
+		want         bool
+	}{
+		{"short__", "other__y", false},
+		{"short__", "short__y", true},
+		{"", "anything", true},
+		{"short__", "other__y_0123abcd", false}, // hashed, of another prefix
+		{"short__", "shor_0123abcd", true},      // hashed, cut inside the prefix
+		{"short__", "shor_0123abcz", false},     // not a hash suffix
+	} {
+		if got := MayOwn(tt.prefix, tt.name); got != tt.want {
+			t.Errorf("MayOwn(%q, %q) = %v, want %v", tt.prefix, tt.name, got, tt.want)
+		}
+	}
+}

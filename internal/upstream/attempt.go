@@ -61,11 +61,11 @@ func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, su
 		}
 		u.finishNextLocked(nil)
 	default:
+		if !early {
+			u.newStepLocked() // before anyone hears of the failure
+		}
 		u.setStateLocked(failState, err)
 		u.publishLocked(Event{Kind: EventAttemptFailed, Err: err})
-		if !early {
-			u.newStepLocked()
-		}
 		u.finishNextLocked(err)
 	}
 	u.mu.Unlock()

@@ -104,7 +104,7 @@ func (u *Upstream) do(ctx context.Context, set *settings, req request, replayabl
 		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)
 		if dead {
-			u.abandon(s, err)
+			u.abandon(s, u.explain(callCtx, err, timeout))
 			gone = s
 		} else if s.http != nil && d.transportFailed() {
 			// A pooled connection died under the request, as they all do
@@ -183,30 +183,60 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 			if cause == nil {
 				return nil, &UnavailableError{State: state, Err: ctx.Err()}
 			}
-			return nil, fmt.Errorf("%w: %w", ctx.Err(), &UnavailableError{State: state, Err: cause})
+			return nil, &waitEnded{ctxErr: ctx.Err(), unavailable: &UnavailableError{State: state, Err: cause}}
 		}
 	}
 }
 
 // abandon ends a session that a request found dead with err, so that the
 // owner notices at once and reconnects, and no other request picks it up
-// meanwhile. The first err is the session's cause of loss: what the close
-// that follows runs into (a DELETE to a server that is gone) explains
-// nothing. It is idempotent.
+// meanwhile. Unless err says the server went away by itself (then its
+// process's exit, or the connection's own failure, explains more), the
+// first err is the session's cause of loss: what the close that follows
+// runs into (a DELETE to the dead server, a process's clean exit on EOF)
+// explains nothing. It is idempotent.
 func (u *Upstream) abandon(s *session, err error) {
-	s.deadErr.CompareAndSwap(nil, &err)
+	if !peerGone(err) && (s.proc == nil || !s.proc.hasExited()) {
+		s.deadErr.CompareAndSwap(nil, &err)
+	}
 	s.dead.Store(true)
 	u.detach(s)
 	s.conn.close()
 }
 
+// writeFailed reports whether err is a write to a pipe whose reader is
+// gone.
+func writeFailed(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// peerGone reports whether err says that the other end of a connection
+// went away.
+func peerGone(err error) bool {
+	return writeFailed(err) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // timeoutOr turns the expiry of the server's own timeout into ErrTimeout.
 func (u *Upstream) timeoutOr(ctx, callCtx context.Context, d time.Duration, err error) error {
 	if ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrTimeout) {
+		var ended *waitEnded
+		if errors.As(err, &ended) {
+			err = ended.unavailable // "timed out" says that the wait ended
+		}
 		return fmt.Errorf("%w after %v: %w", ErrTimeout, d, err)
 	}
 	return err
 }
+
+// waitEnded is a wait for a connection that its context ended: the
+// context's error, and why there was no connection.
+type waitEnded struct {
+	ctxErr      error
+	unavailable *UnavailableError
+}
+
+func (e *waitEnded) Error() string   { return e.ctxErr.Error() + ": " + e.unavailable.Error() }
+func (e *waitEnded) Unwrap() []error { return []error{e.ctxErr, e.unavailable} }
 
 // acquire takes a slot of sem, waiting at most as long as ctx.
 func acquire(ctx context.Context, sem chan struct{}) (func(), error) {
@@ -281,7 +311,7 @@ func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class
 		return notDelivered, true, 0 // the connection was going before it was sent
 	}
 	if !overHTTP {
-		if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) {
+		if writeFailed(err) {
 			return notDelivered, true, 0 // the write failed: the peer is gone
 		}
 		// Written: if the stream broke, the session is dead too.

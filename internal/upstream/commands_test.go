@@ -194,40 +194,46 @@ func TestReconnectSupersedesACrashLoopAttempt(t *testing.T) {
 	})
 }
 
-// TestEarlyRequestRightAfterAFailedAttempt: a request made as soon as a
-// scheduled attempt has failed belongs to the new step, and gets its early
-// attempt; it is not swept away with the old step's.
+// TestEarlyRequestRightAfterAFailedAttempt: by the time anyone hears that
+// a scheduled attempt failed, the new step has begun: a request made at
+// once may have its early attempt, and is not swept away with the old
+// step's.
 func TestEarlyRequestRightAfterAFailedAttempt(t *testing.T) {
-	for range 300 { // the window was narrow: one run in a hundred or so fell in it
-		synctest.Test(t, func(t *testing.T) {
-			sw := newSwitchable(t, mcptest.Script{})
-			sw.down = true
-			sw.drain(t)
-			var armed atomic.Bool
-			waited := make(chan time.Duration, 1)
-			var u *Upstream
-			u = New(config.Server{Name: "sw", Command: "in-memory"}, &Options{
-				Dial: sw.dial,
-				Rand: func() float64 { return 0.5 },
-				OnEvent: func(ev Event) {
-					if ev.Kind == EventAttemptFailed && armed.CompareAndSwap(true, false) {
-						go func() {
-							start := time.Now()
-							callTool(context.Background(), u, "echo", nil)
-							waited <- time.Since(start)
-						}()
-					}
-				},
-			})
-			defer u.Close()
-			u.Start()
-			waitUntil(t, 9*time.Second) // on the background schedule
-			armed.Store(true)
-			if d := <-waited; d != 0 {
-				t.Fatalf("a request made as an attempt failed waited %v, want its early attempt at once", d)
-			}
+	synctest.Test(t, func(t *testing.T) {
+		sw := newSwitchable(t, mcptest.Script{})
+		sw.down = true
+		sw.drain(t)
+		var u *Upstream
+		var failures int
+		u = New(config.Server{Name: "sw", Command: "in-memory"}, &Options{
+			Dial: sw.dial,
+			Rand: func() float64 { return 0.5 },
+			OnEvent: func(ev Event) { // called under u.mu
+				if ev.Kind != EventAttemptFailed {
+					return
+				}
+				failures++
+				// The first attempt, then an early one (below), then the
+				// scheduled one at 0.5 s.
+				if failures == 3 && (u.earlyUsed || len(u.early) != 0) {
+					t.Errorf("as a scheduled attempt's failure is published: early attempt used %v, %d requests for one pending; want a new step", u.earlyUsed, len(u.early))
+				}
+			},
 		})
-	}
+		defer u.Close()
+		u.Start()
+		synctest.Wait()
+		callTool(context.Background(), u, "echo", nil) // the step's early attempt
+		waitUntil(t, time.Second)                      // the scheduled attempt at 0.5 s has failed
+		start := time.Now()
+		callTool(context.Background(), u, "echo", nil)
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("a request in the new step waited %v, want its early attempt at once", waited)
+		}
+		if failures != 4 {
+			t.Errorf("%d failed attempts, want 4", failures)
+		}
+	})
 }
 
 // TestFailedSubscribeKeepsTheSubscription: subscribing again to a resource
@@ -291,6 +297,9 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 			_, err := callTool(context.Background(), u, "echo", nil)
 			if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrReconnecting) || !errors.Is(err, errRefused) {
 				t.Errorf("call that timed out waiting = %v, want ErrTimeout, ErrReconnecting and the cause", err)
+			}
+			if want := `server "sw": call tool "echo": timed out after 100ms: reconnecting; last error: connect: connection refused`; err.Error() != want {
+				t.Errorf("call that timed out waiting says %q, want %q", err, want)
 			}
 		})
 	})

@@ -28,7 +28,8 @@ func TestResponseOverTheLimit(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		srv := stdio("kid", script)
 		srv.MaxResponseBytes = limit.MaxResponseBytes
-		u := New(srv, nil)
+		var log eventLog
+		u := New(srv, &Options{OnEvent: log.add})
 		defer u.Close()
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
@@ -40,6 +41,11 @@ func TestResponseOverTheLimit(t *testing.T) {
 		// The line cannot be skipped: the session is replaced.
 		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Errorf("a small call after it = %v", err)
+		}
+		// Its loss is the response's fault, not the clean exit of a server
+		// whose pipes we closed.
+		if losses := log.errs(Reconnecting); len(losses) != 1 || !strings.Contains(losses[0].Error(), "limit of 102400 bytes") {
+			t.Errorf("causes of loss = %v, want the response too large", losses)
 		}
 	})
 }

@@ -291,7 +291,7 @@ func (o *owner) shutdown() {
 	var err error
 	if o.s != nil {
 		u.detach(o.s)
-		err = <-u.retire(o.s)
+		err = <-u.retireReported(o.s)
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -362,12 +362,19 @@ func (u *Upstream) detach(s *session) {
 
 // retire closes s in the background, so that a slow DELETE or a slow
 // process never delays what comes next, and returns the close's result.
-// Close waits for every retired session. Only the owner goroutine calls it.
-func (u *Upstream) retire(s *session) <-chan error {
+// A process that had to be killed is logged. Close waits for every retired
+// session. Only the owner goroutine calls it.
+func (u *Upstream) retire(s *session) <-chan error { return u.retireAs(s, false) }
+
+// retireReported is retire for a session whose close's result the caller
+// reports (Close's current session): a kill is not logged too.
+func (u *Upstream) retireReported(s *session) <-chan error { return u.retireAs(s, true) }
+
+func (u *Upstream) retireAs(s *session, reported bool) <-chan error {
 	errc := make(chan error, 1)
 	u.closers.Go(func() {
 		err := s.close(u.opts.StopGrace, u.kill)
-		if errors.Is(err, ErrKilled) && u.ctx.Err() == nil { // Close reports its own kills
+		if errors.Is(err, ErrKilled) && !reported {
 			u.opts.Logger.Warn("server process killed", "error", err)
 		}
 		errc <- err

@@ -142,16 +142,16 @@ func (s *session) watchSession() {
 	close(s.lost)
 }
 
-// lossCause says why a session ended on its own. For a stdio server the
-// process's exit is the best explanation, so wait briefly for it, unless
-// the session is being closed meanwhile.
+// lossCause says why a session ended on its own: what the request that
+// found it dead met (see abandon), else, for a stdio server, the process's
+// exit, for which it waits briefly unless the session is being closed
+// meanwhile, else err, the connection's end.
 func (s *session) lossCause(err error) error {
-	if s.proc != nil && s.proc.waitExit(explainWait, s.closed) {
-		s.proc.waitStderr(explainWait, s.closed)
-		return s.withStderr(s.proc.exitError())
-	}
 	if found := s.deadErr.Load(); found != nil {
 		err = *found
+	} else if s.proc != nil && s.proc.waitExit(explainWait, s.closed) {
+		s.proc.waitStderr(explainWait, s.closed)
+		return s.withStderr(s.proc.exitError())
 	}
 	var syntax *json.SyntaxError
 	switch {
