@@ -119,17 +119,16 @@ func (u *Upstream) explain(ctx context.Context, err error, d time.Duration) erro
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err):
 		return fmt.Errorf("%w after %v", ErrTimeout, d)
 	case isFrameTooLarge(err):
-		return u.tooLarge()
+		return tooLarge(u.settings.Load().cfg.ResponseLimit())
 	case errors.As(err, &syntax):
 		return fmt.Errorf("server wrote something that is not JSON-RPC: %w", err)
 	}
 	return err
 }
 
-// tooLarge is the error of a response over the size limit.
-func (u *Upstream) tooLarge() error {
-	cfg := u.settings.Load().cfg
-	return fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, cfg.ResponseLimit())
+// tooLarge is the error of a response over limit, the size limit.
+func tooLarge(limit int64) error {
+	return fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, limit)
 }
 
 // refreshDelay bounds how long a reconnect waits for a first answer before

@@ -116,7 +116,7 @@ func (u *Upstream) do(ctx context.Context, set *settings, req request, replayabl
 		case class == cancelled:
 			return u.errorf(req.String(), ctx.Err())
 		case class == deterministic && d.wasTooLarge():
-			return u.errorf(req.String(), u.tooLarge())
+			return u.errorf(req.String(), tooLarge(u.settings.Load().cfg.ResponseLimit()))
 		case class == deterministic:
 			return u.wrap(req.String(), u.explain(callCtx, err, timeout))
 		case class == ambiguous && !replayable:
@@ -196,7 +196,7 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 // runs into (a DELETE to the dead server, a process's clean exit on EOF)
 // explains nothing. It is idempotent.
 func (u *Upstream) abandon(s *session, err error) {
-	if !peerGone(err) && (s.proc == nil || !s.proc.hasExited()) {
+	if !peerGone(err) {
 		s.deadErr.CompareAndSwap(nil, &err)
 	}
 	s.dead.Store(true)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -130,7 +129,7 @@ type limitedBody struct {
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
 		b.d.overLimit()
-		return 0, fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, b.max)
+		return 0, tooLarge(b.max)
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestResponseOverTheLimit(t *testing.T) {
 		}
 		// Its loss is the response's fault, not the clean exit of a server
 		// whose pipes we closed.
-		if losses := log.errs(Reconnecting); len(losses) != 1 || !strings.Contains(losses[0].Error(), "limit of 102400 bytes") {
+		if losses := log.errs(Reconnecting); len(losses) != 1 || !errors.Is(losses[0], errResponseTooLarge) || !strings.Contains(losses[0].Error(), "limit of 102400 bytes") {
 			t.Errorf("causes of loss = %v, want the response too large", losses)
 		}
 	})

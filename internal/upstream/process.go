@@ -151,16 +151,6 @@ func (p *process) exitError() error {
 	return fmt.Errorf("process: %w", p.waitErr)
 }
 
-// hasExited reports whether the process has exited.
-func (p *process) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
 // waitExit waits up to d for the process to exit, or until cut is closed.
 func (p *process) waitExit(d time.Duration, cut <-chan struct{}) bool {
 	return within(p.exited, d, cut)

@@ -91,8 +91,14 @@ func TestServerErrorAnswerIsNotRetried(t *testing.T) {
 }
 
 // httpUpstream runs script behind a real listener and returns an upstream
-// for it, with the given config tweaks.
+// for it, connected, with the given config tweaks.
 func httpUpstream(t *testing.T, script mcptest.Script, cfg config.Server) (*Upstream, *mcptest.Server, *mcptest.HTTPServer) {
+	t.Helper()
+	return httpUpstreamWith(t, script, cfg, nil)
+}
+
+// httpUpstreamWith is httpUpstream with options.
+func httpUpstreamWith(t *testing.T, script mcptest.Script, cfg config.Server, opts *Options) (*Upstream, *mcptest.Server, *mcptest.HTTPServer) {
 	t.Helper()
 	srv := mcptest.NewServer(script)
 	hs, err := mcptest.StartHTTP(srv)
@@ -104,7 +110,7 @@ func httpUpstream(t *testing.T, script mcptest.Script, cfg config.Server) (*Upst
 		hs.Close()
 	})
 	cfg.Name, cfg.URL = "web", hs.URL
-	u := New(cfg, nil)
+	u := New(cfg, opts)
 	t.Cleanup(func() { u.Close() })
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
@@ -502,19 +508,8 @@ func TestNullArgumentsAreSentAsAnObject(t *testing.T) {
 // met, not what the close met afterwards (a DELETE to the same dead
 // server).
 func TestLossOfAnHTTPServerNamesWhatBrokeIt(t *testing.T) {
-	srv := mcptest.NewServer(mcptest.Script{})
-	hs, err := mcptest.StartHTTP(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	defer hs.Close()
 	var log eventLog
-	u := New(config.Server{Name: "web", URL: hs.URL}, &Options{OnEvent: log.add})
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	u, _, hs := httpUpstreamWith(t, mcptest.Script{}, config.Server{}, &Options{OnEvent: log.add})
 	hs.Stop()
 	if _, err := callTool(t.Context(), u, "echo", nil); err == nil {
 		t.Fatal("a call to a stopped server succeeded")

@@ -37,6 +37,7 @@ type session struct {
 	toolsGen uint64        // the tools' list_changed count when they were listed
 	endpoint string        // http: the URL, for probes
 	client   *http.Client
+	maxBytes int64 // the response limit it was dialed with
 
 	lastUsed atomic.Int64  // unix nanoseconds of the last answer
 	answered chan struct{} // closed by the first answer to a call
@@ -57,7 +58,7 @@ type session struct {
 // dialSession opens a transport for the resolved server and initializes an MCP
 // session on it. ctx bounds only the handshake.
 func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
-	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}}
+	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}, maxBytes: srv.ResponseLimit()}
 	var transport mcp.Transport
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
@@ -142,23 +143,27 @@ func (s *session) watchSession() {
 	close(s.lost)
 }
 
-// lossCause says why a session ended on its own: what the request that
-// found it dead met (see abandon), else, for a stdio server, the process's
-// exit, for which it waits briefly unless the session is being closed
-// meanwhile, else err, the connection's end.
+// lossCause says why a session ended on its own, given err, the end of its
+// connection: what the request that found it dead met (see abandon); else
+// a message that broke the stream (over the size limit, or not JSON); else,
+// for a stdio server, the process's exit, for which it waits briefly unless
+// the session is being closed meanwhile; else err. A stream that broke on
+// our side ends the process too, by EOF or SIGPIPE: that explains nothing.
 func (s *session) lossCause(err error) error {
 	if found := s.deadErr.Load(); found != nil {
-		err = *found
-	} else if s.proc != nil && s.proc.waitExit(explainWait, s.closed) {
-		s.proc.waitStderr(explainWait, s.closed)
-		return s.withStderr(s.proc.exitError())
+		return fmt.Errorf("connection lost: %w", *found)
 	}
 	var syntax *json.SyntaxError
 	switch {
-	case err == nil:
-		return errors.New("server closed the connection")
+	case isFrameTooLarge(err):
+		return tooLarge(s.maxBytes)
 	case errors.As(err, &syntax):
 		return fmt.Errorf("server wrote something that is not JSON-RPC: %w", err)
+	case s.proc != nil && s.proc.waitExit(explainWait, s.closed):
+		s.proc.waitStderr(explainWait, s.closed)
+		return s.withStderr(s.proc.exitError())
+	case err == nil:
+		return errors.New("server closed the connection")
 	}
 	return fmt.Errorf("connection lost: %w", err)
 }
