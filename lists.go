@@ -67,9 +67,21 @@ func (m *Manager) keepPrompts(ctx context.Context, q *Query, prompts []Prompt) [
 // nil), from the server that owns it. A prompt that Options.PromptFilter
 // hides from q is refused, as unknown.
 func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	name := params.Name
-	if err := m.open("get prompt", name); err != nil {
+	up, original, err := m.promptServer(ctx, q, "get prompt", params.Name)
+	if err != nil {
 		return nil, err
+	}
+	get := *params
+	get.Name = original
+	res, err := up.GetPrompt(ctx, &get)
+	return res, publicError(err)
+}
+
+// promptServer returns the upstream that serves the prompt name, a public
+// name, to q, and the prompt's name there.
+func (m *Manager) promptServer(ctx context.Context, q *Query, op, name string) (*upstream.Upstream, string, error) {
+	if err := m.open(op, name); err != nil {
+		return nil, "", err
 	}
 	v := m.view.Load()
 	var found *Prompt
@@ -80,12 +92,53 @@ func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPrompt
 		}
 	}
 	if found == nil || len(m.keepPrompts(ctx, q, []Prompt{*found})) == 0 {
-		return nil, fmt.Errorf("get prompt %q: %w", name, ErrUnknownPrompt)
+		return nil, "", fmt.Errorf("%s %q: %w", op, name, ErrUnknownPrompt)
 	}
-	get := *params
-	get.Name = found.Original
-	res, err := v.byName[found.Server].GetPrompt(ctx, &get)
+	return v.byName[found.Server], found.Original, nil
+}
+
+// Complete asks for completions of an argument of a prompt (ref/prompt,
+// by public name) or of a resource template (ref/resource, by URI
+// template), from the server that owns it.
+func (m *Manager) Complete(ctx context.Context, q *Query, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	if params.Ref == nil {
+		return nil, fmt.Errorf("complete: %w: no ref", ErrInvalidArguments)
+	}
+	ref := *params.Ref
+	var (
+		up  *upstream.Upstream
+		err error
+	)
+	switch ref.Type {
+	case "ref/prompt":
+		up, ref.Name, err = m.promptServer(ctx, q, "complete", ref.Name)
+	case "ref/resource":
+		up, err = m.templateServer(ctx, q, ref.URI)
+	default:
+		err = fmt.Errorf("complete: %w: unknown ref type %q", ErrInvalidArguments, ref.Type)
+	}
+	if err != nil {
+		return nil, err
+	}
+	complete := *params
+	complete.Ref = &ref
+	res, err := up.Complete(ctx, &complete)
 	return res, publicError(err)
+}
+
+// templateServer returns the upstream that serves the resource template
+// uri (a URI template, or a resource's URI) to q.
+func (m *Manager) templateServer(ctx context.Context, q *Query, uri string) (*upstream.Upstream, error) {
+	if err := m.open("complete", uri); err != nil {
+		return nil, err
+	}
+	v := m.view.Load()
+	for _, t := range m.ResourceTemplates(ctx, q) {
+		if t.Template.URITemplate == uri {
+			return v.byName[t.Server], nil
+		}
+	}
+	return m.resourceServer(ctx, q, "complete", uri)
 }
 
 // Resources returns every resource exposed to q (which may be nil), sorted

@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -79,6 +80,9 @@ type ServerStatus struct {
 	Instructions string
 	// ServerInfo is the implementation the server reported, if any.
 	ServerInfo *mcp.Implementation
+	// Capabilities are what the server said it offers in its last
+	// handshake; nil before the first.
+	Capabilities *mcp.ServerCapabilities
 	// PID is the process ID of a connected stdio server, or 0.
 	PID int
 }
@@ -91,7 +95,22 @@ func (s ServerStatus) clone() ServerStatus {
 		info.Icons = append([]mcp.Icon(nil), info.Icons...)
 		s.ServerInfo = &info
 	}
+	s.Capabilities = cloneCapabilities(s.Capabilities)
 	return s
+}
+
+// cloneCapabilities returns a deep copy of c: capabilities are small, and
+// hold maps of anything.
+func cloneCapabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+	if c == nil {
+		return nil
+	}
+	data, err := json.Marshal(c)
+	var out mcp.ServerCapabilities
+	if err != nil || json.Unmarshal(data, &out) != nil {
+		return &mcp.ServerCapabilities{}
+	}
+	return &out
 }
 
 // Status returns a snapshot of every configured server, in configured order,

@@ -83,6 +83,7 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 			Err:          publicError(snap.Err),
 			Instructions: snap.Instructions,
 			ServerInfo:   snap.ServerInfo,
+			Capabilities: snap.Capabilities,
 			Reconnects:   snap.Reconnects,
 			PID:          snap.PID,
 		}

@@ -41,10 +41,11 @@ type Gateway struct {
 	opts        Options
 	unsubscribe func()
 	calls       inflight
+	sessions    sessions
 
 	// mu serializes syncs and guards exposed.
 	mu      sync.Mutex
-	exposed map[string]string // public name → JSON of the registered definition
+	exposed [numKinds]map[string]string // per kind, name or URI → JSON of the registered definition
 }
 
 // New returns a Gateway for m that exposes m's current tools and follows its
@@ -61,19 +62,33 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{
-		m:       m,
-		opts:    o,
-		exposed: make(map[string]string),
-		server: mcp.NewServer(o.Implementation, &mcp.ServerOptions{
-			Logger:       slog.New(sdkLog{o.Logger.Handler()}),
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		}),
+	g := &Gateway{m: m, opts: o}
+	for k := range g.exposed {
+		g.exposed[k] = make(map[string]string)
 	}
+	serverOpts := &mcp.ServerOptions{
+		Logger: slog.New(sdkLog{o.Logger.Handler()}),
+		// Tools are always advertised: they may arrive later. Prompts,
+		// resources and the rest, as the servers offer them: see describe.
+		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		CompletionHandler:  g.complete,
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.sessions.track(g, req.Session) },
+	}
+	if !o.Stateless {
+		// A subscription needs a session to send updates on.
+		serverOpts.SubscribeHandler = g.subscribe
+		serverOpts.UnsubscribeHandler = g.unsubscribeResource
+	}
+	g.server = mcp.NewServer(o.Implementation, serverOpts)
+	g.server.AddReceivingMiddleware(g.intercept)
+	g.sessions.init()
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventChanged {
+		switch ev.Kind {
+		case switchboard.EventChanged:
 			g.Sync()
+		case switchboard.EventResourceUpdated:
+			g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: ev.URI})
 		}
 	})
 	g.Sync()
@@ -130,107 +145,8 @@ func (g *Gateway) Close() error {
 	for ss := range g.server.Sessions() {
 		errs = append(errs, ss.Close())
 	}
+	g.sessions.wait()
 	return errors.Join(errs...)
-}
-
-// Sync makes the exposed tools match the manager's current view: it adds new
-// and changed definitions and removes the rest, so that clients are told
-// list_changed only when something did change. The gateway syncs on every
-// change event by itself, but events arrive asynchronously: call Sync after
-// [switchboard.Manager.Connect] to expose what connected before serving.
-func (g *Gateway) Sync() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	want := make(map[string]bool)
-	for _, t := range g.m.Tools(context.Background(), nil) {
-		def, err := exposable(t.Definition())
-		if err != nil {
-			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)
-			continue
-		}
-		want[t.Name] = true
-		key, err := json.Marshal(def)
-		if err != nil || g.exposed[t.Name] == string(key) {
-			continue
-		}
-		if err := g.addTool(def); err != nil {
-			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)
-			delete(want, t.Name)
-			continue
-		}
-		g.exposed[t.Name] = string(key)
-	}
-	var gone []string
-	for name := range g.exposed {
-		if !want[name] {
-			gone = append(gone, name)
-			delete(g.exposed, name)
-		}
-	}
-	if len(gone) > 0 {
-		g.server.RemoveTools(gone...)
-	}
-}
-
-// exposable returns def ready for mcp.Server.AddTool, which requires an
-// object input schema: a missing schema becomes an empty object schema.
-func exposable(def *mcp.Tool) (*mcp.Tool, error) {
-	switch schema := def.InputSchema.(type) {
-	case nil:
-		def.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
-	case map[string]any:
-		if schema["type"] != "object" {
-			return nil, fmt.Errorf("input schema type is %v, not object", schema["type"])
-		}
-	default:
-		return nil, fmt.Errorf("input schema is a %T, not a JSON object", schema)
-	}
-	return def, nil
-}
-
-// addTool registers def. The go-sdk panics on definitions it cannot serve;
-// one bad tool from one server must not take the gateway down.
-func (g *Gateway) addTool(def *mcp.Tool) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("rejected by the MCP server library: %v", r)
-		}
-	}()
-	g.server.AddTool(def, g.callTool(def.Name))
-	return nil
-}
-
-// callTool returns the handler of the tool with the given public name. The
-// call goes on with the client's arguments, as sent, and its _meta (a
-// progress token, say).
-func (g *Gateway) callTool(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if err := checkArguments(req.Params.Arguments); err != nil {
-			where := ""
-			if t, ok := g.m.Lookup(name); ok {
-				where = fmt.Sprintf("server %q: ", t.Server)
-			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
-		}
-		params := &mcp.CallToolParams{Meta: req.Params.Meta, Name: name}
-		if len(req.Params.Arguments) > 0 {
-			params.Arguments = req.Params.Arguments
-		}
-		res, err := g.m.CallTool(ctx, nil, params)
-		if err == nil {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // the client went away: nothing to tell it
-		}
-		if rpcErr, ok := answer(err); ok {
-			return nil, rpcErr // the server's own protocol error, unchanged
-		}
-		return &mcp.CallToolResult{
-			IsError: true,
-			Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + err.Error()}},
-		}, nil
-	}
 }
 
 // codeRejected is the go-sdk's JSON-RPC code for a message its transport

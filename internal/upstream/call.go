@@ -46,6 +46,9 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	}
 	call := *params
 	call.Arguments = args
+	var end func()
+	ctx, call.Meta, end = u.peers.begin(ctx, call.Meta)
+	defer end()
 	replayable := info != nil && info.replayable
 	var res *mcp.CallToolResult
 	err = u.do(ctx, set, request{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (err error) {

@@ -47,6 +47,9 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost && t.maxBytes > 0 {
 		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes, d: d}
 	}
+	if token, ok := req.Context().Value(callKey{}).(string); ok && isEventStream(resp) {
+		resp.Body = newLinkedStream(resp.Body, token)
+	}
 	return resp, nil
 }
 

@@ -302,9 +302,11 @@ func (u *Upstream) loadTemplates(ctx context.Context, s *session, budget *retryB
 }
 
 // resubscribe subscribes a new session to every resource the host
-// subscribed to. It runs once per session, whatever kind of reconnect made
-// it: a list_changed never sends the subscriptions again.
+// subscribed to, and restores its logging level. It runs once per session,
+// whatever kind of reconnect made it: a list_changed never sends the
+// subscriptions again.
 func (u *Upstream) resubscribe(ctx context.Context, s *session) {
+	u.restoreLogLevel(ctx, s)
 	if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
 		return
 	}
@@ -414,9 +416,13 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 
 // GetPrompt gets the prompt params.Name, as the server knows it.
 func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	get := *params
+	var end func()
+	ctx, get.Meta, end = u.peers.begin(ctx, get.Meta)
+	defer end()
 	var res *mcp.GetPromptResult
 	err := u.do(ctx, u.settings.Load(), request{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.GetPrompt(ctx, params)
+		res, err = s.cs.GetPrompt(ctx, &get)
 		return err
 	})
 	return res, err
@@ -424,9 +430,31 @@ func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (
 
 // ReadResource reads the resource params.URI.
 func (u *Upstream) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	read := *params
+	var end func()
+	ctx, read.Meta, end = u.peers.begin(ctx, read.Meta)
+	defer end()
 	var res *mcp.ReadResourceResult
 	err := u.do(ctx, u.settings.Load(), request{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.ReadResource(ctx, params)
+		res, err = s.cs.ReadResource(ctx, &read)
+		return err
+	})
+	return res, err
+}
+
+// Complete asks the server for completions of a prompt's or a resource
+// template's argument, named as the server knows them.
+func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	var what string
+	if params.Ref != nil {
+		what = params.Ref.Name + params.Ref.URI
+	}
+	var res *mcp.CompleteResult
+	err := u.do(ctx, u.settings.Load(), request{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
+		if caps := s.capabilities(); caps.Completions == nil {
+			return ErrNotSupported
+		}
+		res, err = s.cs.Complete(ctx, params)
 		return err
 	})
 	return res, err

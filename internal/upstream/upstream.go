@@ -58,6 +58,7 @@ type Upstream struct {
 	client  *mcp.Client
 	secrets *config.Secrets
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
+	peers   peers              // the requests in flight on behalf of peers
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
@@ -115,6 +116,7 @@ type Upstream struct {
 	earlyUsed  bool          // this step between scheduled attempts has had its early attempt
 	lists      lists
 	subs       map[string]bool // the resources the host subscribed to
+	logLevel   string          // the logging level the host asked the server to log at; "" if none
 	init       *mcp.InitializeResult
 	reconnects uint64
 	closeErr   error
@@ -210,20 +212,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		u.state = Disabled
 	}
 	u.prober = sync.OnceValue(u.bareClient)
-	// The handlers are set before the first session, so that no
-	// notification is missed, even during the first list.
-	u.client = mcp.NewClient(o.Client, &mcp.ClientOptions{
-		Logger:                     o.Logger,
-		Capabilities:               &mcp.ClientCapabilities{},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged(Tools) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged(Prompts) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged(Resources) },
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if req.Params != nil {
-				u.resourceUpdated(req.Params.URI)
-			}
-		},
-	})
+	u.client = u.newClient()
 	return u
 }
 
@@ -265,6 +254,9 @@ type Snapshot struct {
 	Instructions string
 	// ServerInfo is the implementation the server reported, if any.
 	ServerInfo *mcp.Implementation
+	// Capabilities are what the server said it offers, shared: treat them
+	// as read-only. Nil before its first session.
+	Capabilities *mcp.ServerCapabilities
 	// ProtocolVersion is the negotiated protocol version.
 	ProtocolVersion string
 	// Reconnects counts the connections made after the first.
@@ -295,6 +287,7 @@ func (u *Upstream) snapshotLocked() Snapshot {
 	if u.init != nil {
 		snap.Instructions = u.init.Instructions
 		snap.ProtocolVersion = u.init.ProtocolVersion
+		snap.Capabilities = u.init.Capabilities
 		if u.init.ServerInfo != nil {
 			info := *u.init.ServerInfo
 			snap.ServerInfo = &info

@@ -1,0 +1,128 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The kinds of definitions the gateway registers.
+const (
+	kindTool = iota
+	kindPrompt
+	kindResource
+	kindTemplate
+	numKinds
+)
+
+var kindNames = [numKinds]string{"tool", "prompt", "resource", "resource template"}
+
+// Sync makes the exposed tools, prompts, resources and resource templates
+// match the manager's current view: it adds new and changed definitions
+// and removes the rest, so that clients are told list_changed only when
+// something did change. The gateway syncs on every change event by itself,
+// but events arrive asynchronously: call Sync after
+// [switchboard.Manager.Connect] to expose what connected before serving.
+func (g *Gateway) Sync() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ctx := context.Background()
+	var defs [numKinds][]definition
+	for _, t := range g.m.Tools(ctx, nil) {
+		def, err := exposable(t.Definition())
+		if err != nil {
+			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)
+			continue
+		}
+		defs[kindTool] = append(defs[kindTool], definition{def.Name, t.Server, def, func() { g.server.AddTool(def, g.callTool(def.Name)) }})
+	}
+	for _, p := range g.m.Prompts(ctx, nil) {
+		def := p.Prompt
+		defs[kindPrompt] = append(defs[kindPrompt], definition{def.Name, p.Server, def, func() { g.server.AddPrompt(def, g.getPrompt) }})
+	}
+	for _, r := range g.m.Resources(ctx, nil) {
+		def := r.Resource
+		defs[kindResource] = append(defs[kindResource], definition{def.URI, r.Server, def, func() { g.server.AddResource(def, g.readResource) }})
+	}
+	for _, t := range g.m.ResourceTemplates(ctx, nil) {
+		def := t.Template
+		defs[kindTemplate] = append(defs[kindTemplate], definition{def.URITemplate, t.Server, def, func() { g.server.AddResourceTemplate(def, g.readResource) }})
+	}
+	g.expose(kindTool, defs[kindTool], g.server.RemoveTools)
+	g.expose(kindPrompt, defs[kindPrompt], g.server.RemovePrompts)
+	g.expose(kindResource, defs[kindResource], g.server.RemoveResources)
+	g.expose(kindTemplate, defs[kindTemplate], g.server.RemoveResourceTemplates)
+}
+
+// A definition is one tool, prompt, resource or template to register.
+type definition struct {
+	key    string // its name, or URI
+	server string
+	def    any // what add registers, to compare
+	add    func()
+}
+
+// expose registers defs, the wanted definitions of kind, in place of those
+// registered now: it adds what is new or changed and removes the rest with
+// remove.
+func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
+	exposed := g.exposed[kind]
+	want := make(map[string]bool, len(defs))
+	for _, d := range defs {
+		key, err := json.Marshal(d.def)
+		if err != nil {
+			continue
+		}
+		want[d.key] = true
+		if exposed[d.key] == string(key) {
+			continue
+		}
+		if err := register(d.add); err != nil {
+			g.opts.Logger.Warn(kindNames[kind]+" not exposed", kindNames[kind], d.key, "server", d.server, "error", err)
+			delete(want, d.key)
+			continue
+		}
+		exposed[d.key] = string(key)
+	}
+	var gone []string
+	for key := range exposed {
+		if !want[key] {
+			gone = append(gone, key)
+			delete(exposed, key)
+		}
+	}
+	if len(gone) > 0 {
+		remove(gone...)
+	}
+}
+
+// register runs add. The go-sdk panics on definitions it cannot serve (a
+// tool without an object schema, a resource URI it cannot parse); one bad
+// definition from one server must not take the gateway down.
+func register(add func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rejected by the MCP server library: %v", r)
+		}
+	}()
+	add()
+	return nil
+}
+
+// exposable returns def ready for mcp.Server.AddTool, which requires an
+// object input schema: a missing schema becomes an empty object schema.
+func exposable(def *mcp.Tool) (*mcp.Tool, error) {
+	switch schema := def.InputSchema.(type) {
+	case nil:
+		def.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+	case map[string]any:
+		if schema["type"] != "object" {
+			return nil, fmt.Errorf("input schema type is %v, not object", schema["type"])
+		}
+	default:
+		return nil, fmt.Errorf("input schema is a %T, not a JSON object", schema)
+	}
+	return def, nil
+}

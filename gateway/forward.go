@@ -1,0 +1,172 @@
+//lint:file-ignore SA1019 Switchboard forwards sampling, elicitation and logging for as long as servers and clients use them.
+
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// callTool returns the handler of the tool with the given public name. The
+// call goes on with the client's arguments, as sent, and its _meta (a
+// progress token, say), on behalf of the client's session.
+func (g *Gateway) callTool(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := checkArguments(req.Params.Arguments); err != nil {
+			where := ""
+			if t, ok := g.m.Lookup(name); ok {
+				where = fmt.Sprintf("server %q: ", t.Server)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
+		}
+		params := &mcp.CallToolParams{Meta: req.Params.Meta, Name: name}
+		if len(req.Params.Arguments) > 0 {
+			params.Arguments = req.Params.Arguments
+		}
+		res, err := g.m.CallTool(onBehalf(ctx, req.Session), nil, params)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // the client went away: nothing to tell it
+		}
+		if rpcErr, ok := answer(err); ok {
+			return nil, rpcErr // the server's own protocol error, unchanged
+		}
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + err.Error()}},
+		}, nil
+	}
+}
+
+// getPrompt gets a prompt, by its public name, from its server.
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := g.m.GetPrompt(onBehalf(ctx, req.Session), nil, req.Params)
+	return res, protocolError(ctx, err)
+}
+
+// readResource reads a resource, or a URI that a template matches, from
+// the server that serves it.
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	res, err := g.m.ReadResource(onBehalf(ctx, req.Session), nil, req.Params)
+	if errors.Is(err, switchboard.ErrUnknownResource) {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return res, protocolError(ctx, err)
+}
+
+// complete routes a completion by the prompt's public name or the
+// template's URI.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	res, err := g.m.Complete(onBehalf(ctx, req.Session), nil, req.Params)
+	return res, protocolError(ctx, err)
+}
+
+// protocolError is the JSON-RPC error for err, the failure of a request
+// that is not a tool call: the server's own error answer, unchanged, or one
+// that says what went wrong, naming the server.
+func protocolError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if rpcErr, ok := answer(err); ok {
+		return rpcErr
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	switch {
+	case errors.Is(err, switchboard.ErrUnknownPrompt), errors.Is(err, switchboard.ErrUnknownResource),
+		errors.Is(err, switchboard.ErrInvalidArguments):
+		code = jsonrpc.CodeInvalidParams
+	case errors.Is(err, switchboard.ErrNotSupported):
+		code = jsonrpc.CodeMethodNotFound
+	}
+	return &jsonrpc.Error{Code: code, Message: "switchboard: " + err.Error()}
+}
+
+// onBehalf returns ctx carrying the client session ss as the peer of the
+// requests made with it.
+func onBehalf(ctx context.Context, ss *mcp.ServerSession) context.Context {
+	if ss == nil {
+		return ctx
+	}
+	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx})
+}
+
+// downstream is a client session as the peer of one request. What a server
+// sends while serving the request goes to the session with the request's
+// context: over Streamable HTTP, the go-sdk then sends it on the response
+// stream of the client's request, as the protocol asks.
+type downstream struct {
+	ss  *mcp.ServerSession
+	ctx context.Context // the client's request's
+}
+
+func (d downstream) Session() any { return d.ss }
+
+// within returns the request's context, cut short when ctx, the server's
+// side of the exchange, ends.
+func (d downstream) within(ctx context.Context) (context.Context, func()) {
+	c, cancel := context.WithCancel(d.ctx)
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() {
+		stop()
+		cancel()
+	}
+}
+
+// ErrClientCannot means that a server asked the gateway's client for what
+// the client did not say it supports.
+var ErrClientCannot = errors.New("the client does not support it")
+
+func (d downstream) capabilities() *mcp.ClientCapabilities {
+	if p := d.ss.InitializeParams(); p != nil && p.Capabilities != nil {
+		return p.Capabilities
+	}
+	return &mcp.ClientCapabilities{}
+}
+
+func (d downstream) CreateMessage(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
+	if d.capabilities().Sampling == nil {
+		return nil, fmt.Errorf("sampling: %w", ErrClientCannot)
+	}
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.CreateMessageWithTools(ctx, params)
+}
+
+func (d downstream) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if d.capabilities().Elicitation == nil {
+		return nil, fmt.Errorf("elicitation: %w", ErrClientCannot)
+	}
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.Elicit(ctx, params)
+}
+
+func (d downstream) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.NotifyElicitationComplete(ctx, params)
+}
+
+func (d downstream) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.Log(ctx, params)
+}
+
+func (d downstream) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.NotifyProgress(ctx, params)
+}

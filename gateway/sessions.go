@@ -1,0 +1,234 @@
+//lint:file-ignore SA1019 Switchboard forwards sampling, elicitation and logging for as long as servers and clients use them.
+
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sessions holds what each client session asked for that the gateway must
+// hold upstream on its behalf: resource subscriptions and a logging level.
+// A subscription is held upstream while any session wants it, and dropped
+// when the last one unsubscribes or goes away.
+type sessions struct {
+	// mu serializes subscription changes, with the upstream requests they
+	// make: a subscribe and an unsubscribe of one URI never cross.
+	mu     sync.Mutex
+	byID   map[*mcp.ServerSession]*sessionState
+	level  mcp.LoggingLevel // the level the servers were last asked for
+	watch  sync.WaitGroup   // one goroutine per session, until it ends
+	closed bool
+}
+
+type sessionState struct {
+	subs  map[string]bool
+	level mcp.LoggingLevel
+}
+
+func (s *sessions) init() { s.byID = make(map[*mcp.ServerSession]*sessionState) }
+
+// track starts following ss, once, until it ends.
+func (s *sessions) track(g *Gateway, ss *mcp.ServerSession) *sessionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.trackLocked(g, ss)
+}
+
+func (s *sessions) trackLocked(g *Gateway, ss *mcp.ServerSession) *sessionState {
+	if st := s.byID[ss]; st != nil || s.closed {
+		return st
+	}
+	st := &sessionState{subs: make(map[string]bool)}
+	s.byID[ss] = st
+	s.watch.Go(func() {
+		ss.Wait()
+		g.sessionEnded(ss)
+	})
+	return st
+}
+
+// wait waits for the sessions' goroutines, once the sessions are closed.
+func (s *sessions) wait() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.watch.Wait()
+}
+
+// sessionEnded drops what ss held: its subscriptions, unless another
+// session holds them too, and its logging level.
+func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
+	s := &g.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.byID[ss]
+	delete(s.byID, ss)
+	if st == nil {
+		return
+	}
+	for uri := range st.subs {
+		if !s.wantedLocked(uri) {
+			if err := g.m.UnsubscribeResource(context.Background(), nil, uri); err != nil {
+				g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
+			}
+		}
+	}
+}
+
+// wantedLocked reports whether any session holds a subscription to uri.
+func (s *sessions) wantedLocked(uri string) bool {
+	for _, st := range s.byID {
+		if st.subs[uri] {
+			return true
+		}
+	}
+	return false
+}
+
+// subscribe subscribes the client's session to a resource: upstream, if no
+// other session is subscribed to it yet. The go-sdk then sends the
+// session every resources/updated of that URI.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	s := &g.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.trackLocked(g, req.Session)
+	if st == nil {
+		return fmt.Errorf("subscribe %q: the gateway is closing", req.Params.URI)
+	}
+	uri := req.Params.URI
+	if !s.wantedLocked(uri) {
+		if err := g.m.SubscribeResource(ctx, nil, uri); err != nil {
+			return protocolError(ctx, err)
+		}
+	}
+	st.subs[uri] = true
+	return nil
+}
+
+// unsubscribeResource ends the client session's subscription, and the
+// upstream one after the last session leaves.
+func (g *Gateway) unsubscribeResource(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	s := &g.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	uri := req.Params.URI
+	st := s.byID[req.Session]
+	if st == nil || !st.subs[uri] {
+		return nil // nothing to undo: unsubscribing is idempotent
+	}
+	delete(st.subs, uri)
+	if s.wantedLocked(uri) {
+		return nil
+	}
+	return protocolError(ctx, g.m.UnsubscribeResource(ctx, nil, uri))
+}
+
+// levelOrder ranks the MCP logging levels, most verbose first.
+var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// setLevel records a session's logging level, and asks the servers for the
+// most verbose level any session wants: the go-sdk sends each session only
+// what its own level lets through.
+func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
+	s := &g.sessions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.trackLocked(g, ss); st != nil {
+		st.level = level
+	}
+	want := level
+	for _, st := range s.byID {
+		if st.level != "" && slices.Index(levelOrder, st.level) < slices.Index(levelOrder, want) {
+			want = st.level
+		}
+	}
+	if want == s.level {
+		return
+	}
+	s.level = want
+	if err := g.m.SetLoggingLevel(ctx, want); err != nil {
+		g.opts.Logger.Info("setting the servers' logging level", "level", want, "error", err)
+	}
+}
+
+// intercept sees every request from clients before the go-sdk handles it:
+// it records logging levels, and completes the handshake's answer with
+// what the servers offer.
+func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		switch method {
+		case "logging/setLevel":
+			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && params != nil {
+				g.setLevel(ctx, ss, params.Level)
+			}
+		case "initialize":
+			if r, ok := res.(*mcp.InitializeResult); ok {
+				g.describe(&r.Capabilities, &r.Instructions)
+			}
+		case "server/discover":
+			if r, ok := res.(*mcp.DiscoverResult); ok {
+				g.describe(&r.Capabilities, &r.Instructions)
+			}
+		}
+		return res, err
+	}
+}
+
+// describe sets what the gateway advertises: tools, the prompts and
+// resources it exposes (the go-sdk has set those) or its servers offer,
+// with list_changed, and what else its servers offer that it forwards, no
+// more; and their instructions, labelled by server.
+func (g *Gateway) describe(caps **mcp.ServerCapabilities, instructions *string) {
+	c := *caps
+	if c == nil {
+		c = &mcp.ServerCapabilities{}
+		*caps = c
+	}
+	var (
+		text                                         []string
+		logs, completes, subscribe, prompts, listing bool
+	)
+	for _, st := range g.m.Status() {
+		if st.Instructions != "" {
+			text = append(text, fmt.Sprintf("## %s\n%s", st.Name, st.Instructions))
+		}
+		if sc := st.Capabilities; sc != nil {
+			logs = logs || sc.Logging != nil
+			completes = completes || sc.Completions != nil
+			subscribe = subscribe || sc.Resources != nil && sc.Resources.Subscribe
+			prompts = prompts || sc.Prompts != nil
+			listing = listing || sc.Resources != nil
+		}
+	}
+	if prompts && c.Prompts == nil {
+		c.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if listing && c.Resources == nil {
+		c.Resources = &mcp.ResourceCapabilities{ListChanged: true}
+	}
+	c.Logging, c.Completions = nil, nil
+	if logs {
+		c.Logging = &mcp.LoggingCapabilities{}
+	}
+	if completes {
+		c.Completions = &mcp.CompletionCapabilities{}
+	}
+	if c.Resources != nil {
+		c.Resources.Subscribe = subscribe && !g.opts.Stateless
+	}
+	if len(text) > 0 {
+		*instructions = strings.Join(text, "\n\n")
+	}
+}

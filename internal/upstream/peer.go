@@ -1,0 +1,320 @@
+//lint:file-ignore SA1019 Switchboard forwards sampling, elicitation and logging for as long as servers and clients use them.
+
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Peer is the client on whose behalf a request is made: in the gateway,
+// one downstream session. What a server sends while it serves the request
+// (sampling and elicitation requests, log messages, progress) goes to the
+// peer, and its answer comes back. Attach it to a request's context with
+// [WithPeer].
+type Peer interface {
+	// Session identifies the peer's session: the requests of one session
+	// count as one client. It must be comparable.
+	Session() any
+	CreateMessage(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
+	Log(context.Context, *mcp.LoggingMessageParams) error
+	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+}
+
+type peerKey struct{}
+
+// WithPeer returns ctx carrying p: the requests made with it are made on
+// p's behalf.
+func WithPeer(ctx context.Context, p Peer) context.Context {
+	return context.WithValue(ctx, peerKey{}, p)
+}
+
+func peerFrom(ctx context.Context) Peer {
+	p, _ := ctx.Value(peerKey{}).(Peer)
+	return p
+}
+
+// linkKey is the _meta key under which a message that a server sent on the
+// response stream of a request carries that request's token (see
+// linkedStream). It never leaves Switchboard: the handlers remove it.
+const linkKey = "switchboard/request"
+
+// callKey carries a request's token in its context, down to the HTTP
+// round-tripper.
+type callKey struct{}
+
+// ErrNoPeer means that a server sent a request (sampling, elicitation) that
+// no client can be found to answer.
+var ErrNoPeer = errors.New("no client to forward it to")
+
+// peers tracks the requests in flight on behalf of peers, so that what a
+// server sends while serving one reaches the right peer:
+//
+//   - over Streamable HTTP, a server sends what a request causes on that
+//     request's response stream. The round-tripper tags each such message
+//     with the request's token (see linkedStream), so attribution is exact;
+//   - a progress notification carries the request's token as its progress
+//     token: the peer's own is swapped for it on the way out, and back on
+//     the way in;
+//   - anything else (over stdio nothing on the wire ties a message to a
+//     request) goes to the peer only while the requests in flight come from
+//     a single session; with none or several, a request is refused with
+//     ErrNoPeer, never guessed, and a log message goes to the gateway's own
+//     log.
+type peers struct {
+	mu       sync.Mutex
+	seq      uint64
+	byToken  map[string]*peerRequest
+	sessions map[any]*peerSession
+}
+
+// A peerRequest is one request in flight on behalf of a peer.
+type peerRequest struct {
+	peer     Peer
+	progress any // the peer's progress token, or nil
+}
+
+// A peerSession counts the requests in flight for one peer session.
+type peerSession struct {
+	n    int
+	peer Peer // the peer of its latest request
+}
+
+// begin registers a request on behalf of ctx's peer, if any. It returns the
+// context to send it with, its _meta with the progress token swapped, and
+// end, which unregisters it. Without a peer, it returns its arguments and a
+// no-op.
+func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
+	p := peerFrom(ctx)
+	if p == nil {
+		return ctx, meta, func() {}
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.byToken == nil {
+		ps.byToken = make(map[string]*peerRequest)
+		ps.sessions = make(map[any]*peerSession)
+	}
+	ps.seq++
+	token := "sb-" + strconv.FormatUint(ps.seq, 10)
+	req := &peerRequest{peer: p}
+	if pt, ok := meta["progressToken"]; ok && pt != nil {
+		req.progress = pt
+		swapped := make(mcp.Meta, len(meta))
+		for k, v := range meta {
+			swapped[k] = v
+		}
+		swapped["progressToken"] = token
+		meta = swapped
+	}
+	ps.byToken[token] = req
+	sess := ps.sessions[p.Session()]
+	if sess == nil {
+		sess = &peerSession{}
+		ps.sessions[p.Session()] = sess
+	}
+	sess.n++
+	sess.peer = p
+	end := func() {
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		delete(ps.byToken, token)
+		if sess.n--; sess.n == 0 {
+			delete(ps.sessions, p.Session())
+		}
+	}
+	return context.WithValue(ctx, callKey{}, token), meta, end
+}
+
+// route finds the peer that a message from the server is for: the request
+// named by its link, else the only session with requests in flight. It
+// removes the link from meta.
+func (ps *peers) route(meta mcp.Meta) (Peer, error) {
+	token, _ := meta[linkKey].(string)
+	delete(meta, linkKey)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if req := ps.byToken[token]; req != nil {
+		return req.peer, nil
+	}
+	switch len(ps.sessions) {
+	case 0:
+		return nil, fmt.Errorf("%w: no request is in flight to this server", ErrNoPeer)
+	case 1:
+		for _, s := range ps.sessions {
+			return s.peer, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: requests from %d clients are in flight to this server, and nothing tells which one it is for", ErrNoPeer, len(ps.sessions))
+}
+
+// progress returns the peer of the request whose token is the progress
+// token of params, and params with the peer's own token.
+func (ps *peers) progress(params *mcp.ProgressNotificationParams) (Peer, *mcp.ProgressNotificationParams) {
+	token, _ := params.ProgressToken.(string)
+	ps.mu.Lock()
+	req := ps.byToken[token]
+	ps.mu.Unlock()
+	if req == nil || req.progress == nil {
+		return nil, nil
+	}
+	out := *params
+	out.ProgressToken = req.progress
+	return req.peer, &out
+}
+
+// routePeer finds the peer that the server's message method, with params,
+// is for. A request that finds none is answered with an error that says
+// why.
+func (u *Upstream) routePeer(method string, params mcp.Params) (Peer, error) {
+	if params == nil || reflect.ValueOf(params).IsNil() {
+		return nil, fmt.Errorf("switchboard: %s without params", method)
+	}
+	p, err := u.peers.route(params.GetMeta())
+	if err != nil {
+		return nil, fmt.Errorf("switchboard: cannot forward %s from server %q: %w", method, u.name, err)
+	}
+	return p, nil
+}
+
+// tell logs the failure to pass a notification on to a peer.
+func (u *Upstream) tell(err error) {
+	if err != nil {
+		u.opts.Logger.Debug("notification not forwarded", "server", u.name, "error", err)
+	}
+}
+
+// serverLog passes a log message from the server on to the peer it is for,
+// else to the gateway's own log.
+func (u *Upstream) serverLog(ctx context.Context, params *mcp.LoggingMessageParams) {
+	if params == nil {
+		return
+	}
+	if p, err := u.peers.route(params.Meta); err == nil {
+		u.tell(p.Log(ctx, params))
+		return
+	}
+	u.opts.Logger.Log(ctx, slogLevel(params.Level), "server log", "server", u.name, "logger", params.Logger, "data", u.redact(fmt.Sprint(params.Data)))
+}
+
+// slogLevel maps an MCP log level to slog's.
+func slogLevel(l mcp.LoggingLevel) slog.Level {
+	switch l {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "warning":
+		return slog.LevelWarn
+	}
+	return slog.LevelError
+}
+
+// newClient returns the client of the upstream's sessions. Its handlers
+// are set before the first session, so that no notification is missed,
+// even during the first list. What a server sends while serving a request
+// goes to the peer the request was made for (see peers).
+func (u *Upstream) newClient() *mcp.Client {
+	client := mcp.NewClient(u.opts.Client, &mcp.ClientOptions{
+		Logger:                     u.opts.Logger,
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged(Tools) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged(Prompts) },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged(Resources) },
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req.Params != nil {
+				u.resourceUpdated(req.Params.URI)
+			}
+		},
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+			p, err := u.routePeer("sampling/createMessage", req.Params)
+			if err != nil {
+				return nil, err
+			}
+			return p.CreateMessage(ctx, req.Params)
+		},
+		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			if p, err := u.routePeer("notifications/elicitation/complete", req.Params); err == nil {
+				u.tell(p.NotifyElicitationComplete(ctx, req.Params))
+			}
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			u.serverLog(ctx, req.Params)
+		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params == nil {
+				return
+			}
+			if p, params := u.peers.progress(req.Params); p != nil {
+				u.tell(p.NotifyProgress(ctx, params))
+			}
+		},
+	})
+	// Elicitations skip the go-sdk's own handling, whose checks of the
+	// requested schema are stricter than the protocol: the client the
+	// request goes to checks it.
+	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "elicitation/create" {
+				return next(ctx, method, req)
+			}
+			params, _ := req.GetParams().(*mcp.ElicitParams)
+			p, err := u.routePeer(method, params)
+			if err != nil {
+				return nil, err
+			}
+			return p.Elicit(ctx, params)
+		}
+	})
+	return client
+}
+
+// SetLoggingLevel asks the server to send log messages at level and above,
+// now if it is connected, and on every new session. The level belongs to
+// the upstream, as subscriptions do. A server that does not log is left
+// alone.
+func (u *Upstream) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	u.mu.Lock()
+	u.logLevel = string(level)
+	s := u.sess
+	connected := u.state == Connected
+	u.mu.Unlock()
+	if !connected || s == nil {
+		return nil // the next session gets it
+	}
+	return u.applyLogLevel(ctx, s, string(level))
+}
+
+// restoreLogLevel sends a new session the level the host asked for.
+func (u *Upstream) restoreLogLevel(ctx context.Context, s *session) {
+	u.mu.Lock()
+	level := u.logLevel
+	u.mu.Unlock()
+	if err := u.applyLogLevel(ctx, s, level); err != nil && ctx.Err() == nil {
+		u.opts.Logger.Info("setting the logging level failed", "server", u.name, "error", u.redact(err.Error()))
+	}
+}
+
+// applyLogLevel sends level to the server of s, if it logs.
+func (u *Upstream) applyLogLevel(ctx context.Context, s *session, level string) error {
+	if caps := s.capabilities(); caps.Logging == nil || level == "" {
+		return nil
+	}
+	err := serially(ctx, u.settings.Load().serial, func() error {
+		return s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
+	})
+	if err != nil {
+		return u.wrap(request{"set logging level", level}.String(), err)
+	}
+	return nil
+}
