@@ -47,7 +47,7 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	call := *params
 	call.Arguments = args
 	var end func()
-	ctx, call.Meta, end = u.peers.begin(ctx, call.Meta)
+	ctx, call.Meta, end = u.beginPeer(ctx, call.Meta)
 	defer end()
 	replayable := info != nil && info.replayable
 	var res *mcp.CallToolResult

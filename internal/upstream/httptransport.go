@@ -22,6 +22,7 @@ type roundTripper struct {
 	headers  map[string]string
 	maxBytes int64
 	life     context.Context // the upstream's connections' lifetime: a DELETE ends with it
+	notes    *noteCount      // the notifications on streams linked to a peer's request
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -48,7 +49,7 @@ func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes, d: d}
 	}
 	if token, ok := req.Context().Value(callKey{}).(string); ok && isEventStream(resp) {
-		resp.Body = newLinkedStream(resp.Body, token)
+		resp.Body = newLinkedStream(resp.Body, token, t.notes)
 	}
 	return resp, nil
 }

@@ -3,10 +3,13 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -22,15 +25,21 @@ import (
 type linkedStream struct {
 	rc     io.ReadCloser
 	r      *bufio.Reader
-	quoted json.RawMessage // the request's token, as a JSON string
-	event  [][]byte        // the lines of the event being read
-	out    []byte          // bytes ready to be read
-	err    error           // the error to return once out is drained
+	quoted json.RawMessage // the request's token, as a JSON string; nil: none to add
+	notes  *noteCount
+	event  [][]byte // the lines of the event being read
+	out    []byte   // bytes ready to be read
+	err    error    // the error to return once out is drained
 }
 
-func newLinkedStream(rc io.ReadCloser, token string) *linkedStream {
-	quoted, _ := json.Marshal(token)
-	return &linkedStream{rc: rc, r: bufio.NewReader(rc), quoted: quoted}
+// newLinkedStream returns rc, an SSE stream, linked to the request token
+// (if not empty), counting notifications in notes.
+func newLinkedStream(rc io.ReadCloser, token string, notes *noteCount) *linkedStream {
+	l := &linkedStream{rc: rc, r: bufio.NewReader(rc), notes: notes}
+	if token != "" {
+		l.quoted, _ = json.Marshal(token)
+	}
+	return l
 }
 
 // isEventStream reports whether resp is an SSE stream.
@@ -76,7 +85,14 @@ func (l *linkedStream) flush() {
 			data = append(data, bytes.TrimRight(v, "\r\n"))
 		}
 	}
-	linked := l.link(bytes.Join(data, []byte("\n")))
+	joined := bytes.Join(data, []byte("\n"))
+	if isNote(joined) {
+		l.notes.arrived()
+	}
+	var linked []byte
+	if l.quoted != nil {
+		linked = l.link(joined)
+	}
 	if linked == nil {
 		for _, line := range l.event {
 			l.out = append(l.out, line...)
@@ -129,4 +145,125 @@ func (l *linkedStream) link(data []byte) []byte {
 		return nil
 	}
 	return out
+}
+
+// noteCount orders what a server says during a request before the request's
+// end. The go-sdk client hands a response to its caller at once, but queues
+// notifications for its handlers: a log message or a progress notification
+// sent just before a response would otherwise reach the peer after the
+// peer's request ended, too late. The transport counts those notifications
+// as they arrive (seen), the handlers as they are done (handled), and a
+// request made for a peer waits, briefly, for the handlers to catch up with
+// what arrived before its response.
+type noteCount struct {
+	mu      sync.Mutex
+	seen    uint64
+	handled uint64
+	changed chan struct{} // closed and replaced on every handled
+}
+
+// noteWait bounds the wait for the handlers: they run in microseconds, but
+// one stuck behind a slow request (a sampling request waiting for its
+// client) must not hold a response for long.
+const noteWait = 500 * time.Millisecond
+
+func (n *noteCount) arrived() {
+	n.mu.Lock()
+	n.seen++
+	n.mu.Unlock()
+}
+
+func (n *noteCount) done() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.handled++
+	if n.changed != nil {
+		close(n.changed)
+		n.changed = nil
+	}
+}
+
+// catchUp waits until the handlers have handled every notification seen so
+// far, or noteWait passes, or ctx ends.
+func (n *noteCount) catchUp(ctx context.Context) {
+	n.mu.Lock()
+	target := n.seen
+	n.mu.Unlock()
+	timer := time.NewTimer(noteWait)
+	defer timer.Stop()
+	for {
+		n.mu.Lock()
+		if n.handled >= target {
+			n.mu.Unlock()
+			return
+		}
+		if n.changed == nil {
+			n.changed = make(chan struct{})
+		}
+		changed := n.changed
+		n.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// isNote reports whether data, one message, is a notification that a
+// handler forwards to a peer: a log message or progress.
+func isNote(data []byte) bool {
+	if !bytes.Contains(data, []byte("notifications/")) {
+		return false
+	}
+	msg, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return false
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.ID.IsValid() && (req.Method == "notifications/message" || req.Method == "notifications/progress")
+}
+
+// noteWatcher counts the notifications in a stdio server's output, line by
+// line, as the go-sdk reads it. A line longer than maxWatchedLine is not
+// watched: notifications are short.
+type noteWatcher struct {
+	r     io.ReadCloser
+	notes *noteCount
+	line  []byte
+	long  bool // the current line went past maxWatchedLine
+}
+
+const maxWatchedLine = 64 << 10
+
+func (w *noteWatcher) Close() error { return w.r.Close() }
+
+func (w *noteWatcher) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	rest := p[:n]
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		chunk := rest
+		if i >= 0 {
+			chunk = rest[:i]
+		}
+		if !w.long {
+			if len(w.line)+len(chunk) > maxWatchedLine {
+				w.long, w.line = true, w.line[:0]
+			} else {
+				w.line = append(w.line, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !w.long && isNote(w.line) {
+			w.notes.arrived()
+		}
+		w.line, w.long = w.line[:0], false
+		rest = rest[i+1:]
+	}
+	return n, err
 }

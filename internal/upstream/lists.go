@@ -418,7 +418,7 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	get := *params
 	var end func()
-	ctx, get.Meta, end = u.peers.begin(ctx, get.Meta)
+	ctx, get.Meta, end = u.beginPeer(ctx, get.Meta)
 	defer end()
 	var res *mcp.GetPromptResult
 	err := u.do(ctx, u.settings.Load(), request{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
@@ -432,7 +432,7 @@ func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (
 func (u *Upstream) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	read := *params
 	var end func()
-	ctx, read.Meta, end = u.peers.begin(ctx, read.Meta)
+	ctx, read.Meta, end = u.beginPeer(ctx, read.Meta)
 	defer end()
 	var res *mcp.ReadResourceResult
 	err := u.do(ctx, u.settings.Load(), request{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // A Peer is the client on whose behalf a request is made: in the gateway,
@@ -138,23 +140,23 @@ func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp
 // route finds the peer that a message from the server is for: the request
 // named by its link, else the only session with requests in flight. It
 // removes the link from meta.
-func (ps *peers) route(meta mcp.Meta) (Peer, error) {
-	token, _ := meta[linkKey].(string)
+func (ps *peers) route(meta mcp.Meta) (_ Peer, linked bool, _ error) {
+	token, linked := meta[linkKey].(string)
 	delete(meta, linkKey)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if req := ps.byToken[token]; req != nil {
-		return req.peer, nil
+		return req.peer, linked, nil
 	}
 	switch len(ps.sessions) {
 	case 0:
-		return nil, fmt.Errorf("%w: no request is in flight to this server", ErrNoPeer)
+		return nil, linked, fmt.Errorf("%w: no request is in flight to this server", ErrNoPeer)
 	case 1:
 		for _, s := range ps.sessions {
-			return s.peer, nil
+			return s.peer, linked, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: requests from %d clients are in flight to this server, and nothing tells which one it is for", ErrNoPeer, len(ps.sessions))
+	return nil, linked, fmt.Errorf("%w: requests from %d clients are in flight to this server, and nothing tells which one it is for", ErrNoPeer, len(ps.sessions))
 }
 
 // progress returns the peer of the request whose token is the progress
@@ -179,11 +181,34 @@ func (u *Upstream) routePeer(method string, params mcp.Params) (Peer, error) {
 	if params == nil || reflect.ValueOf(params).IsNil() {
 		return nil, fmt.Errorf("switchboard: %s without params", method)
 	}
-	p, err := u.peers.route(params.GetMeta())
+	p, _, err := u.peers.route(params.GetMeta())
 	if err != nil {
 		return nil, fmt.Errorf("switchboard: cannot forward %s from server %q: %w", method, u.name, err)
 	}
 	return p, nil
+}
+
+// noteDone counts a log message or progress notification handled: one
+// that came linked to a request (over HTTP), or any (over stdio), as the
+// transport counted them (see noteCount).
+func (u *Upstream) noteDone(linked bool) {
+	if linked || u.settings.Load().cfg.TransportType() == config.Stdio {
+		u.notes.done()
+	}
+}
+
+// beginPeer registers a request for ctx's peer, if any (see peers.begin).
+// Its end waits until what the server said before its response reached the
+// peer.
+func (u *Upstream) beginPeer(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
+	sent, meta, end := u.peers.begin(ctx, meta)
+	if sent == ctx {
+		return ctx, meta, end
+	}
+	return sent, meta, func() {
+		u.notes.catchUp(ctx)
+		end()
+	}
 }
 
 // tell logs the failure to pass a notification on to a peer.
@@ -199,7 +224,9 @@ func (u *Upstream) serverLog(ctx context.Context, params *mcp.LoggingMessagePara
 	if params == nil {
 		return
 	}
-	if p, err := u.peers.route(params.Meta); err == nil {
+	p, linked, err := u.peers.route(params.Meta)
+	defer u.noteDone(linked)
+	if err == nil {
 		u.tell(p.Log(ctx, params))
 		return
 	}
@@ -255,6 +282,9 @@ func (u *Upstream) newClient() *mcp.Client {
 			if req.Params == nil {
 				return
 			}
+			_, linked := req.Params.Meta[linkKey]
+			delete(req.Params.Meta, linkKey)
+			defer u.noteDone(linked)
 			if p, params := u.peers.progress(req.Params); p != nil {
 				u.tell(p.NotifyProgress(ctx, params))
 			}

@@ -63,7 +63,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
 	} else {
-		transport, err = s.transport(srv, u.opts.LookupEnv, u.httpPool, u.life)
+		transport, err = s.transport(srv, u.opts.LookupEnv, u.httpPool, u.life, &u.notes)
 	}
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 
 // transport makes the go-sdk transport for srv. HTTP sessions share pool(),
 // the upstream's connection pool.
-func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool func() *http.Transport, life context.Context) (mcp.Transport, error) {
+func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool func() *http.Transport, life context.Context, notes *noteCount) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
 		p, err := startProcess(srv, lookup)
@@ -98,11 +98,11 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 		}
 		s.proc = p
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
-		return &mcp.IOTransport{Reader: p.stdout, Writer: p.stdin, MaxLineLength: maxLine}, nil
+		return &mcp.IOTransport{Reader: &noteWatcher{r: p.stdout, notes: notes}, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
 		s.http = pool()
 		s.endpoint = srv.URL
-		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: life}}
+		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: life, notes: notes}}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
 			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil

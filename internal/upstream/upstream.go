@@ -59,6 +59,7 @@ type Upstream struct {
 	secrets *config.Secrets
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
 	peers   peers              // the requests in flight on behalf of peers
+	notes   noteCount          // see noteCount
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
