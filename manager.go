@@ -388,6 +388,27 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 	}
 }
 
+// Settle waits while servers are making their first connection: each one
+// still connecting, or loading its first lists, within its timeout and
+// ctx. It reports whether it
+// waited; the views are then up to date. The gateway settles before it
+// answers a list, so that a client that lists once, at start, sees every
+// server that can connect.
+func (m *Manager) Settle(ctx context.Context) bool {
+	var waited bool
+	for _, up := range m.view.Load().servers {
+		if up.Settling() {
+			cfg := up.Config()
+			up.Settle(ctx, cfg.TimeoutDuration())
+			waited = true
+		}
+	}
+	if waited {
+		m.events.flush()
+	}
+	return waited
+}
+
 // Reconnect reconnects the servers called names, or, when no name is
 // given, every enabled server but those the host disconnected (Connect
 // brings those back): each drops its session, has its past crashes

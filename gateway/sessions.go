@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -158,11 +159,30 @@ func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp
 	}
 }
 
+// listWait bounds how long a list waits for servers making their first
+// connection.
+const listWait = 5 * time.Second
+
+// settle waits, up to listWait, for the servers making their first
+// connection, and exposes what they listed.
+func (g *Gateway) settle(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, listWait)
+	defer cancel()
+	if g.m.Settle(ctx) {
+		g.Sync()
+	}
+}
+
 // intercept sees every request from clients before the go-sdk handles it:
-// it records logging levels, and completes the handshake's answer with
-// what the servers offer.
+// the handshake and lists wait for servers still making their first
+// connection (see settle), so that what a client sees first is complete; it records logging levels, and completes the handshake's answer
+// with what the servers offer.
 func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize", "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			g.settle(ctx)
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err

@@ -140,6 +140,7 @@ const refreshDelay = 100 * time.Millisecond
 // waited for the session go first: the lists wait for the first answer, or
 // a moment.
 func (u *Upstream) settle(ctx context.Context, s *session) {
+	defer u.loadedOnce.Do(func() { close(u.loaded) })
 	if s.listed {
 		u.fetched[Tools].Store(s.toolsGen)
 		u.setExpiry(Tools, s.toolsTTL)

@@ -82,13 +82,11 @@ func (u *Upstream) Connect(ctx context.Context) error {
 }
 
 // Settle waits while the upstream is connecting, for the attempt in
-// progress or due, at most for d (0: no limit) and for ctx. It starts
-// nothing, and returns at once when there is nothing to wait for.
+// progress or due, and, once its first session is up, for that session's
+// first lists, at most for d (0: no limit) and for ctx. It starts nothing,
+// and returns at once when there is nothing to wait for.
 func (u *Upstream) Settle(ctx context.Context, d time.Duration) {
-	u.mu.Lock()
-	a, wait := u.next, u.state == Connecting
-	u.mu.Unlock()
-	if !wait {
+	if !u.Settling() {
 		return
 	}
 	if d > 0 {
@@ -96,9 +94,38 @@ func (u *Upstream) Settle(ctx context.Context, d time.Duration) {
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	u.mu.Lock()
+	a, connecting := u.next, u.state == Connecting
+	u.mu.Unlock()
+	if connecting {
+		select {
+		case <-a.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+	if u.State() == Connected {
+		select {
+		case <-u.loaded:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Settling reports whether Settle would wait: the upstream is connecting,
+// or its first session has not loaded its lists yet.
+func (u *Upstream) Settling() bool {
+	u.mu.Lock()
+	state := u.state
+	u.mu.Unlock()
+	if state == Connecting {
+		return true
+	}
 	select {
-	case <-a.done:
-	case <-ctx.Done():
+	case <-u.loaded:
+		return false
+	default:
+		return state == Connected
 	}
 }
 

@@ -97,6 +97,11 @@ type Upstream struct {
 
 	closeOnce sync.Once
 
+	// loaded is closed once the first session has loaded every list (or
+	// given up): see Settle.
+	loaded     chan struct{}
+	loadedOnce sync.Once
+
 	// mu guards the following. Lock order: mu, then what OnEvent locks.
 	mu sync.Mutex
 	// What is wanted: commands the owner has not taken yet.
@@ -205,6 +210,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		subs:    make(map[string]bool),
 		changed: make(chan struct{}),
 		next:    newOp(),
+		loaded:  make(chan struct{}),
 		since:   time.Now(),
 	}
 	u.life, u.endLife = context.WithCancel(context.Background())

