@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,7 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
 		}
-		params := &mcp.CallToolParams{Meta: req.Params.Meta, Name: name}
+		params := &mcp.CallToolParams{Meta: hopMeta(req.Params.Meta), Name: name}
 		if len(req.Params.Arguments) > 0 {
 			params.Arguments = req.Params.Arguments
 		}
@@ -48,14 +49,18 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 
 // getPrompt gets a prompt, by its public name, from its server.
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := g.m.GetPrompt(onBehalf(ctx, req.Session), nil, req.Params)
+	params := *req.Params
+	params.Meta = hopMeta(params.Meta)
+	res, err := g.m.GetPrompt(onBehalf(ctx, req.Session), nil, &params)
 	return res, protocolError(ctx, err)
 }
 
 // readResource reads a resource, or a URI that a template matches, from
 // the server that serves it.
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	res, err := g.m.ReadResource(onBehalf(ctx, req.Session), nil, req.Params)
+	params := *req.Params
+	params.Meta = hopMeta(params.Meta)
+	res, err := g.m.ReadResource(onBehalf(ctx, req.Session), nil, &params)
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
@@ -65,8 +70,28 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // complete routes a completion by the prompt's public name or the
 // template's URI.
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	res, err := g.m.Complete(onBehalf(ctx, req.Session), nil, req.Params)
+	params := *req.Params
+	params.Meta = hopMeta(params.Meta)
+	res, err := g.m.Complete(onBehalf(ctx, req.Session), nil, &params)
 	return res, protocolError(ctx, err)
+}
+
+// hopMeta returns the _meta of a client's request to pass on to a server:
+// all of it (a progress token, say) but the protocol's own keys
+// (io.modelcontextprotocol/...), which describe the client's connection to
+// the gateway, not the gateway's to the server.
+func hopMeta(meta mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = make(mcp.Meta, len(meta))
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // protocolError is the JSON-RPC error for err, the failure of a request

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 The test server exercises sampling and logging, which the gateway forwards.
+
 package mcptest
 
 import (
@@ -43,6 +45,14 @@ const (
 	// Hang never answers: it waits until the request is cancelled or the
 	// session or server closes.
 	Hang Behavior = "hang"
+	// Sample asks the calling client for a sampling completion of
+	// arguments["text"] and returns the text of its answer; a failed request
+	// gives an IsError result with the error.
+	Sample Behavior = "sample"
+	// Progress sends arguments["steps"] progress notifications (default 2)
+	// with the call's progress token, if it has one, and an info log message
+	// per step, then returns "done".
+	Progress Behavior = "progress"
 )
 
 // A PingMode says how a server answers ping.
@@ -308,6 +318,10 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return textResult(strconv.Itoa(s.increment())), nil
 		case Hang:
 			return nil, s.hang(ctx, s.sessionOf(ctx, req.Session))
+		case Sample:
+			return sample(ctx, req.Session, args), nil
+		case Progress:
+			return progress(ctx, req, args), nil
 		default:
 			return errorResult(fmt.Sprintf("tool %s: unknown behavior %q", name, behavior)), nil
 		}
@@ -336,4 +350,36 @@ func textResult(text string) *mcp.CallToolResult {
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// sample is the Sample behavior.
+func sample(ctx context.Context, ss *mcp.ServerSession, args map[string]any) *mcp.CallToolResult {
+	text, _ := args["text"].(string)
+	res, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{
+		MaxTokens: 10,
+		Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+	})
+	if err != nil {
+		return errorResult("sampling failed: " + err.Error())
+	}
+	if t, ok := res.Content.(*mcp.TextContent); ok {
+		return textResult(t.Text)
+	}
+	return errorResult(fmt.Sprintf("sampling answered %T", res.Content))
+}
+
+// progress is the Progress behavior.
+func progress(ctx context.Context, req *mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+	steps := 2
+	if n, ok := args["steps"].(float64); ok {
+		steps = int(n)
+	}
+	token := req.Params.GetProgressToken()
+	for i := range steps {
+		if token != nil {
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i + 1), Total: float64(steps)})
+		}
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("step %d", i+1)})
+	}
+	return textResult("done")
 }

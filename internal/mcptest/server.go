@@ -140,6 +140,8 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 // capabilities are the script's server capabilities.
 func capabilities(script Script) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	//lint:ignore SA1019 the Progress tool logs, and the gateway forwards logs.
+	caps.Logging = &mcp.LoggingCapabilities{}
 	if len(script.Prompts) > 0 {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
