@@ -62,12 +62,18 @@ func setup(t *testing.T, ups upstreams, servers []config.Server, opts *Options) 
 // client connects an MCP client to g in memory.
 func client(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return clientWith(t, g, opts, nil)
+}
+
+// clientWith is client with session options (a protocol version, say).
+func clientWith(t *testing.T, g *Gateway, opts *mcp.ClientOptions, sessOpts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, sessOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

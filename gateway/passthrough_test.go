@@ -58,20 +58,7 @@ func httpSetup(t *testing.T, script mcptest.Script) (*switchboard.Manager, *Gate
 // 2026-07-28 a server cannot send a client requests while it serves one.
 func legacyClient(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := g.Server().Connect(t.Context(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
+	return clientWith(t, g, opts, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
 }
 
 // answering connects a client to g that answers every sampling request

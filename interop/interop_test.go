@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -254,14 +255,14 @@ func TestInspectorThroughTheGateway(t *testing.T) {
 				}
 				return out
 			}
-			if tools := names(inspect("--method", "tools/list"), "tools", "name"); !contains(tools, "everything__echo") {
+			if tools := names(inspect("--method", "tools/list"), "tools", "name"); !slices.Contains(tools, "everything__echo") {
 				t.Errorf("tools/list: %v, want everything__echo", tools)
 			}
 			call := inspect("--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=through the gateway")
 			if text, _ := json.Marshal(call["content"]); !strings.Contains(string(text), "through the gateway") {
 				t.Errorf("tools/call: %s", text)
 			}
-			if prompts := names(inspect("--method", "prompts/list"), "prompts", "name"); !contains(prompts, "everything__simple-prompt") {
+			if prompts := names(inspect("--method", "prompts/list"), "prompts", "name"); !slices.Contains(prompts, "everything__simple-prompt") {
 				t.Errorf("prompts/list: %v, want everything__simple-prompt", prompts)
 			}
 			if msgs, _ := inspect("--method", "prompts/get", "--prompt-name", "everything__simple-prompt")["messages"].([]any); len(msgs) == 0 {
@@ -276,13 +277,4 @@ func TestInspectorThroughTheGateway(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

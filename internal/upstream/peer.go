@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"strconv"
 	"sync"
@@ -111,10 +112,7 @@ func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp
 	req := &peerRequest{peer: p}
 	if pt, ok := meta["progressToken"]; ok && pt != nil {
 		req.progress = pt
-		swapped := make(mcp.Meta, len(meta))
-		for k, v := range meta {
-			swapped[k] = v
-		}
+		swapped := maps.Clone(meta)
 		swapped["progressToken"] = token
 		meta = swapped
 	}
