@@ -105,7 +105,8 @@ func writeConfig(t *testing.T, servers map[string]any) string {
 }
 
 // startGateway runs switchboard serve on config, on a free port, and returns
-// its /mcp URL once the server named ready is connected.
+// its /mcp URL once the server named ready is connected (first time or back
+// after a failed first try).
 func (p peers) startGateway(t *testing.T, config, ready string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
@@ -124,18 +125,20 @@ func (p peers) startGateway(t *testing.T, config, ready string) string {
 	})
 	urlRE := regexp.MustCompile(`msg="serving MCP" url=(\S+)`)
 	var url string
+	var log []string
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
+		log = append(log, line)
 		if m := urlRE.FindStringSubmatch(line); m != nil {
 			url = m[1]
 		}
-		if url != "" && strings.Contains(line, `msg="server connected" server=`+ready) {
+		if url != "" && (strings.Contains(line, `msg="server connected" server=`+ready) || strings.Contains(line, `msg="server back" server=`+ready)) {
 			go io.Copy(io.Discard, stderr) // ends when the gateway does
 			return url
 		}
 	}
-	t.Fatalf("switchboard serve ended before %q connected: %v", ready, sc.Err())
+	t.Fatalf("switchboard serve ended before %q connected: %v\n%s", ready, sc.Err(), strings.Join(log, "\n"))
 	return ""
 }
 
