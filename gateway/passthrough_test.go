@@ -5,9 +5,14 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,30 +26,34 @@ import (
 // which the gateway does not forward yet.
 const legacy = "2025-11-25"
 
-// legacyEntry is entry, on the legacy protocol.
-func legacyEntry(name string) config.Server {
-	e := entry(name, false)
-	e.ProtocolVersion = legacy
-	return e
-}
-
 var passthroughScript = mcptest.Script{
 	Tools: []mcptest.ToolSpec{{Name: "ask", Behavior: mcptest.Sample}, {Name: "work", Behavior: mcptest.Progress}},
 }
 
-// httpSetup is setup with one server, s, behind a real HTTP listener.
-func httpSetup(t *testing.T, script mcptest.Script) (*switchboard.Manager, *Gateway) {
+// serve is setup with one server, s, running script for real: over
+// Streamable HTTP behind a listener ("http"), or as a child process over
+// stdio ("stdio").
+func serve(t *testing.T, transport string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
 	t.Helper()
-	srv := mcptest.NewServer(script)
-	hs, err := mcptest.StartHTTP(srv)
-	if err != nil {
-		t.Fatal(err)
+	srv := config.Server{Name: "s", ProtocolVersion: legacy}
+	switch transport {
+	case "http":
+		s := mcptest.NewServer(script)
+		hs, err := mcptest.StartHTTP(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			s.Close()
+			hs.Close()
+		})
+		srv.URL = hs.URL
+	case "stdio":
+		srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
+	default:
+		t.Fatalf("unknown transport %q", transport)
 	}
-	t.Cleanup(func() {
-		srv.Close()
-		hs.Close()
-	})
-	m := switchboard.New(&config.Config{Servers: []config.Server{{Name: "s", URL: hs.URL, ProtocolVersion: legacy}}}, &switchboard.Options{StartupGate: -1, NoCache: true})
+	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1, NoCache: true})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
@@ -53,6 +62,9 @@ func httpSetup(t *testing.T, script mcptest.Script) (*switchboard.Manager, *Gate
 	t.Cleanup(func() { g.Close() })
 	return m, g
 }
+
+// transports are the ways serve runs a server.
+var transports = []string{"http", "stdio"}
 
 // legacyClient is client, on the legacy protocol: from revision
 // 2026-07-28 a server cannot send a client requests while it serves one.
@@ -94,7 +106,7 @@ func askAll(t *testing.T, g *Gateway, n int) (texts []string, isErr []bool) {
 // sampling request goes to the client whose call caused it, however many
 // clients call the same server at once.
 func TestSamplingReachesTheCallingClientOverHTTP(t *testing.T) {
-	_, g := httpSetup(t, passthroughScript)
+	_, g := serve(t, "http", passthroughScript)
 	for round := range 3 {
 		texts, isErr := askAll(t, g, 4)
 		for i, text := range texts {
@@ -106,10 +118,10 @@ func TestSamplingReachesTheCallingClientOverHTTP(t *testing.T) {
 }
 
 // TestSamplingWithoutALinkIsNeverMisattributed: where nothing on the wire
-// ties a request to a call (stdio; here in memory), concurrent clients get
-// their own answer or a clear error, never another client's.
+// ties a request to a call (stdio), concurrent clients get their own answer
+// or a clear error, never another client's.
 func TestSamplingWithoutALinkIsNeverMisattributed(t *testing.T) {
-	_, g := setup(t, upstreams{"s": mcptest.NewServer(passthroughScript)}, []config.Server{legacyEntry("s")}, nil)
+	_, g := serve(t, "stdio", passthroughScript)
 	for round := range 3 {
 		texts, isErr := askAll(t, g, 4)
 		for i, text := range texts {
@@ -129,7 +141,7 @@ func TestSamplingWithoutALinkIsNeverMisattributed(t *testing.T) {
 // TestSamplingWithoutTheCapabilityIsRefused: a client that did not declare
 // sampling gets an error result, never a hang.
 func TestSamplingWithoutTheCapabilityIsRefused(t *testing.T) {
-	_, g := httpSetup(t, passthroughScript)
+	_, g := serve(t, "http", passthroughScript)
 	cs := legacyClient(t, g, nil)
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{"text": "hi"}})
 	if err != nil {
@@ -137,5 +149,172 @@ func TestSamplingWithoutTheCapabilityIsRefused(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "does not support") {
 		t.Errorf("result %q (error: %v), want a refusal", text, res.IsError)
+	}
+}
+
+// TestProgressAndLogsReachTheCaller: the upstream sees a token of the
+// gateway's own, and the client that called gets its progress back with its
+// own token, and the log messages of its call at the level it set, over
+// HTTP (linked to the call) and stdio (one client calling).
+func TestProgressAndLogsReachTheCaller(t *testing.T) {
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			_, g := serve(t, transport, passthroughScript)
+			progress := make(chan *mcp.ProgressNotificationParams, 10)
+			logs := make(chan *mcp.LoggingMessageParams, 10)
+			cs := legacyClient(t, g, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
+				LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
+			})
+			if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			params := &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{"steps": 2}}
+			params.SetProgressToken("mine")
+			res, err := cs.CallTool(t.Context(), params)
+			if err != nil || res.IsError {
+				t.Fatalf("call: %v %v", res, err)
+			}
+			for i := range 2 {
+				select {
+				case p := <-progress:
+					if p.ProgressToken != "mine" || p.Progress != float64(i+1) {
+						t.Errorf("progress %d: token %v, progress %v; want mine, %d", i, p.ProgressToken, p.Progress, i+1)
+					}
+				case <-t.Context().Done():
+					t.Fatal("no progress")
+				}
+				select {
+				case l := <-logs:
+					if l.Data != fmt.Sprintf("step %d", i+1) {
+						t.Errorf("log %d: %v", i, l.Data)
+					}
+				case <-t.Context().Done():
+					t.Fatal("no log")
+				}
+			}
+		})
+	}
+}
+
+// TestSubscriptionReachesOnlyItsSubscribers: resources/updated reaches the
+// sessions subscribed to that URI, no other; the server's subscription is
+// held while any session wants it, and dropped after the last one
+// unsubscribes or disconnects. Modern clients subscribe with
+// subscriptions/listen, legacy ones with resources/subscribe: b is legacy.
+func TestSubscriptionReachesOnlyItsSubscribers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}, {URI: "mem://b", Name: "b"}}})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		subscriber := func(version string) (*mcp.ClientSession, chan string) {
+			updates := make(chan string, 10)
+			return clientWith(t, g, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				updates <- req.Params.URI
+			}}, &mcp.ClientSessionOptions{ProtocolVersion: version}), updates
+		}
+		subscribe := func(cs *mcp.ClientSession, uri string) {
+			t.Helper()
+			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		held := func(want ...string) {
+			t.Helper()
+			synctest.Wait()
+			if diff := cmp.Diff(want, srv.Subscriptions(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("the server's subscriptions (-want +got):\n%s", diff)
+			}
+		}
+		a, toA := subscriber("")
+		b, toB := subscriber(legacy)
+		c, toC := subscriber("")
+		subscribe(a, "mem://a")
+		subscribe(b, "mem://a")
+		subscribe(b, "mem://b")
+		subscribe(c, "mem://b")
+		held("mem://a", "mem://b")
+
+		// Each update of a goes before one of b: a session that got a
+		// wrongly would see it first.
+		srv.NotifyResourceUpdated("mem://a")
+		srv.NotifyResourceUpdated("mem://b")
+		synctest.Wait()
+		for name, tc := range map[string]struct {
+			got  chan string
+			want []string
+		}{"a": {toA, []string{"mem://a"}}, "b": {toB, []string{"mem://a", "mem://b"}}, "c": {toC, []string{"mem://b"}}} {
+			var got []string
+			for len(tc.got) > 0 {
+				got = append(got, <-tc.got)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("session %s got updates (-want +got):\n%s", name, diff)
+			}
+		}
+
+		// b leaves a: a still holds it. a leaves: no one does.
+		if err := b.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "mem://a"}); err != nil {
+			t.Fatal(err)
+		}
+		held("mem://a", "mem://b")
+		if err := a.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "mem://a"}); err != nil {
+			t.Fatal(err)
+		}
+		held("mem://b")
+		// b disconnects: c still holds b. c disconnects: no one does.
+		b.Close()
+		held("mem://b")
+		c.Close()
+		held()
+	})
+}
+
+// TestCancellationReachesTheServer: a call that its client cancels, or
+// whose client goes away (its connection drops), is cancelled on the server
+// too, and never run again.
+func TestCancellationReachesTheServer(t *testing.T) {
+	for _, how := range []string{"notifications/cancelled", "connection dropped"} {
+		t.Run(how, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "wait", Behavior: mcptest.Hang}}})
+				_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+				// A pipe of the test's own, to drop: a client's Close is
+				// graceful, and waits for its calls.
+				serverEnd, clientEnd := net.Pipe()
+				ss, err := g.Server().Connect(t.Context(), &mcp.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, nil).Connect(t.Context(), &mcp.IOTransport{Reader: clientEnd, Writer: clientEnd}, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				done := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s__wait"})
+					done <- err
+				}()
+				synctest.Wait()
+				if n := srv.Counts().ByTool["wait"]; n != 1 {
+					t.Fatalf("the server runs %d calls, want 1", n)
+				}
+				if how == "connection dropped" {
+					clientEnd.Close()
+				} else {
+					cancel()
+				}
+				if err := <-done; err == nil {
+					t.Error("the cancelled call succeeded")
+				}
+				synctest.Wait()
+				if c := srv.Counts(); c.Cancelled != 1 || c.Calls != 1 {
+					t.Errorf("the server saw %d calls and %d cancellations, want 1 and 1", c.Calls, c.Cancelled)
+				}
+				cs.Close()
+				ss.Wait()
+			})
+		})
 	}
 }

@@ -75,11 +75,25 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	}
 	for uri := range st.subs {
 		if !s.wantedLocked(uri) {
-			if err := g.m.UnsubscribeResource(context.Background(), nil, uri); err != nil {
+			if err := g.dropUpstream(context.Background(), uri); err != nil {
 				g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
 			}
 		}
 	}
+}
+
+// unsubscribeWait bounds an upstream unsubscribe, which holds the
+// subscriptions' lock.
+const unsubscribeWait = 10 * time.Second
+
+// dropUpstream ends the upstream subscription to uri. It outlives ctx: a
+// modern client unsubscribes by cancelling its subscriptions/listen
+// request, and the go-sdk calls the unsubscribe handler with that request's
+// context, already cancelled.
+func (g *Gateway) dropUpstream(ctx context.Context, uri string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeWait)
+	defer cancel()
+	return g.m.UnsubscribeResource(ctx, nil, uri)
 }
 
 // wantedLocked reports whether any session holds a subscription to uri.
@@ -128,7 +142,7 @@ func (g *Gateway) unsubscribeResource(ctx context.Context, req *mcp.UnsubscribeR
 	if s.wantedLocked(uri) {
 		return nil
 	}
-	return protocolError(ctx, g.m.UnsubscribeResource(ctx, nil, uri))
+	return protocolError(ctx, g.dropUpstream(ctx, uri))
 }
 
 // levelOrder ranks the MCP logging levels, most verbose first.

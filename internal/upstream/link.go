@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -156,6 +157,9 @@ func (l *linkedStream) link(data []byte) []byte {
 // request made for a peer waits, briefly, for the handlers to catch up with
 // what arrived before its response.
 type noteCount struct {
+	// lines is set once a stdio transport counts every notification line
+	// (see noteWatcher); otherwise only linked ones count.
+	lines   atomic.Bool
 	mu      sync.Mutex
 	seen    uint64
 	handled uint64

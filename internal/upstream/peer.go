@@ -13,8 +13,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // A Peer is the client on whose behalf a request is made: in the gateway,
@@ -188,9 +186,10 @@ func (u *Upstream) routePeer(method string, params mcp.Params) (Peer, error) {
 
 // noteDone counts a log message or progress notification handled: one
 // that came linked to a request (over HTTP), or any (over stdio), as the
-// transport counted them (see noteCount).
+// transport counted them (see noteCount). A transport of the host's own
+// (Options.Dial) counts none.
 func (u *Upstream) noteDone(linked bool) {
-	if linked || u.settings.Load().cfg.TransportType() == config.Stdio {
+	if linked || u.notes.lines.Load() {
 		u.notes.done()
 	}
 }

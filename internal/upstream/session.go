@@ -98,6 +98,7 @@ func (s *session) transport(srv *config.Server, lookup func(string) (string, boo
 		}
 		s.proc = p
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
+		notes.lines.Store(true)
 		return &mcp.IOTransport{Reader: &noteWatcher{r: p.stdout, notes: notes}, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
 		s.http = pool()
