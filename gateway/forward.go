@@ -4,9 +4,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +33,12 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 		if len(req.Params.Arguments) > 0 {
 			params.Arguments = req.Params.Arguments
 		}
-		res, err := g.m.CallTool(onBehalf(ctx, req.Session), nil, params)
+		peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+		if err != nil {
+			return nil, err
+		}
+		defer end()
+		res, err := g.m.CallTool(peerCtx, nil, params)
 		if err == nil {
 			return res, nil
 		}
@@ -51,18 +59,31 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	params := *req.Params
 	params.Meta = hopMeta(params.Meta)
-	res, err := g.m.GetPrompt(onBehalf(ctx, req.Session), nil, &params)
+	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	res, err := g.m.GetPrompt(peerCtx, nil, &params)
 	return res, protocolError(ctx, err)
 }
 
 // readResource reads a resource, or a URI that a template matches, from
 // the server that serves it.
 func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	if reached, ok := ctx.Value(readReachedKey{}).(*bool); ok {
+		*reached = true
+	}
 	params := *req.Params
 	params.Meta = hopMeta(params.Meta)
-	res, err := g.m.ReadResource(onBehalf(ctx, req.Session), nil, &params)
+	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	res, err := g.m.ReadResource(peerCtx, nil, &params)
 	if errors.Is(err, switchboard.ErrUnknownResource) {
-		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+		return nil, resourceNotFound(req.Params.URI)
 	}
 	return res, protocolError(ctx, err)
 }
@@ -72,8 +93,23 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	params := *req.Params
 	params.Meta = hopMeta(params.Meta)
-	res, err := g.m.Complete(onBehalf(ctx, req.Session), nil, &params)
+	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	res, err := g.m.Complete(peerCtx, nil, &params)
 	return res, protocolError(ctx, err)
+}
+
+// resourceNotFound is the go-sdk's error for a resource that no server
+// serves, with the URI named in its message too.
+func resourceNotFound(uri string) error {
+	err := mcp.ResourceNotFoundError(uri)
+	if rpcErr, ok := err.(*jsonrpc.Error); ok {
+		rpcErr.Message = fmt.Sprintf("switchboard: resource %q not found: no server serves it", uri)
+	}
+	return err
 }
 
 // hopMeta returns the _meta of a client's request to pass on to a server:
@@ -119,12 +155,65 @@ func protocolError(ctx context.Context, err error) error {
 }
 
 // onBehalf returns ctx carrying the client session ss as the peer of the
-// requests made with it.
-func onBehalf(ctx context.Context, ss *mcp.ServerSession) context.Context {
+// requests made with it, and claims the request's progress token, from
+// meta, for the session until end. A token that the session already uses
+// for a request in flight is refused: its progress could not be told apart.
+func (g *Gateway) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, end func(), _ error) {
 	if ss == nil {
-		return ctx
+		return ctx, func() {}, nil
 	}
-	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx})
+	end, err := g.progress.claim(ss, meta["progressToken"])
+	if err != nil {
+		return nil, nil, err
+	}
+	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx}), end, nil
+}
+
+// progressTokens holds the progress tokens of the requests in flight, per
+// client session.
+type progressTokens struct {
+	mu    sync.Mutex
+	inUse map[progressClaim]bool
+}
+
+type progressClaim struct {
+	ss    *mcp.ServerSession
+	token any // a string or a number, as decoded from JSON
+}
+
+// claim claims token, if not nil, for a request of ss, until release.
+func (p *progressTokens) claim(ss *mcp.ServerSession, token any) (release func(), _ error) {
+	if token == nil {
+		return func() {}, nil
+	}
+	switch token.(type) {
+	case string, float64, int, int64, json.Number:
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("switchboard: progress token %v: must be a string or a number", token)}
+	}
+	c := progressClaim{ss, token}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inUse[c] {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("switchboard: progress token %s is already in use by another request of this session", quoteToken(token))}
+	}
+	if p.inUse == nil {
+		p.inUse = make(map[progressClaim]bool)
+	}
+	p.inUse[c] = true
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		delete(p.inUse, c)
+	}, nil
+}
+
+// quoteToken renders a progress token as it was sent.
+func quoteToken(token any) string {
+	if s, ok := token.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(token)
 }
 
 // downstream is a client session as the peer of one request. What a server
@@ -194,4 +283,15 @@ func (d downstream) NotifyProgress(ctx context.Context, params *mcp.ProgressNoti
 	ctx, done := d.within(ctx)
 	defer done()
 	return d.ss.NotifyProgress(ctx, params)
+}
+
+// readReachedKey carries, in a resources/read's context, a flag that
+// readResource sets: the request reached a handler of the gateway.
+type readReachedKey struct{}
+
+// isResourceNotFound reports whether err is the go-sdk's error for a
+// resource that no handler serves.
+func isResourceNotFound(err error) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeResourceNotFound
 }

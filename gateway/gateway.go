@@ -42,6 +42,7 @@ type Gateway struct {
 	unsubscribe func()
 	calls       inflight
 	sessions    sessions
+	progress    progressTokens
 
 	// mu serializes syncs and guards exposed.
 	mu      sync.Mutex

@@ -197,8 +197,17 @@ func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize", "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			g.settle(ctx)
 		}
+		var reached bool
+		if method == "resources/read" {
+			ctx = context.WithValue(ctx, readReachedKey{}, &reached)
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
+			if params, ok := req.GetParams().(*mcp.ReadResourceParams); ok && !reached && isResourceNotFound(err) {
+				// The go-sdk's own answer for a URI that nothing
+				// registered matches, which does not name it.
+				err = resourceNotFound(params.URI)
+			}
 			return res, err
 		}
 		switch method {
