@@ -29,7 +29,8 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
 		}
-		params := &mcp.CallToolParams{Meta: hopMeta(req.Params.Meta), Name: name}
+		params := &mcp.CallToolParams{Meta: hopMeta(req.Params.Meta), Name: name,
+			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
 		if len(req.Params.Arguments) > 0 {
 			params.Arguments = req.Params.Arguments
 		}

@@ -21,9 +21,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
-// legacy is the protocol of the upstreams here: from revision 2026-07-28,
-// a server asks for sampling in its result (multi round-trip requests),
-// which the gateway does not forward yet.
+// legacy is the revision on which a server sends a client requests while
+// it serves one (sampling, say), and logs and progress reach the caller;
+// from 2026-07-28 it asks in its result (multi round-trip requests: see
+// TestInputRequestsPassThrough).
 const legacy = "2025-11-25"
 
 var passthroughScript = mcptest.Script{
@@ -35,7 +36,19 @@ var passthroughScript = mcptest.Script{
 // stdio ("stdio").
 func serve(t *testing.T, transport string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
 	t.Helper()
-	srv := config.Server{Name: "s", ProtocolVersion: legacy}
+	return serveAt(t, transport, legacy, script)
+}
+
+// serveModern is serve, with the server on revision 2026-07-28.
+func serveModern(t *testing.T, transport string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
+	t.Helper()
+	return serveAt(t, transport, "2026-07-28", script)
+}
+
+// serveAt is serve, with the server on revision version ("": the latest).
+func serveAt(t *testing.T, transport, version string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
+	t.Helper()
+	srv := config.Server{Name: "s", ProtocolVersion: version}
 	switch transport {
 	case "http":
 		s := mcptest.NewServer(script)
@@ -48,6 +61,9 @@ func serve(t *testing.T, transport string, script mcptest.Script) (*switchboard.
 			hs.Close()
 		})
 		srv.URL = hs.URL
+		if version >= "2026-07-28" {
+			srv.URL = hs.StatelessURL // the era's own handler
+		}
 	case "stdio":
 		srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
 	default:
@@ -315,6 +331,44 @@ func TestCancellationReachesTheServer(t *testing.T) {
 				cs.Close()
 				ss.Wait()
 			})
+		})
+	}
+}
+
+// TestInputRequestsPassThrough: a modern server asks for input in its
+// result (multi round-trip requests). The result reaches the client that
+// called, whose go-sdk fulfils it and retries through the gateway with its
+// own answer; a legacy client gets the request as an ordinary sampling
+// request. Attribution is exact over any transport, under concurrency.
+func TestInputRequestsPassThrough(t *testing.T) {
+	script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "ask", Behavior: mcptest.AskInput}}}
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			_, g := serveModern(t, transport, script)
+			var wg sync.WaitGroup
+			for i := range 4 {
+				version := ""
+				if i%2 == 1 {
+					version = legacy
+				}
+				name := fmt.Sprintf("client %d (%q)", i, version)
+				cs := clientWith(t, g, &mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: name}, Model: "m", Role: "assistant"}, nil
+				}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				wg.Go(func() {
+					for range 3 {
+						res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{"text": "hi"}})
+						if err != nil {
+							t.Errorf("%s: %v", name, err)
+							return
+						}
+						if text := res.Content[0].(*mcp.TextContent).Text; text != name || res.IsError {
+							t.Errorf("%s got %q (error: %v), want its own answer", name, text, res.IsError)
+						}
+					}
+				})
+			}
+			wg.Wait()
 		})
 	}
 }

@@ -49,6 +49,13 @@ const (
 	// arguments["text"] and returns the text of its answer; a failed request
 	// gives an IsError result with the error.
 	Sample Behavior = "sample"
+	// AskInput asks for a sampling completion of arguments["text"] the
+	// multi round-trip way (revision 2026-07-28): its first answer is a
+	// result with an input request, and the retry that carries the
+	// client's response returns the text of that response. The go-sdk
+	// fulfils the input request itself, as an ordinary request, for a
+	// client on an older revision.
+	AskInput Behavior = "ask-input"
 	// Progress sends arguments["steps"] progress notifications (default 2)
 	// with the call's progress token, if it has one, and an info log message
 	// per step, then returns "done".
@@ -322,6 +329,8 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return sample(ctx, req.Session, args), nil
 		case Progress:
 			return progress(ctx, req, args), nil
+		case AskInput:
+			return askInput(req, args), nil
 		default:
 			return errorResult(fmt.Sprintf("tool %s: unknown behavior %q", name, behavior)), nil
 		}
@@ -366,6 +375,34 @@ func sample(ctx context.Context, ss *mcp.ServerSession, args map[string]any) *mc
 		return textResult(t.Text)
 	}
 	return errorResult(fmt.Sprintf("sampling answered %T", res.Content))
+}
+
+// askInput is the AskInput behavior.
+func askInput(req *mcp.CallToolRequest, args map[string]any) *mcp.CallToolResult {
+	answer, ok := req.Params.InputResponses["sample"]
+	if !ok {
+		text, _ := args["text"].(string)
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"sample": &mcp.CreateMessageParams{
+			MaxTokens: 10,
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+		}}, RequestState: "asked"}
+	}
+	if req.Params.RequestState != "asked" {
+		return errorResult(fmt.Sprintf("request state %q, want the one sent", req.Params.RequestState))
+	}
+	switch res := answer.(type) {
+	case *mcp.CreateMessageResult:
+		if t, ok := res.Content.(*mcp.TextContent); ok {
+			return textResult(t.Text)
+		}
+	case *mcp.CreateMessageWithToolsResult:
+		if len(res.Content) == 1 {
+			if t, ok := res.Content[0].(*mcp.TextContent); ok {
+				return textResult(t.Text)
+			}
+		}
+	}
+	return errorResult(fmt.Sprintf("input response %T", answer))
 }
 
 // progress is the Progress behavior.

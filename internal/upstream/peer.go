@@ -249,7 +249,12 @@ func slogLevel(l mcp.LoggingLevel) slog.Level {
 // goes to the peer the request was made for (see peers).
 func (u *Upstream) newClient() *mcp.Client {
 	client := mcp.NewClient(u.opts.Client, &mcp.ClientOptions{
-		Logger:                     u.opts.Logger,
+		Logger: u.opts.Logger,
+		// A result that asks for input (multi round-trip requests, from
+		// revision 2026-07-28) goes back to the caller, whose client
+		// fulfils it and retries: the go-sdk's own fulfilment would ask
+		// the handlers below, which cannot always tell whose call it is.
+		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged(Tools) },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged(Prompts) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged(Resources) },
