@@ -71,6 +71,9 @@ func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPrompt
 	if err != nil {
 		return nil, err
 	}
+	if up, err = m.serverFor(ctx, up); err != nil {
+		return nil, err
+	}
 	get := *params
 	get.Name = original
 	res, err := up.GetPrompt(ctx, &get)
@@ -116,6 +119,9 @@ func (m *Manager) Complete(ctx context.Context, q *Query, params *mcp.CompletePa
 		up, err = m.templateServer(ctx, q, ref.URI)
 	default:
 		err = fmt.Errorf("complete: %w: unknown ref type %q", ErrInvalidArguments, ref.Type)
+	}
+	if err == nil {
+		up, err = m.serverFor(ctx, up)
 	}
 	if err != nil {
 		return nil, err
@@ -196,6 +202,9 @@ func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, 
 // resource that Options.ResourceFilter hides from q is refused, as unknown.
 func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	up, err := m.resourceServer(ctx, q, "read resource", params.URI)
+	if err == nil {
+		up, err = m.serverFor(ctx, up)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -120,6 +120,7 @@ type Manager struct {
 	// progress, so that Close does not wait for a long Connect.
 	closing      context.Context
 	beginClosing context.CancelFunc
+	perSession   sessionServers
 }
 
 // New returns a Manager for the servers of cfg. It does no I/O: call
@@ -543,6 +544,7 @@ func (m *Manager) Close() error {
 			errs = append(errs, publicError(err))
 		}
 	}
+	m.perSession.close()
 	m.events.close()
 	if m.writes != nil {
 		m.writes.close()

@@ -16,7 +16,7 @@ import (
 // request goes to the peer, and the peer's answer goes back to the server:
 // sampling and elicitation requests, log messages, and progress, with the
 // peer's own progress token. An *mcp.ServerSession has every method but
-// Session.
+// Session and Done.
 //
 // Over Streamable HTTP a server sends these on the response stream of the
 // request that caused them, so they reach exactly its peer. Over stdio
@@ -28,6 +28,10 @@ type Peer interface {
 	// Session identifies the peer's session: the requests of one session
 	// count as one client. It must be comparable.
 	Session() any
+	// Done is closed when the peer's session ends; nil if that cannot be
+	// known. A server with processPerSession runs one process per peer
+	// session whose end can be known, until it ends.
+	Done() <-chan struct{}
 	CreateMessage(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
 	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error

@@ -85,6 +85,9 @@ type ServerStatus struct {
 	Capabilities *mcp.ServerCapabilities
 	// PID is the process ID of a connected stdio server, or 0.
 	PID int
+	// SessionProcesses counts the processes of a processPerSession server
+	// that client sessions have of their own, besides the shared one.
+	SessionProcesses int
 }
 
 // clone returns a copy of s that shares nothing with it.
@@ -120,6 +123,9 @@ func (m *Manager) Status() []ServerStatus {
 	out := make([]ServerStatus, len(v.statuses))
 	for i, s := range v.statuses {
 		out[i] = s.clone()
+		if up := v.byName[s.Name]; up != nil && up.PerSession() {
+			out[i].SessionProcesses = m.perSession.count(s.Name)
+		}
 	}
 	return out
 }

@@ -154,7 +154,10 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	}
 	call := *params
 	call.Name = t.Original
-	up := v.byName[t.Server]
+	up, err := m.serverFor(ctx, v.byName[t.Server])
+	if err != nil {
+		return nil, err
+	}
 	o := m.opts.Observer
 	if o == nil || o.CallStarted == nil && o.CallEnded == nil {
 		res, err := up.CallTool(ctx, &call)

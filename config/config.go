@@ -77,6 +77,13 @@ type Server struct {
 	ProtocolVersion   string     `json:"protocolVersion,omitempty"`
 	SerializeRequests bool       `json:"serializeRequests,omitempty"`
 
+	// ProcessPerSession gives each gateway client session its own process
+	// of this stdio server, started on the session's first request and
+	// stopped when it ends, so that what the server asks while serving a
+	// request (sampling, elicitation) reaches exactly that client. Lists
+	// come from one shared process.
+	ProcessPerSession bool `json:"processPerSession,omitempty"`
+
 	// MaxInFlight caps the calls in flight to the server; more wait for a
 	// slot, bounded by their context. 0 means DefaultMaxInFlight.
 	MaxInFlight int `json:"maxInFlight,omitempty"`

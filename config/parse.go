@@ -269,6 +269,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.ProtocolVersion = d.str(field, v)
 		case "serializeRequests":
 			d.s.SerializeRequests = d.boolean(field, v)
+		case "processPerSession":
+			d.s.ProcessPerSession = d.boolean(field, v)
 		case "maxInFlight":
 			if n, ok := d.whole(field, v); ok {
 				d.s.MaxInFlight = int(min(n, math.MaxInt32))
@@ -286,7 +288,7 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
-		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests",
+		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "processPerSession",
 		"maxInFlight", "maxResponseBytes", "retry":
 		return true
 	}

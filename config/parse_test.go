@@ -65,7 +65,7 @@ func TestParseFields(t *testing.T) {
 	    "off":    { "command": "x", "enabled": false },
 	    "all":    { "type": "stdio", "command": "c", "cwd": "/tmp", "inheritEnv": true, "enabled": true,
 	                "timeout": 0, "prefix": "p", "required": false, "protocolVersion": "2025-11-25",
-	                "serializeRequests": true },
+	                "serializeRequests": true, "processPerSession": true },
 	    "stream": { "type": "streamable-http", "url": "https://h/mcp", "timeout": 1e3 },
 	    "nulls":  { "command": "x", "args": null, "env": null, "timeout": null, "prefix": null },
 	  },
@@ -86,7 +86,7 @@ func TestParseFields(t *testing.T) {
 		{Name: "raw", Source: file, Type: Stdio, Command: "./server", Prefix: ptr("")},
 		{Name: "off", Source: file, Type: Stdio, Command: "x", Enabled: ptr(false)},
 		{Name: "all", Source: file, Type: Stdio, Command: "c", Cwd: "/tmp", InheritEnv: true, Enabled: ptr(true),
-			Timeout: ptr[int64](0), Prefix: ptr("p"), ProtocolVersion: "2025-11-25", SerializeRequests: true},
+			Timeout: ptr[int64](0), Prefix: ptr("p"), ProtocolVersion: "2025-11-25", SerializeRequests: true, ProcessPerSession: true},
 		{Name: "stream", Source: file, Type: HTTP, URL: "https://h/mcp", Timeout: ptr[int64](1000)},
 		{Name: "nulls", Source: file, Type: Stdio, Command: "x"},
 	}
@@ -228,9 +228,11 @@ func TestParseRejects(t *testing.T) {
 		{"retry type", `{"command": "x", "retry": 3}`, []string{p + `retry: want an object such as {"max": 3, "backoffMs": 1000}`}},
 		{"retry.max range", `{"command": "x", "retry": {"max": -2}}`, []string{p + "retry.max: want -1 (no limit), 0 (no retries) or a positive count"}},
 		{"retry backoffs", `{"command": "x", "retry": {"backoffMs": -1, "maxBackoffMs": "1s"}}`, []string{p + "retry.maxBackoffMs: want a whole number of milliseconds", p + "retry.backoffMs: must not be negative"}},
-		{"stdio fields on http", `{"type": "http", "url": "https://h", "command": "x", "args": ["a"], "env": {"A": "1"}, "cwd": "/", "inheritEnv": true}`, []string{
+		{"stdio fields on http", `{"type": "http", "url": "https://h", "command": "x", "args": ["a"], "env": {"A": "1"}, "cwd": "/", "inheritEnv": true, "processPerSession": true}`, []string{
 			p + "command: only for stdio servers", p + "args: only for stdio servers", p + "env: only for stdio servers",
-			p + "cwd: only for stdio servers", p + "inheritEnv: only for stdio servers"}},
+			p + "cwd: only for stdio servers", p + "inheritEnv: only for stdio servers",
+			p + "processPerSession: only for stdio servers: an HTTP server ties what it asks to the request that caused it"}},
+		{"processPerSession type", `{"command": "x", "processPerSession": 1}`, []string{p + "processPerSession: want true or false"}},
 		{"http fields on stdio", `{"type": "stdio", "command": "x", "url": "https://h", "headers": {"A": "b"}}`, []string{
 			p + "url: only for http and sse servers", p + "headers: only for http and sse servers"}},
 		{"unterminated template", `{"command": "x", "args": ["ok", "${HOME"]}`, []string{p + "args[1]: unterminated ${ (want ${NAME})"}},

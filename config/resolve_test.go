@@ -293,6 +293,7 @@ func TestFingerprint(t *testing.T) {
 		"required":          func(s *Server) { s.Required = true },
 		"protocolVersion":   func(s *Server) { s.ProtocolVersion = "2025-11-25" },
 		"serializeRequests": func(s *Server) { s.SerializeRequests = true },
+		"processPerSession": func(s *Server) { s.ProcessPerSession = true },
 	}
 	seen := map[string]string{fp: "original"}
 	for name, change := range changes {

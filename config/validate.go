@@ -91,6 +91,9 @@ func (s *Server) problems() []*Error {
 		if s.InheritEnv {
 			add("inheritEnv", "only for stdio servers")
 		}
+		if s.ProcessPerSession {
+			add("processPerSession", "only for stdio servers: an HTTP server ties what it asks to the request that caused it")
+		}
 	}
 
 	if s.Timeout != nil {

@@ -167,7 +167,13 @@ func (g *Gateway) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.
 	if err != nil {
 		return nil, nil, err
 	}
-	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx}), end, nil
+	var done <-chan struct{}
+	if !g.opts.Stateless {
+		// A stateless session lasts one request: what would live as long
+		// as it (a process of its own) is not worth starting.
+		done = g.sessions.done(g, ss)
+	}
+	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx, done: done}), end, nil
 }
 
 // progressTokens holds the progress tokens of the requests in flight, per
@@ -222,11 +228,14 @@ func quoteToken(token any) string {
 // context: over Streamable HTTP, the go-sdk then sends it on the response
 // stream of the client's request, as the protocol asks.
 type downstream struct {
-	ss  *mcp.ServerSession
-	ctx context.Context // the client's request's
+	ss   *mcp.ServerSession
+	ctx  context.Context // the client's request's
+	done <-chan struct{}
 }
 
 func (d downstream) Session() any { return d.ss }
+
+func (d downstream) Done() <-chan struct{} { return d.done }
 
 // within returns the request's context, cut short when ctx, the server's
 // side of the exchange, ends.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,17 +37,18 @@ var passthroughScript = mcptest.Script{
 // stdio ("stdio").
 func serve(t *testing.T, transport string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
 	t.Helper()
-	return serveAt(t, transport, legacy, script)
+	return serveAt(t, transport, legacy, script, nil)
 }
 
 // serveModern is serve, with the server on revision 2026-07-28.
 func serveModern(t *testing.T, transport string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
 	t.Helper()
-	return serveAt(t, transport, "2026-07-28", script)
+	return serveAt(t, transport, "2026-07-28", script, nil)
 }
 
-// serveAt is serve, with the server on revision version ("": the latest).
-func serveAt(t *testing.T, transport, version string, script mcptest.Script) (*switchboard.Manager, *Gateway) {
+// serveAt is serve, with the server on revision version ("": the
+// default), and the gateway's options.
+func serveAt(t *testing.T, transport, version string, script mcptest.Script, opts *Options) (*switchboard.Manager, *Gateway) {
 	t.Helper()
 	srv := config.Server{Name: "s", ProtocolVersion: version}
 	switch transport {
@@ -74,7 +76,7 @@ func serveAt(t *testing.T, transport, version string, script mcptest.Script) (*s
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	g := New(m, nil)
+	g := New(m, opts)
 	t.Cleanup(func() { g.Close() })
 	return m, g
 }
@@ -371,4 +373,90 @@ func TestInputRequestsPassThrough(t *testing.T) {
 			wg.Wait()
 		})
 	}
+}
+
+// TestProcessPerSession: a stdio server with processPerSession gives each
+// client session a process of its own, so that a sampling request always
+// reaches the client whose call caused it, however many call at once.
+func TestProcessPerSession(t *testing.T) {
+	script := passthroughScript
+	script.Tools = append(slices.Clone(script.Tools), mcptest.ToolSpec{Name: "count", Behavior: mcptest.Increment})
+	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
+	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
+	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1, NoCache: true})
+	t.Cleanup(func() { m.Close() })
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	g := New(m, nil)
+	t.Cleanup(func() { g.Close() })
+
+	for round := range 2 {
+		texts, isErr := askAll(t, g, 4)
+		for i, text := range texts {
+			if want := fmt.Sprintf("client %d", i); text != want || isErr[i] {
+				t.Errorf("round %d: client %d got %q (error: %v), want its own answer", round, i, text, isErr[i])
+			}
+		}
+	}
+	// Each session counts in its own process.
+	a, b := legacyClient(t, g, nil), legacyClient(t, g, nil)
+	for _, step := range []struct {
+		cs   *mcp.ClientSession
+		want string
+	}{{a, "1"}, {a, "2"}, {b, "1"}, {a, "3"}} {
+		res, err := step.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__count"})
+		if err != nil || mcptest.Text(res) != step.want {
+			t.Errorf("count = %v %v, want %s", mcptest.Text(res), err, step.want)
+		}
+	}
+	if st := m.Status()[0]; st.SessionProcesses != 2+4*2 {
+		// askAll's clients stay connected until the test ends.
+		t.Errorf("status: %d processes per session, want %d", st.SessionProcesses, 2+4*2)
+	}
+}
+
+// TestProcessPerSessionLifetime: a session's own process starts on its
+// first request and stops when the session ends; requests made for no
+// client go to the shared one.
+func TestProcessPerSessionLifetime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Behavior: mcptest.Echo}}})
+		e := entry("s", false)
+		e.ProcessPerSession = true
+		m, g := setup(t, upstreams{"s": srv}, []config.Server{e}, nil)
+		call := func(cs *mcp.ClientSession) {
+			t.Helper()
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+				t.Fatalf("call: %v %v", res, err)
+			}
+		}
+		open := func(want int) {
+			t.Helper()
+			synctest.Wait()
+			if n := srv.OpenSessions(); n != want {
+				t.Errorf("the server has %d sessions open, want %d", n, want)
+			}
+			if n := m.Status()[0].SessionProcesses; n != want-1 {
+				t.Errorf("status: %d processes per session, want %d", n, want-1)
+			}
+		}
+		open(1) // the shared one, which listed the tools
+		a := client(t, g, nil)
+		open(1) // nothing before a request
+		call(a)
+		call(a)
+		open(2)
+		b := client(t, g, nil)
+		call(b)
+		open(3)
+		if _, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+		open(3) // no client: the shared one
+		a.Close()
+		open(2)
+		b.Close()
+		open(1)
+	})
 }

@@ -20,8 +20,12 @@ import (
 type sessions struct {
 	// mu serializes subscription changes, with the upstream requests they
 	// make: a subscribe and an unsubscribe of one URI never cross.
-	mu     sync.Mutex
-	byID   map[*mcp.ServerSession]*sessionState
+	mu   sync.Mutex
+	byID map[*mcp.ServerSession]*sessionState
+	// ends holds each tracked session's done channel, for the requests'
+	// peers to read without taking mu, which subscriptions hold across
+	// upstream requests.
+	ends   sync.Map         // *mcp.ServerSession → chan struct{}
 	level  mcp.LoggingLevel // the level the servers were last asked for
 	watch  sync.WaitGroup   // one goroutine per session, until it ends
 	closed bool
@@ -30,6 +34,7 @@ type sessions struct {
 type sessionState struct {
 	subs  map[string]bool
 	level mcp.LoggingLevel
+	done  chan struct{} // closed when the session ends
 }
 
 func (s *sessions) init() { s.byID = make(map[*mcp.ServerSession]*sessionState) }
@@ -45,13 +50,26 @@ func (s *sessions) trackLocked(g *Gateway, ss *mcp.ServerSession) *sessionState 
 	if st := s.byID[ss]; st != nil || s.closed {
 		return st
 	}
-	st := &sessionState{subs: make(map[string]bool)}
+	st := &sessionState{subs: make(map[string]bool), done: make(chan struct{})}
 	s.byID[ss] = st
+	s.ends.Store(ss, st.done)
 	s.watch.Go(func() {
 		ss.Wait()
 		g.sessionEnded(ss)
 	})
 	return st
+}
+
+// done returns a channel closed when ss ends, tracking ss from now on;
+// nil once the gateway is closing.
+func (s *sessions) done(g *Gateway, ss *mcp.ServerSession) <-chan struct{} {
+	if c, ok := s.ends.Load(ss); ok {
+		return c.(chan struct{})
+	}
+	if st := s.track(g, ss); st != nil {
+		return st.done
+	}
+	return nil
 }
 
 // wait waits for the sessions' goroutines, once the sessions are closed.
@@ -73,6 +91,8 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	if st == nil {
 		return
 	}
+	s.ends.Delete(ss)
+	close(st.done)
 	for uri := range st.subs {
 		if !s.wantedLocked(uri) {
 			if err := g.dropUpstream(context.Background(), uri); err != nil {

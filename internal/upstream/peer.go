@@ -24,6 +24,9 @@ type Peer interface {
 	// Session identifies the peer's session: the requests of one session
 	// count as one client. It must be comparable.
 	Session() any
+	// Done is closed when the peer's session ends; nil if that cannot be
+	// known.
+	Done() <-chan struct{}
 	CreateMessage(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
 	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
@@ -38,6 +41,9 @@ type peerKey struct{}
 func WithPeer(ctx context.Context, p Peer) context.Context {
 	return context.WithValue(ctx, peerKey{}, p)
 }
+
+// PeerOf returns the peer that ctx carries, or nil.
+func PeerOf(ctx context.Context) Peer { return peerFrom(ctx) }
 
 func peerFrom(ctx context.Context) Peer {
 	p, _ := ctx.Value(peerKey{}).(Peer)
@@ -325,6 +331,14 @@ func (u *Upstream) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) 
 		return nil // the next session gets it
 	}
 	return u.applyLogLevel(ctx, s, string(level))
+}
+
+// LoggingLevel returns the level the host asked the server to log at, or
+// "".
+func (u *Upstream) LoggingLevel() mcp.LoggingLevel {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return mcp.LoggingLevel(u.logLevel)
 }
 
 // restoreLogLevel sends a new session the level the host asked for.

@@ -229,6 +229,10 @@ func (u *Upstream) bareClient() *mcp.Client {
 	return mcp.NewClient(u.opts.Client, &mcp.ClientOptions{Logger: u.opts.Logger, Capabilities: &mcp.ClientCapabilities{}})
 }
 
+// PerSession reports whether the server runs one process per client
+// session (config processPerSession).
+func (u *Upstream) PerSession() bool { return u.settings.Load().cfg.ProcessPerSession }
+
 // Name returns the configured server name.
 func (u *Upstream) Name() string { return u.name }
 

@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// TestStatelessForwardsWhatItPromises: serve --stateless, as the README
+// says, forwards tools, prompts, resources and completions, progress, and
+// multi round-trip input requests to modern clients, with no session, and
+// does not offer resource subscriptions, which need one.
+func TestStatelessForwardsWhatItPromises(t *testing.T) {
+	script := mcptest.Script{
+		Tools:     []mcptest.ToolSpec{{Name: "ask", Behavior: mcptest.AskInput}, {Name: "work", Behavior: mcptest.Progress}},
+		Prompts:   []mcptest.PromptSpec{{Name: "greet"}},
+		Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a", Text: "hello"}},
+	}
+	_, g := serveAt(t, "http", "2026-07-28", script, &Options{Stateless: true})
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	progress := make(chan *mcp.ProgressNotificationParams, 10)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "mine"}, Model: "m", Role: "assistant"}, nil
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: transport}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" {
+		t.Errorf("session ID %q, want none", cs.ID())
+	}
+	caps := cs.InitializeResult().Capabilities
+	if caps.Resources == nil || caps.Resources.Subscribe || caps.Prompts == nil {
+		t.Errorf("capabilities: resources %+v, prompts %+v; want both, without subscribe", caps.Resources, caps.Prompts)
+	}
+
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__ask", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || mcptest.Text(res) != "mine" {
+		t.Errorf("input requests: %v, %v; want the client's own answer", res, err)
+	}
+	params := &mcp.CallToolParams{Name: "s__work"}
+	params.SetProgressToken("p")
+	if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+		t.Fatalf("progress tool: %v %v", res, err)
+	}
+	for range 2 {
+		select {
+		case p := <-progress:
+			if p.ProgressToken != "p" {
+				t.Errorf("progress token %v, want p", p.ProgressToken)
+			}
+		case <-t.Context().Done():
+			t.Fatal("no progress")
+		}
+	}
+	if _, err := cs.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "s__greet"}); err != nil {
+		t.Errorf("prompts/get: %v", err)
+	}
+	if r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "mem://a"}); err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "hello" {
+		t.Errorf("resources/read: %v %v", r, err)
+	}
+}
