@@ -48,7 +48,7 @@ func TestUnknownNamesGetClearErrors(t *testing.T) {
 		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "s__nope"})
 		wantRPCError(t, "prompts/get", err, jsonrpc.CodeInvalidParams, `"s__nope"`)
 		_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://nope"})
-		wantRPCError(t, "resources/read", err, mcp.CodeResourceNotFound, "mem://nope")
+		wantRPCError(t, "resources/read", err, jsonrpc.CodeInvalidParams, "mem://nope")
 		_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "s__nope"}, Argument: mcp.CompleteParamsArgument{Name: "x"}})
 		wantRPCError(t, "completion/complete of a prompt", err, jsonrpc.CodeInvalidParams, `"s__nope"`)
 		_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "nope://{x}"}, Argument: mcp.CompleteParamsArgument{Name: "x"}})

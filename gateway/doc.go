@@ -1,17 +1,37 @@
-// Package gateway is the MCP server face of Switchboard: it serves the tools
-// of a [switchboard.Manager] over stdio or Streamable HTTP, through a go-sdk
-// [mcp.Server], with /healthz and /readyz beside /mcp.
+// Package gateway is the MCP server face of Switchboard: it serves what the
+// servers of a [switchboard.Manager] offer over stdio or Streamable HTTP,
+// through a go-sdk [mcp.Server], with /healthz and /readyz beside /mcp.
 //
-// The gateway registers the manager's merged tools under their public names
-// and routes every tools/call to the manager, which calls the owning server
-// by the tool's original name. It follows the manager's change events, so
-// its clients get notifications/tools/list_changed only when the exposed view
-// really changed.
+// The gateway registers the manager's merged tools and prompts under their
+// public names, and its resources and templates under their own URIs, each
+// definition as the server gave it but for the name. It routes every
+// tools/call, prompts/get, resources/read and completion/complete to the
+// owning server, by the original name. It follows the manager's change
+// events, so its clients get list_changed notifications only when the
+// exposed view really changed. Its handshake advertises what its servers
+// offer and it can forward, no more, and their instructions, labelled by
+// server; it waits, briefly, for servers still making their first
+// connection, so that what a client sees first is complete.
 //
-// Errors become tool results with isError set, so that a model can read
-// them: a server that is down is named, with its state and last error. A
-// JSON-RPC error that the server answered a call with passes through
-// unchanged, and a client's cancellation is never turned into a result. A
-// call's arguments and _meta (a progress token, say) go to the server as
-// the client sent them.
+// A request is made on behalf of the client session that sent it (see
+// [switchboard.Peer]): what the server sends while serving it (sampling and
+// elicitation requests, log messages at the session's level, progress with
+// the session's own token) goes back to that session, and its answers go
+// back to the server. How that attribution is kept exact, or refused, is
+// the upstream package's design. A progress token already in use by a
+// request in flight on the session is refused. A multi round-trip result
+// (revision 2026-07-28) passes through as it is: a modern client answers
+// and retries; for a legacy client the go-sdk asks it with ordinary
+// requests.
+//
+// Resource subscriptions are held per session, and upstream while any
+// session wants them: resources/updated reaches exactly the sessions
+// subscribed to the URI. logging/setLevel is per session; the servers are
+// asked for the most verbose level any session wants.
+//
+// Errors of a tool call become results with isError set, so that a model
+// can read them: a server that is down is named, with its state and last
+// error. A JSON-RPC error that the server answered with passes through
+// unchanged, and a client's cancellation is never turned into a result; it
+// cancels the server's request, which is never replayed.
 package gateway

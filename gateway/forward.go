@@ -300,8 +300,8 @@ func (d downstream) NotifyProgress(ctx context.Context, params *mcp.ProgressNoti
 type readReachedKey struct{}
 
 // isResourceNotFound reports whether err is the go-sdk's error for a
-// resource that no handler serves.
+// resource that no handler serves (see [mcp.ResourceNotFoundError]).
 func isResourceNotFound(err error) bool {
 	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeResourceNotFound
+	return errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams && rpcErr.Message == "Resource not found"
 }

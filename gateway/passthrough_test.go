@@ -460,3 +460,38 @@ func TestProcessPerSessionLifetime(t *testing.T) {
 		open(1)
 	})
 }
+
+// TestElicitationReachesTheCallingClient: an elicitation request, in form
+// and URL modes, reaches the client whose call caused it, and its answer
+// goes back, over HTTP and stdio.
+func TestElicitationReachesTheCallingClient(t *testing.T) {
+	script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "who", Behavior: mcptest.Elicit}}}
+	for _, transport := range transports {
+		t.Run(transport, func(t *testing.T) {
+			_, g := serve(t, transport, script)
+			var modes []string
+			cs := legacyClient(t, g, &mcp.ClientOptions{
+				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					modes = append(modes, req.Params.Mode+" "+req.Params.URL)
+					if req.Params.Mode == "url" {
+						return &mcp.ElicitResult{Action: "decline"}, nil
+					}
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ada"}}, nil
+				},
+			})
+			for _, tc := range []struct {
+				args map[string]any
+				want string
+			}{{nil, "accept ada"}, {map[string]any{"url": "https://example.invalid/login"}, "decline"}} {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__who", Arguments: tc.args})
+				if err != nil || mcptest.Text(res) != tc.want {
+					t.Errorf("who(%v) = %q, %v; want %q", tc.args, mcptest.Text(res), err, tc.want)
+				}
+			}
+			if want := []string{" ", "url https://example.invalid/login"}; !slices.Equal(modes, want) && !slices.Equal(modes, []string{"form ", want[1]}) {
+				t.Errorf("the client was asked %q", modes)
+			}
+		})
+	}
+}

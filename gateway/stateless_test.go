@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 The test exercises sampling, which the gateway forwards.
+
 package gateway
 
 import (

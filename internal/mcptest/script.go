@@ -49,6 +49,12 @@ const (
 	// arguments["text"] and returns the text of its answer; a failed request
 	// gives an IsError result with the error.
 	Sample Behavior = "sample"
+	// Elicit asks the calling client for input: in form mode, with a
+	// schema of one string property "name", or, when arguments["url"] is
+	// set, in URL mode, for that URL. It returns the client's action, and
+	// for an accepted form the name given, as "ACTION NAME"; a failed
+	// request gives an IsError result with the error.
+	Elicit Behavior = "elicit"
 	// AskInput asks for a sampling completion of arguments["text"] the
 	// multi round-trip way (revision 2026-07-28): its first answer is a
 	// result with an input request, and the retry that carries the
@@ -331,6 +337,8 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return progress(ctx, req, args), nil
 		case AskInput:
 			return askInput(req, args), nil
+		case Elicit:
+			return elicit(ctx, req.Session, args), nil
 		default:
 			return errorResult(fmt.Sprintf("tool %s: unknown behavior %q", name, behavior)), nil
 		}
@@ -375,6 +383,22 @@ func sample(ctx context.Context, ss *mcp.ServerSession, args map[string]any) *mc
 		return textResult(t.Text)
 	}
 	return errorResult(fmt.Sprintf("sampling answered %T", res.Content))
+}
+
+// elicit is the Elicit behavior.
+func elicit(ctx context.Context, ss *mcp.ServerSession, args map[string]any) *mcp.CallToolResult {
+	params := &mcp.ElicitParams{Message: "who are you?", RequestedSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+	}}
+	if url, _ := args["url"].(string); url != "" {
+		params = &mcp.ElicitParams{Mode: "url", Message: "open this", URL: url, ElicitationID: "e1"}
+	}
+	res, err := ss.Elicit(ctx, params)
+	if err != nil {
+		return errorResult("elicitation failed: " + err.Error())
+	}
+	name, _ := res.Content["name"].(string)
+	return textResult(strings.TrimSpace(res.Action + " " + name))
 }
 
 // askInput is the AskInput behavior.

@@ -62,6 +62,39 @@
 // cuts the steps short. The last lines of its stderr are kept, redacted,
 // for error messages.
 //
+// # Requests on behalf of a client
+//
+// A request whose context carries a [Peer] (see [WithPeer]; in the gateway,
+// one downstream session) is made on that client's behalf: what the server
+// sends while serving it goes to that client, and the client's answer comes
+// back. Attribution must be exact, or a request must be refused; it is
+// never guessed:
+//
+//   - Streamable HTTP: a server sends what a request causes (sampling and
+//     elicitation requests, log messages, progress) on the response stream
+//     of that request. The go-sdk client merges every stream before its
+//     handlers see a message, so the round-tripper tags each message on the
+//     stream with the request's token, in its _meta, and the handlers route
+//     by the tag and remove it.
+//   - Progress carries its own link: the client's progress token is
+//     swapped for a token unique to the upstream request on the way out, and
+//     back on the way in.
+//   - Stdio: nothing on the wire ties a message to a request. It goes to the
+//     client only while the requests in flight to the server all come from
+//     one session; otherwise a server's request is answered with a JSON-RPC
+//     error that says why, and a log message goes to the host's logger. A
+//     server with processPerSession runs one process per client session
+//     (the manager's business), which makes attribution exact.
+//   - From revision 2026-07-28, a server asks for input in its result (multi
+//     round-trip requests, SEP-2322). The go-sdk's own fulfilment is off:
+//     the result goes back to the caller, whose client answers and retries.
+//
+// The go-sdk client hands a response to its caller at once but queues
+// notifications for its handlers, so a log message or progress sent just
+// before a response could reach the client after its request ended. The
+// transport counts such notifications as they arrive, and a request made
+// for a client waits, briefly, for the handlers to catch up.
+//
 // # Secrets
 //
 // The config is resolved (${VAR} substituted) on every connection attempt,
