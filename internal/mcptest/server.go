@@ -115,6 +115,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 			// so that a later SetTools reaches subscribed clients; likewise
 			// prompts and resources when the script has any.
 			Capabilities:       capabilities(script),
+			CompletionHandler:  completeHandler(script),
 			SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.subscribe(ctx, req) },
 			UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.unsubscribe(ctx, req) },
 			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
@@ -148,7 +149,28 @@ func capabilities(script Script) *mcp.ServerCapabilities {
 	if len(script.Resources) > 0 || len(script.Templates) > 0 {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
 	}
+	if len(script.Prompts) > 0 || len(script.Templates) > 0 {
+		caps.Completions = &mcp.CompletionCapabilities{}
+	}
 	return caps
+}
+
+// completeHandler completes the arguments of the script's prompts and
+// templates, if it has any: the one value is "REF/ARGUMENT=VALUE", where REF
+// is the prompt's name or the template's URI template, as the server knows
+// it.
+func completeHandler(script Script) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	if len(script.Prompts) == 0 && len(script.Templates) == 0 {
+		return nil
+	}
+	return func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		ref := req.Params.Ref.Name
+		if req.Params.Ref.Type == "ref/resource" {
+			ref = req.Params.Ref.URI
+		}
+		value := fmt.Sprintf("%s/%s=%s", ref, req.Params.Argument.Name, req.Params.Argument.Value)
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{value}, Total: 1}}, nil
+	}
 }
 
 // A session is the Server's view of one go-sdk ServerSession.
