@@ -391,22 +391,19 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 
 // Settle waits while servers are making their first connection: each one
 // still connecting, or loading its first lists, within its timeout and
-// ctx. It reports whether it
-// waited; the views are then up to date. The gateway settles before it
+// ctx. The views are then up to date with every change the servers made
+// so far. It reports whether it waited. The gateway settles before it
 // answers a list, so that a client that lists once, at start, sees every
 // server that can connect.
 func (m *Manager) Settle(ctx context.Context) bool {
 	var waited bool
 	for _, up := range m.view.Load().servers {
 		if up.Settling() {
-			cfg := up.Config()
-			up.Settle(ctx, cfg.TimeoutDuration())
+			up.Settle(ctx, up.Timeout())
 			waited = true
 		}
 	}
-	if waited {
-		m.events.flush()
-	}
+	m.events.flush()
 	return waited
 }
 

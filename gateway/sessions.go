@@ -198,13 +198,13 @@ func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp
 const listWait = 5 * time.Second
 
 // settle waits, up to listWait, for the servers making their first
-// connection, and exposes what they listed.
+// connection, and exposes what the manager's views hold: the change events
+// that would expose it may still be on their way.
 func (g *Gateway) settle(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, listWait)
 	defer cancel()
-	if g.m.Settle(ctx) {
-		g.Sync()
-	}
+	g.m.Settle(ctx)
+	g.Sync()
 }
 
 // intercept sees every request from clients before the go-sdk handles it:

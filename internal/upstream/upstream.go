@@ -229,6 +229,10 @@ func (u *Upstream) bareClient() *mcp.Client {
 	return mcp.NewClient(u.opts.Client, &mcp.ClientOptions{Logger: u.opts.Logger, Capabilities: &mcp.ClientCapabilities{}})
 }
 
+// Timeout returns the server's timeout for a connection and for each
+// request; 0 means none.
+func (u *Upstream) Timeout() time.Duration { return u.settings.Load().cfg.TimeoutDuration() }
+
 // PerSession reports whether the server runs one process per client
 // session (config processPerSession).
 func (u *Upstream) PerSession() bool { return u.settings.Load().cfg.ProcessPerSession }
