@@ -37,6 +37,7 @@ type Peer interface {
 	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
 	Log(context.Context, *mcp.LoggingMessageParams) error
 	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 }
 
 // WithPeer returns ctx carrying p: the calls, prompt gets, resource reads

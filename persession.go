@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -42,18 +44,32 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	s := &m.perSession
 	key := sessionKey{up.Name(), p.Session()}
 	s.mu.Lock()
+	own, closed := s.byKey[key], s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("server %q: %w", up.Name(), ErrClosed)
+	case own != nil:
+		return own, nil
+	}
+	// The process is the client's own: it gets the client's roots, which
+	// the server may ask for as soon as it starts. Asked before the lock:
+	// the client may take its time.
+	roots := peerRoots(ctx, p)
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, fmt.Errorf("server %q: %w", up.Name(), ErrClosed)
 	}
 	if own := s.byKey[key]; own != nil {
-		return own, nil
+		return own, nil // another request of the session was first
 	}
-	own := upstream.New(up.Config(), &upstream.Options{
+	own = upstream.New(up.Config(), &upstream.Options{
 		Client:    m.opts.Client,
 		Logger:    m.opts.Logger.With("server", up.Name(), "process", "per-session"),
 		LookupEnv: m.opts.LookupEnv,
 		Dial:      m.opts.Dial,
+		Roots:     roots,
 		// No OnEvent: its lists and states are the session's own
 		// business, and the manager's view follows the shared upstream.
 	})
@@ -77,6 +93,54 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	})
 	return own, nil
 }
+
+// peerRoots returns the roots of p's client, or nil if it offers none or
+// cannot be asked (a client on revision 2026-07-28 or later is not asked
+// while it waits for an answer).
+func peerRoots(ctx context.Context, p upstream.Peer) []*mcp.Root {
+	res, err := p.ListRoots(ctx, &mcp.ListRootsParams{})
+	if err != nil || res == nil {
+		return nil
+	}
+	if res.Roots == nil {
+		return []*mcp.Root{}
+	}
+	return res.Roots
+}
+
+// PeerRootsChanged tells the processes that p's session has of its own
+// (see config processPerSession) that its roots changed: each is offered
+// the new roots, and told so. It returns at once; the client is asked for
+// its roots in the background.
+func (m *Manager) PeerRootsChanged(p Peer) {
+	s := &m.perSession
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	var own []*upstream.Upstream
+	for k, u := range s.byKey {
+		if k.session == p.Session() {
+			own = append(own, u)
+		}
+	}
+	if len(own) == 0 {
+		return
+	}
+	s.reaped.Go(func() {
+		ctx, cancel := context.WithTimeout(m.closing, rootsWait)
+		defer cancel()
+		if roots := peerRoots(ctx, p); roots != nil {
+			for _, u := range own {
+				u.SetRoots(roots)
+			}
+		}
+	})
+}
+
+// rootsWait bounds how long a client may take to list its roots.
+const rootsWait = 30 * time.Second
 
 // close stops starting processes per session and waits until every one
 // started is closed. The manager's closing has begun: their goroutines are

@@ -80,8 +80,8 @@ type Server struct {
 	// ProcessPerSession gives each gateway client session its own process
 	// of this stdio server, started on the session's first request and
 	// stopped when it ends, so that what the server asks while serving a
-	// request (sampling, elicitation) reaches exactly that client. Lists
-	// come from one shared process.
+	// request (sampling, elicitation) reaches exactly that client, and it
+	// is offered that client's roots. Lists come from one shared process.
 	ProcessPerSession bool `json:"processPerSession,omitempty"`
 
 	// MaxInFlight caps the calls in flight to the server; more wait for a

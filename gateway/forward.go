@@ -259,6 +259,15 @@ func (d downstream) capabilities() *mcp.ClientCapabilities {
 	return &mcp.ClientCapabilities{}
 }
 
+func (d downstream) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	if d.capabilities().RootsV2 == nil {
+		return nil, fmt.Errorf("roots: %w", ErrClientCannot)
+	}
+	ctx, done := d.within(ctx)
+	defer done()
+	return d.ss.ListRoots(ctx, params)
+}
+
 func (d downstream) CreateMessage(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
 	if d.capabilities().Sampling == nil {
 		return nil, fmt.Errorf("sampling: %w", ErrClientCannot)

@@ -74,6 +74,11 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		CompletionHandler:  g.complete,
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.sessions.track(g, req.Session) },
+		// The session's own processes (processPerSession) get its new
+		// roots; the shared ones never had any.
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
+			g.m.PeerRootsChanged(downstream{ss: req.Session, ctx: context.Background()})
+		},
 	}
 	if !o.Stateless {
 		// A subscription needs a session to send updates on.

@@ -495,3 +495,62 @@ func TestElicitationReachesTheCallingClient(t *testing.T) {
 		})
 	}
 }
+
+// TestRootsReachTheSessionsOwnProcess: a process per session is offered
+// its client's roots, and their changes; a shared process is offered none,
+// for one client's roots are not another's.
+func TestRootsReachTheSessionsOwnProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "roots", Behavior: mcptest.Roots}}}
+		own, shared := entry("own", false), entry("shared", false)
+		own.ProcessPerSession, own.ProtocolVersion, shared.ProtocolVersion = true, legacy, legacy
+		_, g := setup(t, upstreams{"own": mcptest.NewServer(script), "shared": mcptest.NewServer(script)}, []config.Server{own, shared}, nil)
+		rootsOf := func(cs *mcp.ClientSession, server string) (string, bool) {
+			t.Helper()
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: server + "__roots"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mcptest.Text(res), res.IsError
+		}
+		clients := map[string]*mcp.Client{}
+		sessions := map[string]*mcp.ClientSession{}
+		for _, name := range []string{"a", "b"} {
+			c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "v"}, nil)
+			c.AddRoots(&mcp.Root{URI: "file:///" + name})
+			clients[name] = c
+			st, ct := mcp.NewInMemoryTransports()
+			ss, err := g.Server().Connect(t.Context(), st, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: legacy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				cs.Close()
+				ss.Wait()
+			})
+			sessions[name] = cs
+		}
+		for name, cs := range sessions {
+			if got, isErr := rootsOf(cs, "own"); got != "file:///"+name || isErr {
+				t.Errorf("%s's own process was offered %q (error: %v)", name, got, isErr)
+			}
+			// The go-sdk answers an empty list for a client that does not
+			// offer roots.
+			if got, _ := rootsOf(cs, "shared"); got != "" && !strings.HasPrefix(got, "roots failed") {
+				t.Errorf("the shared process was offered %q, want no roots", got)
+			}
+		}
+		clients["a"].AddRoots(&mcp.Root{URI: "file:///a2"})
+		synctest.Wait()
+		if got, _ := rootsOf(sessions["a"], "own"); got != "file:///a\nfile:///a2" {
+			t.Errorf("after a's roots changed, its process was offered %q", got)
+		}
+		if got, _ := rootsOf(sessions["b"], "own"); got != "file:///b" {
+			t.Errorf("after a's roots changed, b's process was offered %q", got)
+		}
+	})
+}

@@ -55,6 +55,9 @@ const (
 	// for an accepted form the name given, as "ACTION NAME"; a failed
 	// request gives an IsError result with the error.
 	Elicit Behavior = "elicit"
+	// Roots asks the calling client for its roots and returns their URIs,
+	// one per line; a failed request gives an IsError result with the error.
+	Roots Behavior = "roots"
 	// AskInput asks for a sampling completion of arguments["text"] the
 	// multi round-trip way (revision 2026-07-28): its first answer is a
 	// result with an input request, and the retry that carries the
@@ -339,6 +342,8 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return askInput(req, args), nil
 		case Elicit:
 			return elicit(ctx, req.Session, args), nil
+		case Roots:
+			return roots(ctx, req.Session), nil
 		default:
 			return errorResult(fmt.Sprintf("tool %s: unknown behavior %q", name, behavior)), nil
 		}
@@ -399,6 +404,19 @@ func elicit(ctx context.Context, ss *mcp.ServerSession, args map[string]any) *mc
 	}
 	name, _ := res.Content["name"].(string)
 	return textResult(strings.TrimSpace(res.Action + " " + name))
+}
+
+// roots is the Roots behavior.
+func roots(ctx context.Context, ss *mcp.ServerSession) *mcp.CallToolResult {
+	res, err := ss.ListRoots(ctx, &mcp.ListRootsParams{})
+	if err != nil {
+		return errorResult("roots failed: " + err.Error())
+	}
+	uris := make([]string, len(res.Roots))
+	for i, r := range res.Roots {
+		uris[i] = r.URI
+	}
+	return textResult(strings.Join(uris, "\n"))
 }
 
 // askInput is the AskInput behavior.

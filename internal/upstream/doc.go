@@ -84,7 +84,9 @@
 //     one session; otherwise a server's request is answered with a JSON-RPC
 //     error that says why, and a log message goes to the host's logger. A
 //     server with processPerSession runs one process per client session
-//     (the manager's business), which makes attribution exact.
+//     (the manager's business), which makes attribution exact, and is
+//     offered that client's roots (see Options.Roots); a shared one is
+//     offered none.
 //   - From revision 2026-07-28, a server asks for input in its result (multi
 //     round-trip requests, SEP-2322). The go-sdk's own fulfilment is off:
 //     the result goes back to the caller, whose client answers and retries.

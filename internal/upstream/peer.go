@@ -32,6 +32,7 @@ type Peer interface {
 	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
 	Log(context.Context, *mcp.LoggingMessageParams) error
 	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
+	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 }
 
 type peerKey struct{}
@@ -269,8 +270,7 @@ func (u *Upstream) newClient() *mcp.Client {
 				u.resourceUpdated(req.Params.URI)
 			}
 		},
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
-			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		Capabilities: u.capabilities(),
 		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 			p, err := u.routePeer("sampling/createMessage", req.Params)
 			if err != nil {
@@ -298,6 +298,10 @@ func (u *Upstream) newClient() *mcp.Client {
 			}
 		},
 	})
+	if u.opts.Roots != nil {
+		u.roots = u.opts.Roots
+		client.AddRoots(u.roots...)
+	}
 	// Elicitations skip the go-sdk's own handling, whose checks of the
 	// requested schema are stricter than the protocol: the client the
 	// request goes to checks it.
@@ -315,6 +319,41 @@ func (u *Upstream) newClient() *mcp.Client {
 		}
 	})
 	return client
+}
+
+// capabilities are what the upstream's client offers servers: elicitation
+// (sampling comes with its handler), and roots if it has any to offer.
+func (u *Upstream) capabilities() *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+	if u.opts.Roots != nil {
+		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
+	return caps
+}
+
+// SetRoots replaces the roots offered to the server, which is told that
+// they changed. It does nothing to an upstream made without Options.Roots,
+// which offers none.
+func (u *Upstream) SetRoots(roots []*mcp.Root) {
+	if u.opts.Roots == nil {
+		return
+	}
+	keep := make(map[string]bool, len(roots))
+	for _, r := range roots {
+		keep[r.URI] = true
+	}
+	u.rootsMu.Lock()
+	defer u.rootsMu.Unlock()
+	var gone []string
+	for _, r := range u.roots {
+		if !keep[r.URI] {
+			gone = append(gone, r.URI)
+		}
+	}
+	u.roots = roots
+	u.client.RemoveRoots(gone...)
+	u.client.AddRoots(roots...)
 }
 
 // SetLoggingLevel asks the server to send log messages at level and above,

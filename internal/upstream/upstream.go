@@ -34,6 +34,11 @@ type Options struct {
 	// Dial, if set, replaces the transport the config asks for. Tests use it to
 	// connect to in-memory servers.
 	Dial func(ctx context.Context, srv config.Server) (mcp.Transport, error)
+	// Roots, if not nil (even empty), are the roots the upstream offers the
+	// server, which it may ask for at any time: the roots of the one client
+	// a process per session serves. Nil offers none. See
+	// [Upstream.SetRoots].
+	Roots []*mcp.Root
 	// OnEvent, if set, is called for every event, in order, under the
 	// upstream's lock, before anyone waiting for the change it reports
 	// wakes up. It must only record or queue the event: it must not block,
@@ -53,9 +58,12 @@ type Options struct {
 // replaces it. Its methods are safe for concurrent use.
 type Upstream struct {
 	// Set by New, read-only after.
-	name    string
-	opts    Options
-	client  *mcp.Client
+	name   string
+	opts   Options
+	client *mcp.Client
+	// rootsMu serializes SetRoots, and guards roots, the roots offered.
+	rootsMu sync.Mutex
+	roots   []*mcp.Root
 	secrets *config.Secrets
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
 	peers   peers              // the requests in flight on behalf of peers
