@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 A process per session is offered its client's roots while clients and servers use them.
+
 package switchboard
 
 import (

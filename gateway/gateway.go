@@ -76,6 +76,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.sessions.track(g, req.Session) },
 		// The session's own processes (processPerSession) get its new
 		// roots; the shared ones never had any.
+		//lint:ignore SA1019 roots are forwarded while clients and servers use them.
 		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
 			g.m.PeerRootsChanged(downstream{ss: req.Session, ctx: context.Background()})
 		},

@@ -38,6 +38,7 @@ type Options struct {
 	// server, which it may ask for at any time: the roots of the one client
 	// a process per session serves. Nil offers none. See
 	// [Upstream.SetRoots].
+	//lint:ignore SA1019 roots are forwarded while clients and servers use them.
 	Roots []*mcp.Root
 	// OnEvent, if set, is called for every event, in order, under the
 	// upstream's lock, before anyone waiting for the change it reports
@@ -63,6 +64,7 @@ type Upstream struct {
 	client *mcp.Client
 	// rootsMu serializes SetRoots, and guards roots, the roots offered.
 	rootsMu sync.Mutex
+	//lint:ignore SA1019 roots are forwarded while clients and servers use them.
 	roots   []*mcp.Root
 	secrets *config.Secrets
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
