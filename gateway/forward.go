@@ -260,48 +260,47 @@ func (d downstream) capabilities() *mcp.ClientCapabilities {
 }
 
 func (d downstream) ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	if d.capabilities().RootsV2 == nil {
-		return nil, fmt.Errorf("roots: %w", ErrClientCannot)
-	}
-	ctx, done := d.within(ctx)
-	defer done()
-	return d.ss.ListRoots(ctx, params)
+	return ask(ctx, d, "roots", d.capabilities().RootsV2 != nil, d.ss.ListRoots, params)
 }
 
 func (d downstream) CreateMessage(ctx context.Context, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	if d.capabilities().Sampling == nil {
-		return nil, fmt.Errorf("sampling: %w", ErrClientCannot)
-	}
-	ctx, done := d.within(ctx)
-	defer done()
-	return d.ss.CreateMessageWithTools(ctx, params)
+	return ask(ctx, d, "sampling", d.capabilities().Sampling != nil, d.ss.CreateMessageWithTools, params)
 }
 
 func (d downstream) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if d.capabilities().Elicitation == nil {
-		return nil, fmt.Errorf("elicitation: %w", ErrClientCannot)
-	}
-	ctx, done := d.within(ctx)
-	defer done()
-	return d.ss.Elicit(ctx, params)
+	return ask(ctx, d, "elicitation", d.capabilities().Elicitation != nil, d.ss.Elicit, params)
 }
 
 func (d downstream) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
-	ctx, done := d.within(ctx)
-	defer done()
-	return d.ss.NotifyElicitationComplete(ctx, params)
+	return tell(ctx, d, d.ss.NotifyElicitationComplete, params)
 }
 
 func (d downstream) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	ctx, done := d.within(ctx)
-	defer done()
-	return d.ss.Log(ctx, params)
+	return tell(ctx, d, d.ss.Log, params)
 }
 
 func (d downstream) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
+	return tell(ctx, d, d.ss.NotifyProgress, params)
+}
+
+// ask sends d's client a request for a server, if the client declared the
+// feature, within both the server's request (ctx) and the client's.
+func ask[P, R any](ctx context.Context, d downstream, feature string, declared bool, send func(context.Context, P) (R, error), params P) (R, error) {
+	if !declared {
+		var zero R
+		return zero, fmt.Errorf("%s: %w", feature, ErrClientCannot)
+	}
 	ctx, done := d.within(ctx)
 	defer done()
-	return d.ss.NotifyProgress(ctx, params)
+	return send(ctx, params)
+}
+
+// tell sends d's client a notification for a server, within both the
+// server's request (ctx) and the client's.
+func tell[P any](ctx context.Context, d downstream, send func(context.Context, P) error, params P) error {
+	ctx, done := d.within(ctx)
+	defer done()
+	return send(ctx, params)
 }
 
 // readReachedKey carries, in a resources/read's context, a flag that

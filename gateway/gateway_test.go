@@ -47,9 +47,17 @@ func setup(t *testing.T, ups upstreams, servers []config.Server, opts *Options) 
 			t.Cleanup(func() { s.Close() })
 		}
 	}
-	// Connect waits for every server: a test's outcome must not depend on
-	// whether they connect within the startup gate on a busy machine.
-	m := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: ups.dial, StartupGate: -1})
+	return start(t, servers, &switchboard.Options{Dial: ups.dial}, opts)
+}
+
+// start connects a manager, with mopts, to servers, and returns it and a
+// gateway over it, with opts. Connect waits for every server: a test's
+// outcome must not depend on whether they connect within the startup gate
+// on a busy machine.
+func start(t *testing.T, servers []config.Server, mopts *switchboard.Options, opts *Options) (*switchboard.Manager, *Gateway) {
+	t.Helper()
+	mopts.StartupGate = -1
+	m := switchboard.New(&config.Config{Servers: servers}, mopts)
 	t.Cleanup(func() { m.Close() })
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)

@@ -71,14 +71,7 @@ func serveAt(t *testing.T, transport, version string, script mcptest.Script, opt
 	default:
 		t.Fatalf("unknown transport %q", transport)
 	}
-	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1, NoCache: true})
-	t.Cleanup(func() { m.Close() })
-	if err := m.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	g := New(m, opts)
-	t.Cleanup(func() { g.Close() })
-	return m, g
+	return start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, opts)
 }
 
 // transports are the ways serve runs a server.
@@ -383,13 +376,7 @@ func TestProcessPerSession(t *testing.T) {
 	script.Tools = append(slices.Clone(script.Tools), mcptest.ToolSpec{Name: "count", Behavior: mcptest.Increment})
 	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
 	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
-	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1, NoCache: true})
-	t.Cleanup(func() { m.Close() })
-	if err := m.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	g := New(m, nil)
-	t.Cleanup(func() { g.Close() })
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, nil)
 
 	for round := range 2 {
 		texts, isErr := askAll(t, g, 4)
