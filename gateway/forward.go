@@ -58,14 +58,7 @@ func (g *Gateway) callTool(name string) mcp.ToolHandler {
 
 // getPrompt gets a prompt, by its public name, from its server.
 func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	params := *req.Params
-	params.Meta = hopMeta(params.Meta)
-	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	res, err := g.m.GetPrompt(peerCtx, nil, &params)
+	res, err := forward(ctx, g, req.Session, req.Params, g.m.GetPrompt)
 	return res, protocolError(ctx, err)
 }
 
@@ -75,14 +68,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if reached, ok := ctx.Value(readReachedKey{}).(*bool); ok {
 		*reached = true
 	}
-	params := *req.Params
-	params.Meta = hopMeta(params.Meta)
-	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	res, err := g.m.ReadResource(peerCtx, nil, &params)
+	res, err := forward(ctx, g, req.Session, req.Params, g.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, resourceNotFound(req.Params.URI)
 	}
@@ -92,15 +78,27 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // complete routes a completion by the prompt's public name or the
 // template's URI.
 func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	params := *req.Params
-	params.Meta = hopMeta(params.Meta)
-	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	res, err := forward(ctx, g, req.Session, req.Params, g.m.Complete)
+	return res, protocolError(ctx, err)
+}
+
+// forward passes a client's request on to the server that serves it, with
+// the manager's call, on behalf of the client's session ss: params as the
+// client sent them but for the _meta keys of the client's hop.
+func forward[T any, P interface {
+	*T
+	mcp.Params
+}, R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, in P, call func(context.Context, *switchboard.Query, P) (R, error)) (R, error) {
+	params := P(new(T))
+	*params = *in
+	params.SetMeta(hopMeta(in.GetMeta()))
+	peerCtx, end, err := g.onBehalf(ctx, ss, params.GetMeta())
 	if err != nil {
-		return nil, err
+		var zero R
+		return zero, err
 	}
 	defer end()
-	res, err := g.m.Complete(peerCtx, nil, &params)
-	return res, protocolError(ctx, err)
+	return call(peerCtx, nil, params)
 }
 
 // resourceNotFound is the go-sdk's error for a resource that no server
