@@ -3,8 +3,12 @@
 package gateway
 
 import (
+	"context"
+	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -104,4 +108,65 @@ func TestCapabilitiesFollowTheServers(t *testing.T) {
 			t.Errorf("capabilities %+v: want tools only (and logging)", caps)
 		}
 	})
+}
+
+// TestListChangedOnlyWhenTheViewChanged: a server's list_changed reaches
+// every client session, for tools, prompts and resources, only when what
+// the gateway exposes changed.
+func TestListChangedOnlyWhenTheViewChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{
+			Prompts:   []mcptest.PromptSpec{{Name: "p"}},
+			Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}},
+		})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		type counts struct{ tools, prompts, resources int }
+		var mu sync.Mutex
+		got := make([]counts, 2)
+		for i := range got {
+			client(t, g, &mcp.ClientOptions{
+				ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { mu.Lock(); got[i].tools++; mu.Unlock() },
+				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { mu.Lock(); got[i].prompts++; mu.Unlock() },
+				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { mu.Lock(); got[i].resources++; mu.Unlock() },
+			})
+		}
+		settle := func() {
+			// Fake time, in the bubble: past the go-sdk's debounce of
+			// list_changed, and the gateway's of refreshes.
+			waitFor(time.Second)
+			synctest.Wait()
+		}
+		// The go-sdk tells of the gateway's first registrations, debounced:
+		// the sessions connected meanwhile hear of them. Count from here.
+		settle()
+		mu.Lock()
+		base := slices.Clone(got)
+		mu.Unlock()
+		check := func(step string, want counts) {
+			t.Helper()
+			settle()
+			mu.Lock()
+			defer mu.Unlock()
+			for i, c := range got {
+				c.tools, c.prompts, c.resources = c.tools-base[i].tools, c.prompts-base[i].prompts, c.resources-base[i].resources
+				if c != want {
+					t.Errorf("%s: session %d got list_changed %+v more, want %+v", step, i, c, want)
+				}
+			}
+		}
+		srv.NotifyToolsChanged() // the same tools: nothing to tell
+		check("a list_changed with nothing changed", counts{})
+		srv.SetPrompts([]mcptest.PromptSpec{{Name: "p"}, {Name: "q"}})
+		check("a prompt added", counts{prompts: 1})
+		srv.SetResources([]mcptest.ResourceSpec{{URI: "mem://b", Name: "b"}})
+		check("resources replaced", counts{prompts: 1, resources: 1})
+		srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
+		check("tools replaced", counts{tools: 1, prompts: 1, resources: 1})
+	})
+}
+
+// waitFor lets d pass; in a synctest bubble, on the fake clock.
+func waitFor(d time.Duration) {
+	timer := time.NewTimer(d)
+	<-timer.C
 }
