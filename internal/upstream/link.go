@@ -188,7 +188,10 @@ func (n *noteCount) done() {
 }
 
 // catchUp waits until the handlers have handled every notification seen so
-// far, or noteWait passes, or ctx ends.
+// far, or noteWait passes, or ctx ends. After noteWait, what is still
+// missing is forgiven: a notification the go-sdk dropped (bad params, a
+// session that ended) is never handled, and must not hold every later
+// request for noteWait.
 func (n *noteCount) catchUp(ctx context.Context) {
 	n.mu.Lock()
 	target := n.seen
@@ -209,6 +212,9 @@ func (n *noteCount) catchUp(ctx context.Context) {
 		select {
 		case <-changed:
 		case <-timer.C:
+			n.mu.Lock()
+			n.handled = max(n.handled, target)
+			n.mu.Unlock()
 			return
 		case <-ctx.Done():
 			return

@@ -449,12 +449,16 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 	if params.Ref != nil {
 		what = params.Ref.Name + params.Ref.URI
 	}
+	complete := *params
+	var end func()
+	ctx, complete.Meta, end = u.beginPeer(ctx, complete.Meta)
+	defer end()
 	var res *mcp.CompleteResult
 	err := u.do(ctx, u.settings.Load(), request{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
 		if caps := s.capabilities(); caps.Completions == nil {
 			return ErrNotSupported
 		}
-		res, err = s.cs.Complete(ctx, params)
+		res, err = s.cs.Complete(ctx, &complete)
 		return err
 	})
 	return res, err

@@ -141,8 +141,9 @@ func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp
 }
 
 // route finds the peer that a message from the server is for: the request
-// named by its link, else the only session with requests in flight. It
-// removes the link from meta.
+// named by its link, else, if it has none, the only session with requests
+// in flight. A message linked to a request that has ended has no peer: it
+// must not go to another session's. It removes the link from meta.
 func (ps *peers) route(meta mcp.Meta) (_ Peer, linked bool, _ error) {
 	token, linked := meta[linkKey].(string)
 	delete(meta, linkKey)
@@ -150,6 +151,9 @@ func (ps *peers) route(meta mcp.Meta) (_ Peer, linked bool, _ error) {
 	defer ps.mu.Unlock()
 	if req := ps.byToken[token]; req != nil {
 		return req.peer, linked, nil
+	}
+	if linked {
+		return nil, linked, fmt.Errorf("%w: the request it was sent for has ended", ErrNoPeer)
 	}
 	switch len(ps.sessions) {
 	case 0:
