@@ -5,6 +5,7 @@ package switchboard
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,7 +55,7 @@ func (m *Manager) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) e
 		return err
 	}
 	var errs []error
-	for _, up := range m.view.Load().servers {
+	for _, up := range slices.Concat(m.view.Load().servers, m.perSession.all()) {
 		if err := up.SetLoggingLevel(ctx, level); err != nil {
 			errs = append(errs, publicError(err))
 		}

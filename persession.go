@@ -5,6 +5,8 @@ package switchboard
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,7 +59,9 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	// The process is the client's own: it gets the client's roots, which
 	// the server may ask for as soon as it starts. Asked before the lock:
 	// the client may take its time.
-	roots := peerRoots(ctx, p)
+	rootsCtx, cancel := context.WithTimeout(ctx, rootsWait)
+	roots := peerRoots(rootsCtx, p)
+	cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -152,6 +156,13 @@ func (s *sessionServers) close() {
 	s.closed = true
 	s.mu.Unlock()
 	s.reaped.Wait()
+}
+
+// all returns the upstreams of every session.
+func (s *sessionServers) all() []*upstream.Upstream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Values(s.byKey))
 }
 
 // count returns how many upstreams per session server has, for tests.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,11 +115,12 @@ func resourceNotFound(uri string) error {
 // hopMeta returns the _meta of a client's request to pass on to a server:
 // all of it (a progress token, say) but the protocol's own keys
 // (io.modelcontextprotocol/...), which describe the client's connection to
-// the gateway, not the gateway's to the server.
+// the gateway, not the gateway's to the server; except the log level a
+// modern client asks for, which is the request's.
 func hopMeta(meta mcp.Meta) mcp.Meta {
 	var out mcp.Meta
 	for k, v := range meta {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != mcp.MetaKeyLogLevel {
 			continue
 		}
 		if out == nil {
@@ -164,6 +166,11 @@ func (g *Gateway) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.
 	end, err := g.progress.claim(ss, meta["progressToken"])
 	if err != nil {
 		return nil, nil, err
+	}
+	if level, ok := meta[mcp.MetaKeyLogLevel].(string); ok && slices.Contains(levelOrder, mcp.LoggingLevel(level)) {
+		// A modern client asks for logs per request: a server on an
+		// older revision needs to be asked with logging/setLevel.
+		g.setLevel(ctx, ss, mcp.LoggingLevel(level))
 	}
 	var done <-chan struct{}
 	if !g.opts.Stateless {

@@ -166,45 +166,62 @@ func TestSamplingWithoutTheCapabilityIsRefused(t *testing.T) {
 // TestProgressAndLogsReachTheCaller: the upstream sees a token of the
 // gateway's own, and the client that called gets its progress back with its
 // own token, and the log messages of its call at the level it set, over
-// HTTP (linked to the call) and stdio (one client calling).
+// HTTP (linked to the call) and stdio (one client calling); with servers
+// and clients on either side of revision 2026-07-28, where a client asks
+// for logs per request.
 func TestProgressAndLogsReachTheCaller(t *testing.T) {
 	for _, transport := range transports {
-		t.Run(transport, func(t *testing.T) {
-			_, g := serve(t, transport, passthroughScript)
-			progress := make(chan *mcp.ProgressNotificationParams, 10)
-			logs := make(chan *mcp.LoggingMessageParams, 10)
-			cs := legacyClient(t, g, &mcp.ClientOptions{
-				ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
-				LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
-			})
-			if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-				t.Fatal(err)
+		for _, server := range []string{legacy, "2026-07-28"} {
+			for _, client := range []string{legacy, "2026-07-28"} {
+				t.Run(fmt.Sprintf("%s/server %s/client %s", transport, server, client), func(t *testing.T) {
+					_, g := serveAt(t, transport, server, passthroughScript, nil)
+					progressAndLogs(t, g, client)
+				})
 			}
-			params := &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{"steps": 2}}
-			params.SetProgressToken("mine")
-			res, err := cs.CallTool(t.Context(), params)
-			if err != nil || res.IsError {
-				t.Fatalf("call: %v %v", res, err)
+		}
+	}
+}
+
+// progressAndLogs is TestProgressAndLogsReachTheCaller, for one client on
+// revision version.
+func progressAndLogs(t *testing.T, g *Gateway, version string) {
+	t.Helper()
+	progress := make(chan *mcp.ProgressNotificationParams, 10)
+	logs := make(chan *mcp.LoggingMessageParams, 10)
+	cs := clientWith(t, g, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) { progress <- req.Params },
+		LoggingMessageHandler:       func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params },
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	params := &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{"steps": 2}}
+	params.SetProgressToken("mine")
+	if version == legacy {
+		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		params.Meta[mcp.MetaKeyLogLevel] = "info" // the era's way: per request
+	}
+	res, err := cs.CallTool(t.Context(), params)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %v", res, err)
+	}
+	for i := range 2 {
+		select {
+		case p := <-progress:
+			if p.ProgressToken != "mine" || p.Progress != float64(i+1) {
+				t.Errorf("progress %d: token %v, progress %v; want mine, %d", i, p.ProgressToken, p.Progress, i+1)
 			}
-			for i := range 2 {
-				select {
-				case p := <-progress:
-					if p.ProgressToken != "mine" || p.Progress != float64(i+1) {
-						t.Errorf("progress %d: token %v, progress %v; want mine, %d", i, p.ProgressToken, p.Progress, i+1)
-					}
-				case <-t.Context().Done():
-					t.Fatal("no progress")
-				}
-				select {
-				case l := <-logs:
-					if l.Data != fmt.Sprintf("step %d", i+1) {
-						t.Errorf("log %d: %v", i, l.Data)
-					}
-				case <-t.Context().Done():
-					t.Fatal("no log")
-				}
+		case <-t.Context().Done():
+			t.Fatal("no progress")
+		}
+		select {
+		case l := <-logs:
+			if l.Data != fmt.Sprintf("step %d", i+1) {
+				t.Errorf("log %d: %v", i, l.Data)
 			}
-		})
+		case <-t.Context().Done():
+			t.Fatal("no log")
+		}
 	}
 }
 
@@ -401,6 +418,26 @@ func TestProcessPerSession(t *testing.T) {
 		// askAll's clients stay connected until the test ends.
 		t.Errorf("status: %d processes per session, want %d", st.SessionProcesses, 2+4*2)
 	}
+	// A level set after a session's process started reaches it.
+	logs := make(chan any, 10)
+	c := legacyClient(t, g, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { logs <- req.Params.Data }})
+	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__count"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__work", Arguments: map[string]any{"steps": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case data := <-logs:
+		if data != "step 1" {
+			t.Errorf("log %v, want step 1", data)
+		}
+	case <-t.Context().Done():
+		t.Error("no log from the session's own process")
+	}
 }
 
 // TestProcessPerSessionLifetime: a session's own process starts on its
@@ -538,6 +575,38 @@ func TestRootsReachTheSessionsOwnProcess(t *testing.T) {
 		}
 		if got, _ := rootsOf(sessions["b"], "own"); got != "file:///b" {
 			t.Errorf("after a's roots changed, b's process was offered %q", got)
+		}
+	})
+}
+
+// TestSlowSubscribeBlocksNoOtherClient: while a server is slow to
+// subscribe for one client, other clients connect and call.
+func TestSlowSubscribeBlocksNoOtherClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		release := srv.BlockSubscribe()
+		defer release()
+		a := legacyClient(t, g, nil) // whose subscribe waits for its answer
+		subscribed := make(chan error, 1)
+		go func() { subscribed <- a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://a"}) }()
+		synctest.Wait() // a's subscribe waits upstream
+
+		b := legacyClient(t, g, nil)
+		if err := b.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+			t.Errorf("b's call while a subscribes: %v %v", res, err)
+		}
+		select {
+		case err := <-subscribed:
+			t.Fatalf("a's subscribe ended (%v) before the server answered", err)
+		default:
+		}
+		release()
+		if err := <-subscribed; err != nil {
+			t.Errorf("a's subscribe: %v", err)
 		}
 	})
 }

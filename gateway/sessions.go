@@ -18,17 +18,24 @@ import (
 // A subscription is held upstream while any session wants it, and dropped
 // when the last one unsubscribes or goes away.
 type sessions struct {
-	// mu serializes subscription changes, with the upstream requests they
-	// make: a subscribe and an unsubscribe of one URI never cross.
-	mu   sync.Mutex
-	byID map[*mcp.ServerSession]*sessionState
-	// ends holds each tracked session's done channel, for the requests'
-	// peers to read without taking mu, which subscriptions hold across
-	// upstream requests.
-	ends   sync.Map         // *mcp.ServerSession → chan struct{}
-	level  mcp.LoggingLevel // the level the servers were last asked for
-	watch  sync.WaitGroup   // one goroutine per session, until it ends
+	// subscribing serializes subscription changes, and is held across the
+	// upstream requests they make: a subscribe and an unsubscribe of one
+	// URI never cross. leveling does the same for logging levels. Lock
+	// order: either, then mu.
+	subscribing sync.Mutex
+	leveling    sync.Mutex
+	level       mcp.LoggingLevel // the level the servers were last asked for; guarded by leveling
+
+	// mu guards the following, and is never held across a request: every
+	// handshake and forwarded request takes it.
+	mu     sync.Mutex
+	byID   map[*mcp.ServerSession]*sessionState
 	closed bool
+
+	// ends holds each tracked session's done channel, for the requests'
+	// peers to read without a lock.
+	ends  sync.Map       // *mcp.ServerSession → chan struct{}
+	watch sync.WaitGroup // one goroutine per session, until it ends
 }
 
 type sessionState struct {
@@ -84,34 +91,42 @@ func (s *sessions) wait() {
 // session holds them too, and its logging level.
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	s := &g.sessions
+	s.subscribing.Lock()
+	defer s.subscribing.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	st := s.byID[ss]
 	delete(s.byID, ss)
 	if st == nil {
+		s.mu.Unlock()
 		return
 	}
 	s.ends.Delete(ss)
 	close(st.done)
+	var unwanted []string
 	for uri := range st.subs {
 		if !s.wantedLocked(uri) {
-			if err := g.dropUpstream(context.Background(), uri); err != nil {
-				g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
-			}
+			unwanted = append(unwanted, uri)
 		}
 	}
+	s.mu.Unlock()
+	for _, uri := range unwanted {
+		if err := g.dropUpstream(context.Background(), uri); err != nil {
+			g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
+		}
+	}
+	g.askLevel(context.Background())
 }
 
-// unsubscribeWait bounds an upstream unsubscribe, which holds the
-// subscriptions' lock.
-const unsubscribeWait = 10 * time.Second
+// upstreamWait bounds an upstream request made for the sessions, which
+// holds one of their locks.
+const upstreamWait = 10 * time.Second
 
 // dropUpstream ends the upstream subscription to uri. It outlives ctx: a
 // modern client unsubscribes by cancelling its subscriptions/listen
 // request, and the go-sdk calls the unsubscribe handler with that request's
 // context, already cancelled.
 func (g *Gateway) dropUpstream(ctx context.Context, uri string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeWait)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
 	defer cancel()
 	return g.m.UnsubscribeResource(ctx, nil, uri)
 }
@@ -131,19 +146,24 @@ func (s *sessions) wantedLocked(uri string) bool {
 // session every resources/updated of that URI.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	s := &g.sessions
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.trackLocked(g, req.Session)
-	if st == nil {
-		return fmt.Errorf("subscribe %q: the gateway is closing", req.Params.URI)
-	}
 	uri := req.Params.URI
-	if !s.wantedLocked(uri) {
+	s.subscribing.Lock()
+	defer s.subscribing.Unlock()
+	s.mu.Lock()
+	st := s.trackLocked(g, req.Session)
+	wanted := s.wantedLocked(uri)
+	s.mu.Unlock()
+	if st == nil {
+		return fmt.Errorf("subscribe %q: the gateway is closing", uri)
+	}
+	if !wanted {
 		if err := g.m.SubscribeResource(ctx, nil, uri); err != nil {
 			return protocolError(ctx, err)
 		}
 	}
+	s.mu.Lock()
 	st.subs[uri] = true
+	s.mu.Unlock()
 	return nil
 }
 
@@ -151,15 +171,19 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 // upstream one after the last session leaves.
 func (g *Gateway) unsubscribeResource(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	s := &g.sessions
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	uri := req.Params.URI
+	s.subscribing.Lock()
+	defer s.subscribing.Unlock()
+	s.mu.Lock()
 	st := s.byID[req.Session]
 	if st == nil || !st.subs[uri] {
+		s.mu.Unlock()
 		return nil // nothing to undo: unsubscribing is idempotent
 	}
 	delete(st.subs, uri)
-	if s.wantedLocked(uri) {
+	wanted := s.wantedLocked(uri)
+	s.mu.Unlock()
+	if wanted {
 		return nil
 	}
 	return protocolError(ctx, g.dropUpstream(ctx, uri))
@@ -174,22 +198,42 @@ var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error
 func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
 	s := &g.sessions
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if st := s.trackLocked(g, ss); st != nil {
 		st.level = level
 	}
-	want := level
+	s.mu.Unlock()
+	g.askLevel(ctx)
+}
+
+// levelLocked returns the most verbose level any session wants, or "".
+func (s *sessions) levelLocked() mcp.LoggingLevel {
+	var want mcp.LoggingLevel
 	for _, st := range s.byID {
-		if st.level != "" && slices.Index(levelOrder, st.level) < slices.Index(levelOrder, want) {
+		if st.level != "" && (want == "" || slices.Index(levelOrder, st.level) < slices.Index(levelOrder, want)) {
 			want = st.level
 		}
 	}
-	if want == s.level {
+	return want
+}
+
+// askLevel asks the servers for the most verbose level any session wants,
+// unless they were asked for it last, or no session wants any. It outlives
+// ctx, bounded.
+func (g *Gateway) askLevel(ctx context.Context) {
+	s := &g.sessions
+	s.leveling.Lock()
+	defer s.leveling.Unlock()
+	s.mu.Lock()
+	level := s.levelLocked()
+	s.mu.Unlock()
+	if level == "" || level == s.level {
 		return
 	}
-	s.level = want
-	if err := g.m.SetLoggingLevel(ctx, want); err != nil {
-		g.opts.Logger.Info("setting the servers' logging level", "level", want, "error", err)
+	s.level = level
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
+	defer cancel()
+	if err := g.m.SetLoggingLevel(ctx, level); err != nil {
+		g.opts.Logger.Info("setting the servers' logging level", "level", level, "error", err)
 	}
 }
 

@@ -101,8 +101,18 @@ func (s *Server) Subscriptions() []string {
 	return out
 }
 
-func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	s.countSubscribe()
+	s.mu.Lock()
+	gate := s.subscribeGate
+	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.subs[req.Session] == nil {
@@ -140,6 +150,27 @@ func (s *Server) BlockListTools() (release func()) {
 			s.mu.Lock()
 			if s.listGate == gate {
 				s.listGate = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// BlockSubscribe holds every later resources/subscribe until release is
+// called (or the request is cancelled): a server slow to subscribe. It
+// returns release.
+func (s *Server) BlockSubscribe() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.subscribeGate = gate
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.subscribeGate == gate {
+				s.subscribeGate = nil
 			}
 			s.mu.Unlock()
 			close(gate)

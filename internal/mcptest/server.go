@@ -57,24 +57,26 @@ type Server struct {
 
 	// mu guards the following fields. It is never held while calling into
 	// the go-sdk.
-	mu          sync.Mutex
-	tools       []ToolSpec
-	rawSchemas  map[string]map[string]any // replaced, never modified
-	sessions    map[*mcp.ServerSession]*session
-	gen         *httpGen // current HTTP generation; replaced by Restart
-	unknown     UnknownSessionMode
-	reject      rejection // HTTP statuses to inject: see RejectPOSTs
-	prompts     []PromptSpec
-	resources   []ResourceSpec
-	subs        map[*mcp.ServerSession]map[string]bool // resource subscriptions
-	failLists   int                                    // tools/list requests still to fail
-	listGate    chan struct{}                          // holds tools/list while set
-	hangDeletes bool                                   // see HangDeletes
-	httpSeq     uint64                                 // the last HTTP request id given
-	hangs       int                                    // requests waiting in hang
-	closing     int                                    // sessions being closed by closeSession
-	changed     chan struct{}                          // closed and replaced when sessions, hangs or closing change
-	isClosed    bool
+	mu         sync.Mutex
+	tools      []ToolSpec
+	rawSchemas map[string]map[string]any // replaced, never modified
+	sessions   map[*mcp.ServerSession]*session
+	gen        *httpGen // current HTTP generation; replaced by Restart
+	unknown    UnknownSessionMode
+	reject     rejection // HTTP statuses to inject: see RejectPOSTs
+	prompts    []PromptSpec
+	resources  []ResourceSpec
+	subs       map[*mcp.ServerSession]map[string]bool // resource subscriptions
+	// subscribeGate, if not nil, holds resources/subscribe until closed.
+	subscribeGate chan struct{}
+	failLists     int           // tools/list requests still to fail
+	listGate      chan struct{} // holds tools/list while set
+	hangDeletes   bool          // see HangDeletes
+	httpSeq       uint64        // the last HTTP request id given
+	hangs         int           // requests waiting in hang
+	closing       int           // sessions being closed by closeSession
+	changed       chan struct{} // closed and replaced when sessions, hangs or closing change
+	isClosed      bool
 	// wg counts the goroutines the Server owns. Add is called only with mu
 	// held and isClosed false, so that every Add happens before Close waits.
 	wg sync.WaitGroup

@@ -207,8 +207,19 @@ func (u *Upstream) noteDone(linked bool) {
 
 // beginPeer registers a request for ctx's peer, if any (see peers.begin).
 // Its end waits until what the server said before its response reached the
-// peer.
+// peer. The request's _meta asks for the host's logging level, unless it
+// asks for one itself: from revision 2026-07-28 a server logs at the level
+// each request asks for (logging/setLevel serves the older ones).
 func (u *Upstream) beginPeer(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
+	if _, asked := meta[mcp.MetaKeyLogLevel]; !asked {
+		if level := u.LoggingLevel(); level != "" {
+			meta = maps.Clone(meta)
+			if meta == nil {
+				meta = mcp.Meta{}
+			}
+			meta[mcp.MetaKeyLogLevel] = string(level)
+		}
+	}
 	sent, meta, end := u.peers.begin(ctx, meta)
 	if sent == ctx {
 		return ctx, meta, end
