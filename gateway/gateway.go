@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,12 @@ type Options struct {
 	// Stateless serves Streamable HTTP without sessions, for replicas behind
 	// a load balancer.
 	Stateless bool
+	// SessionTimeout closes a Streamable HTTP session that sent no request
+	// for that long: a client that went away without ending its session
+	// (and the processes it had, see config processPerSession) is let go.
+	// The client, if it comes back, starts a new session, as the protocol
+	// asks. Default DefaultSessionTimeout; negative: never.
+	SessionTimeout time.Duration
 	// AuthToken, if set, is required as "Authorization: Bearer AuthToken" on
 	// /mcp. /healthz and /readyz never require it: orchestrator probes carry
 	// no token.
@@ -118,11 +125,27 @@ func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Stateless: g.opts.Stateless, Logger: g.opts.Logger},
+		&mcp.StreamableHTTPOptions{Stateless: g.opts.Stateless, Logger: g.opts.Logger, SessionTimeout: g.sessionTimeout()},
 	))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	return mux
+}
+
+// DefaultSessionTimeout is how long an idle Streamable HTTP session lives
+// when Options.SessionTimeout is zero.
+const DefaultSessionTimeout = time.Hour
+
+// sessionTimeout is the go-sdk's SessionTimeout for o.SessionTimeout.
+func (g *Gateway) sessionTimeout() time.Duration {
+	switch t := g.opts.SessionTimeout; {
+	case t == 0:
+		return DefaultSessionTimeout
+	case t < 0:
+		return 0 // never
+	default:
+		return t
+	}
 }
 
 // Drain waits until no request to /mcp is in progress, or ctx is done. A

@@ -6,10 +6,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
@@ -71,5 +74,27 @@ func TestStatelessForwardsWhatItPromises(t *testing.T) {
 	}
 	if r, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "mem://a"}); err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "hello" {
 		t.Errorf("resources/read: %v %v", r, err)
+	}
+}
+
+// TestIdleSessionIsLetGo: a Streamable HTTP session that sends nothing for
+// SessionTimeout is closed, and what it held with it (see
+// TestProcessPerSessionLifetime); its client is told its session is gone.
+func TestIdleSessionIsLetGo(t *testing.T) {
+	_, g := setup(t, upstreams{"s": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("s", false)}, &Options{SessionTimeout: 50 * time.Millisecond})
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: transport}},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client's session ends when its standalone stream finds the
+	// session gone.
+	if err := cs.Wait(); err == nil || !strings.Contains(err.Error(), "session not found") {
+		t.Errorf("the idle session ended with %v, want session not found", err)
 	}
 }
