@@ -139,38 +139,26 @@ func (s *Server) FailListTools(n int) {
 
 // BlockListTools holds every later tools/list until release is called, so
 // that a test can act while a list is in flight. It returns release.
-func (s *Server) BlockListTools() (release func()) {
-	gate := make(chan struct{})
-	s.mu.Lock()
-	s.listGate = gate
-	s.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			if s.listGate == gate {
-				s.listGate = nil
-			}
-			s.mu.Unlock()
-			close(gate)
-		})
-	}
-}
+func (s *Server) BlockListTools() (release func()) { return s.block(&s.listGate) }
 
 // BlockSubscribe holds every later resources/subscribe until release is
 // called (or the request is cancelled): a server slow to subscribe. It
 // returns release.
-func (s *Server) BlockSubscribe() (release func()) {
+func (s *Server) BlockSubscribe() (release func()) { return s.block(&s.subscribeGate) }
+
+// block sets *slot, guarded by s.mu, to a gate that release closes and
+// clears.
+func (s *Server) block(slot *chan struct{}) (release func()) {
 	gate := make(chan struct{})
 	s.mu.Lock()
-	s.subscribeGate = gate
+	*slot = gate
 	s.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			s.mu.Lock()
-			if s.subscribeGate == gate {
-				s.subscribeGate = nil
+			if *slot == gate {
+				*slot = nil
 			}
 			s.mu.Unlock()
 			close(gate)
