@@ -35,9 +35,11 @@ type Options struct {
 	// asks. Default DefaultSessionTimeout; negative: never.
 	SessionTimeout time.Duration
 	// AuthToken, if set, is required as "Authorization: Bearer AuthToken" on
-	// /mcp. /healthz and /readyz never require it: orchestrator probes carry
-	// no token.
+	// /mcp and /metrics. /healthz and /readyz never require it:
+	// orchestrator probes carry no token.
 	AuthToken string
+	// Metrics, if set, is served at /metrics (see internal/metrics).
+	Metrics http.Handler
 }
 
 // A Gateway serves a manager's tools to MCP clients.
@@ -119,8 +121,8 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 	return g.server.Run(ctx, &mcp.StdioTransport{})
 }
 
-// Handler returns the HTTP face: /mcp (Streamable HTTP), /healthz and
-// /readyz.
+// Handler returns the HTTP face: /mcp (Streamable HTTP), /healthz,
+// /readyz and, if Options.Metrics is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
@@ -129,6 +131,9 @@ func (g *Gateway) Handler() http.Handler {
 	))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
+	if g.opts.Metrics != nil {
+		mux.Handle("GET /metrics", g.authorized(g.opts.Metrics))
+	}
 	return mux
 }
 

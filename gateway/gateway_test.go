@@ -459,3 +459,34 @@ func TestAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenGuardsMetricsNotProbes: with a token, /mcp and /metrics need it;
+// /healthz and /readyz never do.
+func TestTokenGuardsMetricsNotProbes(t *testing.T) {
+	const token = "t0ken-value"
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "switchboard_up 1\n") })
+	_, g := setup(t, upstreams{"m": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("m", false)}, &Options{AuthToken: token, Metrics: metrics})
+	h := g.Handler()
+	bearer := http.Header{"Authorization": {"Bearer " + token}}
+	wrong := http.Header{"Authorization": {"Bearer nope"}}
+	for _, tc := range []struct {
+		path   string
+		header http.Header
+		want   int
+	}{
+		{"/metrics", nil, http.StatusUnauthorized},
+		{"/metrics", wrong, http.StatusUnauthorized},
+		{"/metrics", bearer, http.StatusOK},
+		{"/mcp", nil, http.StatusUnauthorized},
+		{"/healthz", nil, http.StatusOK},
+		{"/readyz", nil, http.StatusOK},
+	} {
+		code, body := get(t, h, tc.path, tc.header)
+		if code != tc.want {
+			t.Errorf("GET %s with %v: %d, want %d", tc.path, tc.header, code, tc.want)
+		}
+		if strings.Contains(body, token) {
+			t.Errorf("GET %s: the body shows the token", tc.path)
+		}
+	}
+}

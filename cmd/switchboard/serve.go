@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/metrics"
 )
 
 // shutdownTimeout bounds a graceful shutdown: in-flight calls get this long
@@ -59,13 +60,16 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	logger := e.logger(slog.LevelInfo)
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger})
+	stats := metrics.New()
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer()})
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
+	stats.Follow(m)
 	g := gateway.New(m, &gateway.Options{
 		Implementation: implementation(),
 		Logger:         logger,
 		Stateless:      *stateless,
 		AuthToken:      token,
+		Metrics:        stats.Handler(),
 	})
 	if *stdio {
 		return e.serveStdio(ctx, m, g)

@@ -171,6 +171,21 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 		t.Fatalf("beta__add = %v, %v", res, err)
 	}
 	cs.Close()
+	resp, err := http.Get(g.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`switchboard_tool_calls_total{outcome="ok",server="beta",tool="beta__add"} 1`,
+		`switchboard_upstream_state{server="ghost",state="failed"} 1`,
+		`switchboard_tools_exposed{server="late"} 6`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s\n%s", want, grepLines(string(metrics), "switchboard_"))
+		}
+	}
 
 	if err := g.stop(t, syscall.SIGTERM); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log)
@@ -281,4 +296,14 @@ func TestServeAuthTokenMustBeSet(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "SWITCHBOARD_TEST_UNSET_TOKEN") {
 		t.Errorf("serve with an unset token variable = %v, %q", err, out)
 	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

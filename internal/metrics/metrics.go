@@ -1,0 +1,147 @@
+// Package metrics turns what a [switchboard.Manager] observes into
+// Prometheus metrics, with client_golang: the families of the design, each
+// prefixed switchboard_, plus the Go runtime's and the process's.
+//
+// The metrics are fed by the manager's [switchboard.Observer] and its change
+// events as things happen, never by polling the servers. Their labels are
+// server names, tool names (the public ones), states, list kinds and
+// outcomes only: never arguments, URLs or error texts, so that the series
+// stay few and no secret reaches a scrape.
+package metrics
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// Metrics holds the gateway's metrics, in a registry of their own.
+type Metrics struct {
+	reg             *prometheus.Registry
+	state           *prometheus.GaugeVec
+	calls           *prometheus.CounterVec
+	duration        *prometheus.HistogramVec
+	reconnects      *prometheus.CounterVec
+	connectFailures *prometheus.CounterVec
+	refreshes       *prometheus.CounterVec
+	exposed         *prometheus.GaugeVec
+	inFlight        *prometheus.GaugeVec
+}
+
+// New returns the metrics, registered with the Go runtime's and the
+// process's collectors.
+func New() *Metrics {
+	x := &Metrics{
+		reg: prometheus.NewRegistry(),
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchboard_upstream_state", Help: "1 for the server's current state, 0 for the others.",
+		}, []string{"server", "state"}),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_tool_calls_total", Help: "Tool calls routed to a server, by outcome.",
+		}, []string{"server", "tool", "outcome"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "switchboard_tool_call_duration_seconds", Help: "How long tool calls took, from routing to answer.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 17), // 1 ms to about 65 s
+		}, []string{"server"}),
+		reconnects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_upstream_reconnects_total", Help: "Times a server was connected again after its first connection.",
+		}, []string{"server"}),
+		connectFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_upstream_connect_failures_total", Help: "Failed connection attempts.",
+		}, []string{"server"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_list_refreshes_total", Help: "Fetches of a server's tools, prompts or resources, by outcome.",
+		}, []string{"server", "kind", "outcome"}),
+		exposed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchboard_tools_exposed", Help: "Tools the gateway exposes, by server.",
+		}, []string{"server"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "switchboard_calls_in_flight", Help: "Tool calls in flight, by server.",
+		}, []string{"server"}),
+	}
+	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return x
+}
+
+// Observer returns the manager observer that feeds the metrics: give it to
+// [switchboard.New] in Options.Observer.
+func (x *Metrics) Observer() *switchboard.Observer {
+	return &switchboard.Observer{
+		CallStarted: func(server, _ string) { x.inFlight.WithLabelValues(server).Inc() },
+		CallEnded: func(end switchboard.CallEnd) {
+			x.inFlight.WithLabelValues(end.Server).Dec()
+			x.calls.WithLabelValues(end.Server, end.Tool, end.Outcome.String()).Inc()
+			x.duration.WithLabelValues(end.Server).Observe(end.Duration.Seconds())
+		},
+		StateChanged: func(server string, _, to switchboard.State, _ error) { x.setState(server, to) },
+		Reconnected:  func(server string) { x.reconnects.WithLabelValues(server).Inc() },
+		ConnectFailed: func(server string, _ error) {
+			x.connectFailures.WithLabelValues(server).Inc()
+		},
+		ListRefreshed: func(server, kind string, err error) {
+			outcome := "ok"
+			if err != nil {
+				outcome = "error"
+			}
+			x.refreshes.WithLabelValues(server, kind, outcome).Inc()
+		},
+	}
+}
+
+// states are the states a server is shown in, each a series.
+var states = []switchboard.State{
+	switchboard.StateDisconnected, switchboard.StateConnecting, switchboard.StateConnected, switchboard.StateReconnecting,
+	switchboard.StateFailed, switchboard.StateCrashLoop, switchboard.StateDisabled, switchboard.StateClosed,
+}
+
+// setState makes state the one of server's series that is 1.
+func (x *Metrics) setState(server string, state switchboard.State) {
+	for _, s := range states {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		x.state.WithLabelValues(server, s.String()).Set(v)
+	}
+}
+
+// Follow starts from m's current state and follows its changes of exposed
+// tools, until stop. Give the metrics' Observer to m before: Follow covers
+// what happened before it, the observer what happens after.
+func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
+	for _, s := range m.Status() {
+		x.setState(s.Name, s.State)
+		x.inFlight.WithLabelValues(s.Name) // every server has the series, at 0
+	}
+	x.countTools(m)
+	return m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventChanged {
+			x.countTools(m)
+		}
+	})
+}
+
+// countTools sets tools_exposed from m's view.
+func (x *Metrics) countTools(m *switchboard.Manager) {
+	counts := make(map[string]int)
+	for _, s := range m.Status() {
+		counts[s.Name] = 0
+	}
+	for _, t := range m.Tools(context.Background(), nil) {
+		counts[t.Server]++
+	}
+	for server, n := range counts {
+		x.exposed.WithLabelValues(server).Set(float64(n))
+	}
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (x *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
+}

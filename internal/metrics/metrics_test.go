@@ -1,0 +1,149 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/goleak"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// scrape returns the metric families that h serves, parsed by the
+// Prometheus text parser, and the raw text.
+func scrape(t *testing.T, x *Metrics) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	x.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, err := io.ReadAll(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v\n%s", err, body)
+	}
+	return families, string(body)
+}
+
+// value returns the value of the series of family with labels, and
+// whether it exists.
+func value(families map[string]*dto.MetricFamily, family string, labels map[string]string) (float64, bool) {
+	f := families[family]
+	if f == nil {
+		return 0, false
+	}
+series:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range labels {
+			if got[k] != v {
+				continue series
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// TestMetricsCountWhatHappened: after known calls, a restart and a server
+// that cannot connect, every family counts what happened, and no label or
+// value carries a secret.
+func TestMetricsCountWhatHappened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const secret = "planted-s3cret"
+		srv := mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Behavior: mcptest.Echo}, {Name: "bad", Behavior: mcptest.Fail}}})
+		defer srv.Close()
+		x := New()
+		cfg := &config.Config{Servers: []config.Server{
+			{Name: "s", Command: "in-memory"},
+			{Name: "down", URL: "https://example.invalid/mcp?key=${TOKEN}", Type: config.HTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}},
+		}}
+		m := switchboard.New(cfg, &switchboard.Options{
+			StartupGate: -1, NoCache: true, Observer: x.Observer(),
+			LookupEnv: func(k string) (string, bool) { return secret, k == "TOKEN" },
+			Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
+				if s.Name == "s" {
+					return srv.ConnectInMemory(ctx)
+				}
+				return nil, errors.New("refused, with " + secret)
+			},
+		})
+		defer m.Close()
+		defer x.Follow(m)()
+		m.Connect(t.Context())
+		for _, name := range []string{"s__echo", "s__echo", "s__bad"} {
+			if _, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"text": "x"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv.Restart() // the session drops: the server reconnects
+		synctest.Wait()
+		if _, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+
+		families, text := scrape(t, x)
+		for _, tc := range []struct {
+			family string
+			labels map[string]string
+			want   float64
+		}{
+			{"switchboard_tool_calls_total", map[string]string{"server": "s", "tool": "s__echo", "outcome": "ok"}, 3},
+			{"switchboard_tool_calls_total", map[string]string{"server": "s", "tool": "s__bad", "outcome": "tool_error"}, 1},
+			{"switchboard_tool_call_duration_seconds", map[string]string{"server": "s"}, 4},
+			{"switchboard_calls_in_flight", map[string]string{"server": "s"}, 0},
+			{"switchboard_tools_exposed", map[string]string{"server": "s"}, 2},
+			{"switchboard_tools_exposed", map[string]string{"server": "down"}, 0},
+			{"switchboard_upstream_state", map[string]string{"server": "s", "state": "connected"}, 1},
+			{"switchboard_upstream_state", map[string]string{"server": "s", "state": "reconnecting"}, 0},
+			{"switchboard_upstream_state", map[string]string{"server": "down", "state": "failed"}, 1},
+			{"switchboard_upstream_reconnects_total", map[string]string{"server": "s"}, 1},
+		} {
+			if got, ok := value(families, tc.family, tc.labels); !ok || got != tc.want {
+				t.Errorf("%s%v = %v (present: %v), want %v", tc.family, tc.labels, got, ok, tc.want)
+			}
+		}
+		if got, ok := value(families, "switchboard_upstream_connect_failures_total", map[string]string{"server": "down"}); !ok || got < 1 {
+			t.Errorf("connect failures of down = %v, want at least 1", got)
+		}
+		if got, ok := value(families, "switchboard_list_refreshes_total", map[string]string{"server": "s", "kind": "tools", "outcome": "ok"}); !ok || got < 2 {
+			t.Errorf("tool list refreshes of s = %v, want at least 2 (connect and reconnect)", got)
+		}
+		for _, family := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+			if families[family] == nil && !strings.Contains(text, family) {
+				t.Errorf("no %s: the runtime and process collectors are missing", family)
+			}
+		}
+		if strings.Contains(text, secret) || strings.Contains(text, "example.invalid") {
+			t.Error("the scrape shows a secret or a URL")
+		}
+	})
+}
