@@ -3,6 +3,7 @@ package switchboard
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,6 +90,28 @@ type ServerStatus struct {
 	// that client sessions have of their own, besides the shared one.
 	SessionProcesses int
 }
+
+// ErrorText returns the text of s.Err for people (status tables and pages),
+// "" if none: redacted, as every error is, and with every URL, network
+// address and looked-up host name replaced, for a status shows no server
+// address.
+func (s ServerStatus) ErrorText() string {
+	if s.Err == nil {
+		return ""
+	}
+	text := urlPattern.ReplaceAllString(s.Err.Error(), "<url>")
+	text = dialPattern.ReplaceAllString(text, "$1 <address>: ")
+	return lookupPattern.ReplaceAllString(text, "lookup <host>: ")
+}
+
+var (
+	// urlPattern matches a URL, up to a quote or a space.
+	urlPattern = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"'<>]+`)
+	// dialPattern matches the address of a net.OpError: "dial tcp HOST:PORT: ".
+	dialPattern = regexp.MustCompile(`\b((?:dial|read|write) (?:tcp|udp|unix)[46]?) \S+?: `)
+	// lookupPattern matches a DNS failure: "lookup HOST on RESOLVER:".
+	lookupPattern = regexp.MustCompile(`\blookup \S+?(?: on \S+)?: `)
+)
 
 // clone returns a copy of s that shares nothing with it.
 func (s ServerStatus) clone() ServerStatus {

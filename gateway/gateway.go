@@ -40,6 +40,13 @@ type Options struct {
 	AuthToken string
 	// Metrics, if set, is served at /metrics (see internal/metrics).
 	Metrics http.Handler
+	// AllowOrigins are the browser origins, besides loopback ones, whose
+	// requests the gateway accepts (see CheckOrigin for the form). A
+	// request from any other origin gets 403.
+	AllowOrigins []string
+	// MaxRequestBytes bounds the body of a request to /mcp; a larger one
+	// gets 413. Default: the go-sdk's, 4 MiB.
+	MaxRequestBytes int64
 }
 
 // A Gateway serves a manager's tools to MCP clients.
@@ -125,14 +132,19 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // /readyz and, if Options.Metrics is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
-		&mcp.StreamableHTTPOptions{Stateless: g.opts.Stateless, Logger: g.opts.Logger, SessionTimeout: g.sessionTimeout()},
-	))))
+		&mcp.StreamableHTTPOptions{
+			Stateless:           g.opts.Stateless,
+			Logger:              g.opts.Logger,
+			SessionTimeout:      g.sessionTimeout(),
+			MaxRequestBodyBytes: g.opts.MaxRequestBytes,
+		},
+	)))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	if g.opts.Metrics != nil {
-		mux.Handle("GET /metrics", g.authorized(g.opts.Metrics))
+		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}
 	return mux
 }

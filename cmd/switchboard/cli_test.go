@@ -302,3 +302,20 @@ func TestToolsReportsFailedServers(t *testing.T) {
 		t.Errorf("stderr does not say how many servers are missing:\n%s", stderr)
 	}
 }
+
+// TestStatusShowsNoAddress: the status of a server that cannot be reached
+// names what failed, but shows neither its URL nor its address, in the
+// table and in JSON.
+func TestStatusShowsNoAddress(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, nil, map[string]any{"remote": map[string]any{"url": "http://127.0.0.1:1/mcp?key=abc"}})
+	for _, args := range [][]string{{"status", "--config", cfg}, {"status", "--json", "--config", cfg}} {
+		out, stderr, _ := cli(t, args...)
+		if !strings.Contains(out, "connection refused") {
+			t.Errorf("%v does not say what failed:\n%s%s", args, out, stderr)
+		}
+		if strings.Contains(out, "127.0.0.1") || strings.Contains(out, "key=abc") {
+			t.Errorf("%v shows the server's address:\n%s", args, out)
+		}
+	}
+}

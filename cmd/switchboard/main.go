@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless]
+//	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
 //	                    [--auth-token-env NAME] [--insecure]
 //	switchboard tools   [--config F]... [--json]
 //	switchboard call    [--config F]... TOOL [JSON-ARGS]
@@ -82,7 +82,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 const usage = `switchboard puts every configured MCP server behind one MCP endpoint.
 
 Usage:
-  switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless]
+  switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
                       [--auth-token-env NAME] [--insecure]
   switchboard tools   [--config F]... [--json]
   switchboard call    [--config F]... TOOL [JSON-ARGS]

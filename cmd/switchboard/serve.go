@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,13 +26,15 @@ const shutdownTimeout = 10 * time.Second
 // serve runs the gateway until SIGINT or SIGTERM.
 func (e *env) serve(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure]")
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]...")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
 	stateless := fs.Bool("stateless", false, "serve Streamable HTTP without sessions (for replicas behind a load balancer)")
 	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, with TOKEN read from the environment variable `NAME`")
 	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
+	var origins originList
+	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -70,6 +73,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Stateless:      *stateless,
 		AuthToken:      token,
 		Metrics:        stats.Handler(),
+		AllowOrigins:   origins,
 	})
 	if *stdio {
 		return e.serveStdio(ctx, m, g)
@@ -225,4 +229,18 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// originList is the repeatable --allow-origin flag.
+type originList []string
+
+func (o *originList) String() string { return strings.Join(*o, ",") }
+
+func (o *originList) Set(v string) error {
+	origin, err := gateway.CheckOrigin(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, origin)
+	return nil
 }

@@ -236,21 +236,15 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
-			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required, Tools: s.Tools, PID: s.PID, Server: s.ServerInfo}
-			if s.Err != nil {
-				js.Error = s.Err.Error()
-			}
-			out = append(out, js)
+			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
+				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText()})
 		}
 		return writeJSON(e.stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tPID\tERROR")
 	for _, s := range statuses {
-		msg, pid := "", "-"
-		if s.Err != nil {
-			msg = s.Err.Error()
-		}
+		msg, pid := s.ErrorText(), "-"
 		if s.PID != 0 {
 			pid = strconv.Itoa(s.PID)
 		}
