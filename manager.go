@@ -189,15 +189,18 @@ func New(cfg *config.Config, opts *Options) *Manager {
 	return m
 }
 
-// newUpstream makes the upstream of srv.
+// newUpstream makes the upstream of srv. Its events name it: those of an
+// upstream that a reconfiguration replaced are dropped.
 func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
-	return upstream.New(srv, &upstream.Options{
+	var up *upstream.Upstream
+	up = upstream.New(srv, &upstream.Options{
 		Client:    m.opts.Client,
 		Logger:    m.opts.Logger.With("server", srv.Name),
 		LookupEnv: m.opts.LookupEnv,
 		Dial:      m.opts.Dial,
-		OnEvent:   m.events.add,
+		OnEvent:   func(ev upstream.Event) { m.events.add(up, ev) },
 	})
+	return up
 }
 
 // redactor returns the redaction of the server called name.

@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -162,7 +163,7 @@ type events struct {
 	m *Manager
 
 	mu      sync.Mutex
-	queue   []upstream.Event
+	queue   []queued
 	flushes []chan struct{} // closed once what was queued before them is applied
 	held    bool            // queue, but apply nothing yet: see hold
 	closing bool
@@ -184,12 +185,37 @@ func (e *events) start(snaps map[string]upstream.Snapshot) {
 	go e.run()
 }
 
-// add queues an upstream's event. It is every upstream's OnEvent.
-func (e *events) add(ev upstream.Event) {
+// A queued item is an upstream's event, or a new set of servers.
+type queued struct {
+	from    *upstream.Upstream
+	ev      upstream.Event
+	servers *serverSet // if not nil, the item is a new set of servers
+}
+
+// A serverSet is the servers of a reconfiguration, with the first
+// snapshot of those it adds.
+type serverSet struct {
+	servers  []*upstream.Upstream
+	byName   map[string]*upstream.Upstream
+	rejected []config.Rejected
+	added    map[string]upstream.Snapshot
+}
+
+// add queues an event of up. It is every upstream's OnEvent.
+func (e *events) add(up *upstream.Upstream, ev upstream.Event) {
 	e.mu.Lock()
-	e.queue = append(e.queue, ev)
+	e.queue = append(e.queue, queued{from: up, ev: ev})
 	e.mu.Unlock()
 	signal(e.wake)
+}
+
+// reset queues a new set of servers, applied in order with the events, and
+// waits until it is applied.
+func (e *events) reset(set *serverSet) {
+	e.mu.Lock()
+	e.queue = append(e.queue, queued{servers: set})
+	e.mu.Unlock()
+	e.flush()
 }
 
 // hold makes the events queued until release one batch, applied as one:
@@ -260,12 +286,34 @@ func (e *events) run() {
 
 // apply applies a batch of events: one new view for all of them, then what
 // they tell, in order, then a change event per server whose exposed names
-// changed.
-func (e *events) apply(batch []upstream.Event) {
+// changed. A new set of servers applies in its place in the batch; the
+// events of a server it removed are dropped.
+func (e *events) apply(batch []queued) {
 	m := e.m
 	lists, statuses := false, false
 	var out []Event
-	for _, ev := range batch {
+	servers := m.view.Load()
+	var set *serverSet
+	for _, item := range batch {
+		if item.servers != nil {
+			set = item.servers
+			for name := range e.snaps {
+				if set.byName[name] == nil {
+					delete(e.snaps, name)
+				}
+			}
+			maps.Copy(e.snaps, set.added)
+			lists, statuses = true, true
+			continue
+		}
+		byName := servers.byName
+		if set != nil {
+			byName = set.byName
+		}
+		if byName[item.ev.Snapshot.Name] != item.from {
+			continue // a server that a reconfiguration removed or replaced
+		}
+		ev := item.ev
 		snap := ev.Snapshot
 		before, known := e.snaps[snap.Name]
 		e.snaps[snap.Name] = snap
@@ -296,7 +344,11 @@ func (e *events) apply(batch []upstream.Event) {
 	}
 	if statuses {
 		prev := m.view.Load()
-		next := m.build(prev, e.snaps, lists)
+		base := prev
+		if set != nil {
+			base = &view{servers: set.servers, byName: set.byName, rejected: set.rejected, prepared: prev.prepared}
+		}
+		next := m.build(base, e.snaps, lists)
 		m.view.Store(next)
 		if lists {
 			out = append(out, changes(prev, next)...)
@@ -387,10 +439,14 @@ func changes(before, after *view) []Event {
 	diffNamed(resourceNames(before.resources), resourceNames(after.resources), func(n named, added bool) {
 		record(n.server, func(ev *Event) *Diff { return &ev.Resources }, n.name, added)
 	})
+	// In configured order; then the servers a reconfiguration removed.
 	var out []Event
-	for _, up := range after.servers {
-		if ev := byServer[up.Name()]; ev != nil {
-			out = append(out, *ev)
+	for _, servers := range [][]*upstream.Upstream{after.servers, before.servers} {
+		for _, up := range servers {
+			if ev := byServer[up.Name()]; ev != nil {
+				out = append(out, *ev)
+				delete(byServer, up.Name())
+			}
 		}
 	}
 	return out

@@ -115,6 +115,31 @@ func Load(opts *LoadOptions) (*Config, error) {
 	return cfg, errors.Join(errs...)
 }
 
+// Files returns the files that Load with opts reads, or would read if they
+// existed: the given paths, or the user file and ./.mcp.json. A watcher of
+// the config watches them.
+func Files(opts *LoadOptions) []string {
+	var o LoadOptions
+	if opts != nil {
+		o = *opts
+	}
+	if len(o.Paths) > 0 {
+		return append([]string(nil), o.Paths...)
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	var files []string
+	if p := userFile(o.LookupEnv); p != "" {
+		files = append(files, p)
+	}
+	dir := o.Dir
+	if dir == "" {
+		dir = "."
+	}
+	return append(files, filepath.Join(dir, ".mcp.json"))
+}
+
 // userFile returns the path of the user config file, or "" without a home.
 func userFile(lookup func(string) (string, bool)) string {
 	// The XDG spec says to ignore a relative XDG_CONFIG_HOME.

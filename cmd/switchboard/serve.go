@@ -75,6 +75,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Metrics:        stats.Handler(),
 		AllowOrigins:   origins,
 	})
+	defer e.watchConfig(ctx, paths, m, logger)()
 	if *stdio {
 		return e.serveStdio(ctx, m, g)
 	}

@@ -94,9 +94,15 @@ func (g *served) stop(t *testing.T, sig os.Signal) error {
 
 func connectHTTP(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
+	return connectHTTPWith(t, url, nil)
+}
+
+// connectHTTPWith is connectHTTP with client options.
+func connectHTTPWith(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, nil).Connect(t.Context(),
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, opts).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: transport}}, nil)
 	if err != nil {
 		t.Fatalf("connect to the gateway: %v", err)

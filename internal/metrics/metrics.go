@@ -12,6 +12,7 @@ package metrics
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -31,6 +32,10 @@ type Metrics struct {
 	refreshes       *prometheus.CounterVec
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
+
+	mu    sync.Mutex
+	known map[string]bool // the servers with series
+	vecs  []*prometheus.MetricVec
 }
 
 // New returns the metrics, registered with the Go runtime's and the
@@ -66,6 +71,9 @@ func New() *Metrics {
 	}
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
+		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec}
+	x.known = make(map[string]bool)
 	return x
 }
 
@@ -112,19 +120,41 @@ func (x *Metrics) setState(server string, state switchboard.State) {
 }
 
 // Follow starts from m's current state and follows its changes of exposed
-// tools, until stop. Give the metrics' Observer to m before: Follow covers
-// what happened before it, the observer what happens after.
+// tools and of servers (a reconfiguration adds and removes them), until
+// stop. Give the metrics' Observer to m before: Follow covers what happened
+// before it, the observer what happens after.
 func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
-	for _, s := range m.Status() {
-		x.setState(s.Name, s.State)
-		x.inFlight.WithLabelValues(s.Name) // every server has the series, at 0
-	}
+	x.follow(m)
 	x.countTools(m)
 	return m.Subscribe(func(ev switchboard.Event) {
+		x.follow(m)
 		if ev.Kind == switchboard.EventChanged {
 			x.countTools(m)
 		}
 	})
+}
+
+// follow gives a server new to the metrics its series, and drops every
+// series of one that is gone.
+func (x *Metrics) follow(m *switchboard.Manager) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	now := make(map[string]bool)
+	for _, s := range m.Status() {
+		now[s.Name] = true
+		if !x.known[s.Name] {
+			x.setState(s.Name, s.State)
+			x.inFlight.WithLabelValues(s.Name) // every server has the series, at 0
+		}
+	}
+	for name := range x.known {
+		if !now[name] {
+			for _, v := range x.vecs {
+				v.DeletePartialMatch(prometheus.Labels{"server": name})
+			}
+		}
+	}
+	x.known = now
 }
 
 // countTools sets tools_exposed from m's view.

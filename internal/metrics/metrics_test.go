@@ -145,5 +145,22 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		if strings.Contains(text, secret) || strings.Contains(text, "example.invalid") {
 			t.Error("the scrape shows a secret or a URL")
 		}
+
+		// A reconfiguration that removes a server removes its series, and
+		// one that adds a server gives it its own.
+		if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: []config.Server{cfg.Servers[0], {Name: "new", Command: "in-memory"}}}); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		families, text = scrape(t, x)
+		if strings.Contains(text, `server="down"`) {
+			t.Error("the removed server still has series")
+		}
+		if _, ok := value(families, "switchboard_upstream_state", map[string]string{"server": "new", "state": "failed"}); !ok {
+			t.Error("the added server has no state series")
+		}
+		if got, _ := value(families, "switchboard_tool_calls_total", map[string]string{"server": "s", "tool": "s__echo", "outcome": "ok"}); got != 3 {
+			t.Errorf("the untouched server's calls = %v after the reconfiguration, want 3", got)
+		}
 	})
 }

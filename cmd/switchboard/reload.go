@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// reloadQuiet is how long the config files must be still before a change
+// is reloaded: an editor's save is often several writes, or a write and a
+// rename.
+const reloadQuiet = 200 * time.Millisecond
+
+// watchConfig reloads the config into m on SIGHUP and whenever one of its
+// files changes (written in place, or replaced by a rename), until ctx ends
+// or stop is called. A config that does not load is refused with one log
+// line that names the file and the problem; the running one stays.
+func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	changed := make(chan struct{}, 1)
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		logger.Warn("config files not watched; SIGHUP reloads them", "error", err)
+	}
+	files := make(map[string]bool)
+	if watcher != nil {
+		// Watch the directories: an atomic save replaces the file, which a
+		// watch of the file itself would lose.
+		dirs := make(map[string]bool)
+		for _, f := range config.Files(&config.LoadOptions{Paths: paths}) {
+			abs, err := filepath.Abs(f)
+			if err != nil {
+				continue
+			}
+			files[abs] = true
+			if dir := filepath.Dir(abs); !dirs[dir] {
+				dirs[dir] = true
+				if err := watcher.Add(dir); err != nil {
+					logger.Debug("config directory not watched", "dir", dir, "error", err)
+				}
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	if watcher != nil {
+		wg.Go(func() {
+			for {
+				select {
+				case ev, ok := <-watcher.Events:
+					if !ok {
+						return
+					}
+					if files[filepath.Clean(ev.Name)] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+						signalOnce(changed)
+					}
+				case err, ok := <-watcher.Errors:
+					if !ok {
+						return
+					}
+					logger.Warn("watching the config files", "error", err)
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		quiet := time.NewTimer(reloadQuiet)
+		quiet.Stop()
+		for {
+			select {
+			case <-hup:
+				e.reload(ctx, paths, m, logger, "SIGHUP")
+			case <-changed:
+				quiet.Reset(reloadQuiet)
+			case <-quiet.C:
+				e.reload(ctx, paths, m, logger, "file changed")
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return func() {
+		signal.Stop(hup)
+		cancel()
+		if watcher != nil {
+			watcher.Close()
+		}
+		wg.Wait()
+	}
+}
+
+// signalOnce sends on c without blocking.
+func signalOnce(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// reload loads the config and applies it to m, logging what changed, or
+// why it was refused.
+func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string) {
+	cfg, err := e.loadConfig(paths, true)
+	if err != nil {
+		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)
+		return
+	}
+	r, err := m.Reconfigure(ctx, cfg)
+	for _, k := range r.Kept {
+		logger.Warn("config entry rejected; the server runs on as it was", "server", k.Name, "error", k.Err)
+	}
+	for _, k := range r.Rejected {
+		logger.Warn("config entry rejected", "server", k.Name, "error", k.Err)
+	}
+	if err != nil {
+		logger.Warn("config reloaded, with errors", "cause", why, "error", err)
+	}
+	logger.Info("config reloaded", "cause", why, "added", r.Added, "removed", r.Removed, "changed", r.Changed)
+}

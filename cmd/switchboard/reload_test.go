@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// replaceFile writes data to path the way editors save: to a temporary file
+// beside it, renamed over it.
+func replaceFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".mcp.json.tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeReloadsItsConfig: an edit of the config file (an atomic save)
+// adds a server, with no restart, and its clients see the new tools; a
+// broken edit is refused with one line naming the file, and the gateway
+// serves on; SIGHUP reloads too, and does not stop the gateway.
+func TestServeReloadsItsConfig(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	path := writeConfig(t, map[string]mcptest.Script{"alpha": {StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}}}, nil)
+	original, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := startServe(t, "--config", path)
+	g.waitLog(t, settledRE)
+	changed := make(chan struct{}, 10)
+	cs := connectHTTPWith(t, g.url, &mcp.ClientOptions{ToolListChangedHandler: func(_ context.Context, _ *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+
+	// Add beta, as an editor saves.
+	withBeta := writeConfig(t, map[string]mcptest.Script{
+		"alpha": {StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}},
+		"beta":  {StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}},
+	}, nil)
+	data, err := os.ReadFile(withBeta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, path, data)
+	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`))
+	g.waitLog(t, regexp.MustCompile(`msg="server connected" server=beta`))
+	<-changed
+	if names := toolNames(t, cs); !slices.Contains(names, "beta__echo") || !slices.Contains(names, "alpha__echo") {
+		t.Errorf("tools after adding beta: %v", names)
+	}
+
+	// Break it: refused, and the gateway serves on.
+	replaceFile(t, path, []byte("{\"mcpServers\": {,}"))
+	line := g.waitLog(t, regexp.MustCompile(`msg="config not reloaded; the running config stays".*`))[0]
+	if !strings.Contains(line, path) {
+		t.Errorf("the refusal does not name the file: %s", line)
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "still"}}); err != nil || mcptest.Text(res) != `{"text":"still"}` {
+		t.Errorf("a call after a broken edit: %v %v", res, err)
+	}
+
+	// SIGHUP reloads (the file is still broken), and stops nothing.
+	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	g.waitLog(t, regexp.MustCompile(`msg="config not reloaded; the running config stays" cause=SIGHUP`))
+
+	// Back to alpha alone, written in place.
+	if err := os.WriteFile(path, original, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[\] removed=\[beta\]`))
+	if names := toolNames(t, cs); slices.Contains(names, "beta__echo") {
+		t.Errorf("tools after removing beta: %v", names)
+	}
+	cs.Close()
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
+	}
+	assertNoSurvivors(t, state)
+}
