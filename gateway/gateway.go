@@ -35,7 +35,7 @@ type Options struct {
 	// asks. Default DefaultSessionTimeout; negative: never.
 	SessionTimeout time.Duration
 	// AuthToken, if set, is required as "Authorization: Bearer AuthToken" on
-	// /mcp and /metrics. /healthz and /readyz never require it:
+	// /mcp, /metrics and /admin. /healthz and /readyz never require it:
 	// orchestrator probes carry no token.
 	AuthToken string
 	// Metrics, if set, is served at /metrics (see internal/metrics).
@@ -129,7 +129,8 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 }
 
 // Handler returns the HTTP face: /mcp (Streamable HTTP), /healthz,
-// /readyz and, if Options.Metrics is set, /metrics.
+// /readyz, POST /admin/reconnect/{server} and, if Options.Metrics is set,
+// /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
@@ -146,6 +147,7 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}
+	mux.Handle("POST /admin/reconnect/{server}", g.guarded(g.authorized(http.HandlerFunc(g.adminReconnect))))
 	return mux
 }
 

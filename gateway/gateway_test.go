@@ -490,3 +490,51 @@ func TestTokenGuardsMetricsNotProbes(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminReconnect: POST /admin/reconnect/NAME reconnects a server now,
+// and says how it went; it needs the token when one is set.
+func TestAdminReconnect(t *testing.T) {
+	const token = "adm1n"
+	srv := mcptest.NewServer(mcptest.Script{})
+	_, g := setup(t, upstreams{"m": srv}, []config.Server{entry("m", false), {Name: "off", Command: "x", Enabled: new(false)}}, &Options{AuthToken: token})
+	hs := httptest.NewServer(g.Handler())
+	defer hs.Close()
+	defer hs.Client().CloseIdleConnections()
+	post := func(path string, auth bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), "POST", hs.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hs.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	before := srv.Counts().Starts
+	if code, body := post("/admin/reconnect/m", true); code != http.StatusOK || !strings.Contains(body, `"state":"connected"`) {
+		t.Errorf("reconnect m: %d %s", code, body)
+	}
+	if after := srv.Counts().Starts; after != before+1 {
+		t.Errorf("the server saw %d handshakes, want %d: no new session", after, before+1)
+	}
+	for _, tc := range []struct {
+		path string
+		auth bool
+		want int
+	}{
+		{"/admin/reconnect/m", false, http.StatusUnauthorized},
+		{"/admin/reconnect/ghost", true, http.StatusNotFound},
+		{"/admin/reconnect/off", true, http.StatusConflict},
+	} {
+		if code, body := post(tc.path, tc.auth); code != tc.want {
+			t.Errorf("POST %s (auth %v): %d %s, want %d", tc.path, tc.auth, code, body, tc.want)
+		}
+	}
+}

@@ -67,6 +67,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.status(ctx, rest)
 	case "check":
 		return e.check(ctx, rest)
+	case "reconnect":
+		return e.reconnect(ctx, rest)
 	case "demo-server":
 		return e.demoServer(ctx, rest)
 	case "version":
@@ -88,6 +90,7 @@ Usage:
   switchboard call    [--config F]... TOOL [JSON-ARGS]
   switchboard status  [--config F]... [--json]
   switchboard check   [--config F]...
+  switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 

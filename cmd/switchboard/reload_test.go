@@ -94,3 +94,32 @@ func TestServeReloadsItsConfig(t *testing.T) {
 	}
 	assertNoSurvivors(t, state)
 }
+
+// TestReconnectVerb: switchboard reconnect asks a running gateway, with its
+// token, to reconnect a server, and says how it went; a server the gateway
+// does not have is an error.
+func TestReconnectVerb(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	path := writeConfig(t, map[string]mcptest.Script{"alpha": {StateDir: state}}, nil)
+	t.Setenv("SB_TEST_TOKEN", "r3connect")
+	g := startServe(t, "--config", path, "--auth-token-env", "SB_TEST_TOKEN")
+	g.waitLog(t, settledRE)
+	out, stderr, code := cli(t, "reconnect", "alpha", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN")
+	if code != 0 || out != "alpha: connected\n" {
+		t.Errorf("reconnect alpha: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if _, stderr, code := cli(t, "reconnect", "ghost", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN"); code != 1 || !strings.Contains(stderr, "no server is configured as ghost") {
+		t.Errorf("reconnect ghost: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, code := cli(t, "reconnect", "alpha", "--gateway", g.url); code != 1 || !strings.Contains(stderr, "401") {
+		t.Errorf("reconnect without the token: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := cli(t, "reconnect"); code != 2 {
+		t.Errorf("reconnect without a name: exit %d, want 2", code)
+	}
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	assertNoSurvivors(t, state)
+}
