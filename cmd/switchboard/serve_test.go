@@ -313,3 +313,70 @@ func grepLines(s, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestServeShutdownUnderLoad: SIGTERM with 64 calls in flight, from several
+// clients to two servers: the gateway stops accepting, every call is
+// answered once and runs once, and no server process survives.
+func TestServeShutdownUnderLoad(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	cfg := writeConfig(t, map[string]mcptest.Script{"one": {StateDir: state}, "two": {StateDir: state}}, nil)
+	g := startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE)
+
+	const clients, perClient = 8, 8
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	results := make(chan result, clients*perClient)
+	var sessions []*mcp.ClientSession
+	for c := range clients {
+		cs := connectHTTP(t, g.url)
+		sessions = append(sessions, cs)
+		server := []string{"one", "two"}[c%2]
+		for range perClient {
+			go func() {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: server + "__sleep", Arguments: map[string]any{"ms": 2000}})
+				results <- result{res, err}
+			}()
+		}
+	}
+	// Wait until the servers run every call, then stop the gateway.
+	for {
+		counts, err := mcptest.ReadCounts(state)
+		if err == nil && counts.ByTool["sleep"] == clients*perClient {
+			break
+		}
+		select {
+		case r := <-results:
+			t.Fatalf("a call ended before the signal: %v, %v", r.res, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for range clients * perClient {
+		if r := <-results; r.err != nil || r.res.IsError {
+			t.Errorf("a call in flight = %+v, %v; want it answered", r.res, r.err)
+		}
+	}
+	if _, err := http.Get(g.url + "/healthz"); err == nil {
+		t.Error("the gateway still accepts connections after its calls finished")
+	}
+	for _, cs := range sessions {
+		cs.Close()
+	}
+	for line := range g.lines {
+		g.log.WriteString(line + "\n")
+	}
+	<-g.done
+	if g.err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", g.err, g.log.String())
+	}
+	if counts, err := mcptest.ReadCounts(state); err != nil || counts.ByTool["sleep"] != clients*perClient {
+		t.Errorf("the servers ran %v calls (%v), want %d: none twice", counts.ByTool, err, clients*perClient)
+	}
+	assertNoSurvivors(t, state)
+}
