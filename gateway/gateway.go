@@ -35,11 +35,14 @@ type Options struct {
 	// asks. Default DefaultSessionTimeout; negative: never.
 	SessionTimeout time.Duration
 	// AuthToken, if set, is required as "Authorization: Bearer AuthToken" on
-	// /mcp, /metrics and /admin. /healthz and /readyz never require it:
+	// /mcp, /metrics, /status and /admin. /healthz and /readyz never require it:
 	// orchestrator probes carry no token.
 	AuthToken string
 	// Metrics, if set, is served at /metrics (see internal/metrics).
 	Metrics http.Handler
+	// Latency, if set, gives the median and 99th percentile of a server's
+	// call durations, and how many calls they cover, for /status.
+	Latency func(server string) (p50, p99 time.Duration, calls uint64)
 	// AllowOrigins are the browser origins, besides loopback ones, whose
 	// requests the gateway accepts (see CheckOrigin for the form). A
 	// request from any other origin gets 403.
@@ -56,6 +59,7 @@ type Gateway struct {
 	server      *mcp.Server
 	opts        Options
 	unsubscribe func()
+	started     time.Time
 	calls       inflight
 	sessions    sessions
 	progress    progressTokens
@@ -79,7 +83,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{m: m, opts: o}
+	g := &Gateway{m: m, opts: o, started: time.Now()}
 	for k := range g.exposed {
 		g.exposed[k] = make(map[string]string)
 	}
@@ -129,8 +133,8 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 }
 
 // Handler returns the HTTP face: /mcp (Streamable HTTP), /healthz,
-// /readyz, POST /admin/reconnect/{server} and, if Options.Metrics is set,
-// /metrics.
+// /readyz, /status, POST /admin/reconnect/{server} and, if Options.Metrics
+// is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
@@ -147,6 +151,7 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}
+	mux.Handle("GET /status", g.guarded(g.authorized(http.HandlerFunc(g.statusHTML))))
 	mux.Handle("POST /admin/reconnect/{server}", g.guarded(g.authorized(http.HandlerFunc(g.adminReconnect))))
 	return mux
 }

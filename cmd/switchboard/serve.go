@@ -73,6 +73,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Stateless:      *stateless,
 		AuthToken:      token,
 		Metrics:        stats.Handler(),
+		Latency:        stats.Latency,
 		AllowOrigins:   origins,
 	})
 	defer e.watchConfig(ctx, paths, m, logger)()

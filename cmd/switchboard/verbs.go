@@ -242,13 +242,13 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		return writeJSON(e.stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tPID\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tERROR")
 	for _, s := range statuses {
 		msg, pid := s.ErrorText(), "-"
 		if s.PID != 0 {
 			pid = strconv.Itoa(s.PID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, pid, msg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pid, msg)
 	}
 	return tw.Flush()
 }

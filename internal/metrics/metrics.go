@@ -13,10 +13,12 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/switchboard-mcp/switchboard"
 )
@@ -175,3 +177,39 @@ func (x *Metrics) countTools(m *switchboard.Manager) {
 func (x *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
 }
+
+// Latency returns the median and the 99th percentile of the durations of
+// server's calls, estimated from the histogram's buckets (linearly within
+// a bucket, as Prometheus's histogram_quantile does), and how many calls
+// they cover. With no call, it returns zeros.
+func (x *Metrics) Latency(server string) (p50, p99 time.Duration, calls uint64) {
+	var m dto.Metric
+	if err := x.duration.WithLabelValues(server).(prometheus.Metric).Write(&m); err != nil || m.Histogram == nil {
+		return 0, 0, 0
+	}
+	h := m.Histogram
+	calls = h.GetSampleCount()
+	if calls == 0 {
+		return 0, 0, 0
+	}
+	return quantile(h, 0.5), quantile(h, 0.99), calls
+}
+
+// quantile estimates the q-quantile of h.
+func quantile(h *dto.Histogram, q float64) time.Duration {
+	rank := q * float64(h.GetSampleCount())
+	lower, below := 0.0, 0.0
+	for _, b := range h.Bucket {
+		upper, count := b.GetUpperBound(), float64(b.GetCumulativeCount())
+		if count >= rank {
+			if count == below {
+				return seconds(upper)
+			}
+			return seconds(lower + (upper-lower)*(rank-below)/(count-below))
+		}
+		lower, below = upper, count
+	}
+	return seconds(lower) // in the +Inf bucket: at least the last bound
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

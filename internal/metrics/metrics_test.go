@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
@@ -163,4 +164,35 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			t.Errorf("the untouched server's calls = %v after the reconfiguration, want 3", got)
 		}
 	})
+}
+
+// TestLatencyQuantiles: the median and 99th percentile follow the calls'
+// durations, within a bucket.
+func TestLatencyQuantiles(t *testing.T) {
+	x := New()
+	if p50, p99, n := x.Latency("s"); p50 != 0 || p99 != 0 || n != 0 {
+		t.Errorf("with no call: %v %v %d", p50, p99, n)
+	}
+	o := x.Observer()
+	for i := range 100 {
+		d := 10 * time.Millisecond
+		if i == 99 {
+			d = 3 * time.Second
+		}
+		o.CallEnded(switchboard.CallEnd{Server: "s", Tool: "s__t", Duration: d})
+	}
+	p50, p99, n := x.Latency("s")
+	if n != 100 {
+		t.Errorf("calls = %d, want 100", n)
+	}
+	if p50 < 8*time.Millisecond || p50 > 16*time.Millisecond {
+		t.Errorf("p50 = %v, want about 10ms (its bucket: 8 to 16 ms)", p50)
+	}
+	if p99 < 8*time.Millisecond || p99 > 16*time.Millisecond {
+		t.Errorf("p99 = %v, want within the 10ms bucket: 99 of 100 calls took 10ms", p99)
+	}
+	o.CallEnded(switchboard.CallEnd{Server: "s", Tool: "s__t", Duration: 3 * time.Second})
+	if _, p99, _ := x.Latency("s"); p99 < 2*time.Second || p99 > 4100*time.Millisecond {
+		t.Errorf("p99 with 2 slow calls in 101 = %v, want in the slow calls' bucket (2 to 4 s)", p99)
+	}
 }

@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// statusPage is /status: one small page, with no external assets, that
+// refreshes itself every 5 s. A server in trouble stands out by its color.
+var statusPage = template.Must(template.New("status").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="5">
+<title>switchboard: {{.Summary}}</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}th,td{padding:.35em .8em;text-align:left;border-bottom:1px solid #ddd;vertical-align:top}
+th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.state{font-weight:600;padding:.1em .5em;border-radius:.3em}
+.ok{background:#d7f5dd;color:#135c22}.wait{background:#fff1c2;color:#6b4e00}.bad{background:#ffd6d6;color:#8a1010}.off{background:#eee;color:#555}
+.err{font-family:ui-monospace,monospace;font-size:12px;max-width:48em;word-break:break-word}
+</style></head><body>
+<h1>switchboard {{.Version}}</h1>
+<p id="summary">{{.Summary}} · up {{.Uptime}}</p>
+<table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
+{{end}}</tbody></table>
+</body></html>
+`))
+
+// statusRow is one server's line on the page.
+type statusRow struct {
+	Name, State, Class, Transport, Error, P50, P99 string
+	Tools                                          int
+	Reconnects, Calls                              uint64
+}
+
+// stateClass colors a state: connected is well, on the way is a wait, down
+// is bad, off is neither.
+func stateClass(s switchboard.State) string {
+	switch s {
+	case switchboard.StateConnected:
+		return "ok"
+	case switchboard.StateConnecting, switchboard.StateReconnecting:
+		return "wait"
+	case switchboard.StateFailed, switchboard.StateCrashLoop:
+		return "bad"
+	}
+	return "off"
+}
+
+// statusHTML serves /status from last-known state: no URL, no header, and
+// errors as ServerStatus.ErrorText shows them.
+func (g *Gateway) statusHTML(w http.ResponseWriter, _ *http.Request) {
+	statuses := g.m.Status()
+	page := struct {
+		Version, Summary, Uptime string
+		Servers                  []statusRow
+	}{Version: g.opts.Implementation.Version, Uptime: time.Since(g.started).Round(time.Second).String()}
+	down := 0
+	for _, s := range statuses {
+		row := statusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
+			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, P50: "-", P99: "-"}
+		if g.opts.Latency != nil {
+			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
+				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)
+			}
+		}
+		if row.Class == "bad" || row.Class == "wait" {
+			down++
+		}
+		page.Servers = append(page.Servers, row)
+	}
+	page.Summary = "all servers up"
+	if !switchboard.Ready(statuses) {
+		page.Summary = "not ready"
+	} else if down > 0 {
+		page.Summary = "ready, some servers down"
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	if err := statusPage.Execute(w, page); err != nil {
+		g.opts.Logger.Debug("status page", "error", err)
+	}
+}
+
+// roundLatency shows a latency to a useful precision.
+func roundLatency(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}

@@ -1,0 +1,51 @@
+package gateway
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// TestStatusPage: /status shows each server's state, transport, tools,
+// reconnects and latency, marks one in trouble, needs the token, and shows
+// no URL and no secret.
+func TestStatusPage(t *testing.T) {
+	const token, secret = "st4tus", "planted-secret"
+	t.Setenv("S", secret)
+	down := config.Server{Name: "down", Type: config.HTTP, URL: "http://10.9.8.7:1/mcp?k=${S}", Headers: map[string]string{"X": "${S}"}}
+	_, g := setup(t, upstreams{"up": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("up", true), down},
+		&Options{AuthToken: token, Latency: func(server string) (time.Duration, time.Duration, uint64) {
+			if server == "up" {
+				return 12 * time.Millisecond, 900 * time.Millisecond, 7
+			}
+			return 0, 0, 0
+		}})
+	h := g.Handler()
+	if code, _ := get(t, h, "/status", nil); code != http.StatusUnauthorized {
+		t.Errorf("/status without the token: %d", code)
+	}
+	code, page := get(t, h, "/status", http.Header{"Authorization": {"Bearer " + token}})
+	if code != http.StatusOK {
+		t.Fatalf("/status: %d", code)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`<tr data-server="up" data-state="connected"><td>up</td><td><span class="state ok">connected</span></td><td>stdio</td><td class="n">6</td><td class="n">0</td><td class="n">7</td><td class="n">12ms</td><td class="n">900ms</td>`),
+		regexp.MustCompile(`<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>.*<td class="n">-</td><td class="n">-</td><td class="err">[^<]*connection refused|<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>`),
+		regexp.MustCompile(`<p id="summary">ready, some servers down · up `),
+		regexp.MustCompile(`<meta http-equiv="refresh" content="5">`),
+	} {
+		if !want.MatchString(page) {
+			t.Errorf("/status lacks %s\n%s", want, page)
+		}
+	}
+	for _, leak := range []string{"10.9.8.7", secret, "k=", "http://", "https://", "<script", "<link"} {
+		if strings.Contains(page, leak) {
+			t.Errorf("/status shows %q", leak)
+		}
+	}
+}
