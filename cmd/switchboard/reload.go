@@ -34,7 +34,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	if err != nil {
 		logger.Warn("config files not watched; SIGHUP reloads them", "error", err)
 	}
-	files := make(map[string]bool)
+	files := make(map[string]os.FileInfo)
 	if watcher != nil {
 		// Watch the directories: an atomic save replaces the file, which a
 		// watch of the file itself would lose.
@@ -44,7 +44,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 			if err != nil {
 				continue
 			}
-			files[abs] = true
+			files[abs], _ = os.Stat(abs)
 			if dir := filepath.Dir(abs); !dirs[dir] {
 				dirs[dir] = true
 				if err := watcher.Add(dir); err != nil {
@@ -62,7 +62,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 					if !ok {
 						return
 					}
-					if files[filepath.Clean(ev.Name)] && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 {
+					if changedFiles(files, ev) {
 						signalOnce(changed)
 					}
 				case err, ok := <-watcher.Errors:
@@ -100,6 +100,44 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		}
 		wg.Wait()
 	}
+}
+
+// changedFiles reports whether ev changed one of the watched files. An
+// event names the file when it is written or replaced; but a file reached
+// through a symbolic link whose target is swapped, as Kubernetes updates a
+// mounted ConfigMap (it renames a new ..data link into place), changes with
+// no event of its own, so any other event in the directory has the files
+// compared with what they were. files is updated.
+func changedFiles(files map[string]os.FileInfo, ev fsnotify.Event) bool {
+	if ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) == 0 {
+		return false
+	}
+	name := filepath.Clean(ev.Name)
+	if _, ok := files[name]; ok {
+		files[name], _ = os.Stat(name)
+		return true
+	}
+	changed := false
+	for f, was := range files {
+		if filepath.Dir(f) != filepath.Dir(name) {
+			continue
+		}
+		now, _ := os.Stat(f)
+		if !sameFile(was, now) {
+			files[f] = now
+			changed = true
+		}
+	}
+	return changed
+}
+
+// sameFile reports whether a and b, either of which may be nil for a file
+// that is missing, are the same unchanged file.
+func sameFile(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // signalOnce sends on c without blocking.

@@ -95,6 +95,50 @@ func TestServeReloadsItsConfig(t *testing.T) {
 	assertNoSurvivors(t, state)
 }
 
+// TestServeReloadsAConfigMapSwap: a config mounted from a Kubernetes
+// ConfigMap is a link through a ..data link that the kubelet swaps for a new
+// one on update; the file itself sees no event, and the change is picked up.
+func TestServeReloadsAConfigMapSwap(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	version := func(name string, servers map[string]mcptest.Script) {
+		data, err := os.ReadFile(writeConfig(t, servers, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(name, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(name, "mcp.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mount := t.TempDir()
+	alpha := mcptest.Script{StateDir: state, Tools: []mcptest.ToolSpec{{Name: "echo"}}}
+	version(filepath.Join(mount, "..v1"), map[string]mcptest.Script{"alpha": alpha})
+	for old, link := range map[string]string{"..v1": "..data", "..data/mcp.json": "mcp.json"} {
+		if err := os.Symlink(old, filepath.Join(mount, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := startServe(t, "--config", filepath.Join(mount, "mcp.json"))
+	g.waitLog(t, settledRE)
+
+	version(filepath.Join(mount, "..v2"), map[string]mcptest.Script{"alpha": alpha, "beta": alpha})
+	if err := os.Symlink("..v2", filepath.Join(mount, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(mount, "..data_tmp"), filepath.Join(mount, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`))
+	g.waitLog(t, regexp.MustCompile(`msg="server connected" server=beta`))
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
+	}
+	assertNoSurvivors(t, state)
+}
+
 // TestReconnectVerb: switchboard reconnect asks a running gateway, with its
 // token, to reconnect a server, and says how it went; a server the gateway
 // does not have is an error.

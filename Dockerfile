@@ -1,0 +1,24 @@
+# The switchboard gateway, as a small non-root image.
+#
+#   docker build -t switchboard .
+#   docker run --rm -p 7777:7777 -e SWITCHBOARD_TOKEN=change-me switchboard
+#
+# The image has no shell and no Node or Python: it runs remote (http, sse)
+# servers, and the built-in demo servers of the embedded default config.
+# For stdio servers that need a runtime, build FROM an image that has it.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/switchboard ./cmd/switchboard
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/switchboard /usr/local/bin/switchboard
+USER nonroot:nonroot
+EXPOSE 7777
+ENTRYPOINT ["/usr/local/bin/switchboard"]
+# Listening beyond loopback needs a token: set SWITCHBOARD_TOKEN. Mount a
+# config at /etc/switchboard/mcp.json and add "--config", that path.
+CMD ["serve", "--listen", "0.0.0.0:7777", "--auth-token-env", "SWITCHBOARD_TOKEN"]
