@@ -151,7 +151,7 @@ func (g *Gateway) Handler() http.Handler {
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}
-	mux.Handle("GET /status", g.guarded(g.authorized(http.HandlerFunc(g.statusHTML))))
+	mux.Handle("GET /status", g.guarded(g.authorized(http.HandlerFunc(g.status))))
 	mux.Handle("POST /admin/reconnect/{server}", g.guarded(g.authorized(http.HandlerFunc(g.adminReconnect))))
 	return mux
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"html/template"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
@@ -30,11 +31,30 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 </body></html>
 `))
 
-// statusRow is one server's line on the page.
+// statusRow is one server's line on the page, and in the JSON answer.
 type statusRow struct {
-	Name, State, Class, Transport, Error, P50, P99 string
-	Tools                                          int
-	Reconnects, Calls                              uint64
+	Name       string  `json:"name"`
+	State      string  `json:"state"`
+	Class      string  `json:"-"`
+	Transport  string  `json:"transport"`
+	Tools      int     `json:"tools"`
+	Reconnects uint64  `json:"reconnects"`
+	Calls      uint64  `json:"calls"`
+	P50        string  `json:"-"`
+	P99        string  `json:"-"`
+	P50Seconds float64 `json:"p50_seconds,omitempty"`
+	P99Seconds float64 `json:"p99_seconds,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// statusReport is what /status answers to a client that accepts JSON
+// (switchboard status --gateway reads it): the page's contents.
+type statusReport struct {
+	Version       string      `json:"version"`
+	Summary       string      `json:"summary"`
+	UptimeSeconds int64       `json:"uptime_seconds"`
+	Uptime        string      `json:"-"`
+	Servers       []statusRow `json:"servers"`
 }
 
 // stateClass colors a state: connected is well, on the way is a wait, down
@@ -51,14 +71,13 @@ func stateClass(s switchboard.State) string {
 	return "off"
 }
 
-// statusHTML serves /status from last-known state: no URL, no header, and
-// errors as ServerStatus.ErrorText shows them.
-func (g *Gateway) statusHTML(w http.ResponseWriter, _ *http.Request) {
+// statusReport reads last-known state: no URL, no header, and errors as
+// ServerStatus.ErrorText shows them.
+func (g *Gateway) statusReport() statusReport {
 	statuses := g.m.Status()
-	page := struct {
-		Version, Summary, Uptime string
-		Servers                  []statusRow
-	}{Version: g.opts.Implementation.Version, Uptime: time.Since(g.started).Round(time.Second).String()}
+	uptime := time.Since(g.started).Round(time.Second)
+	report := statusReport{Version: g.opts.Implementation.Version, Uptime: uptime.String(), UptimeSeconds: int64(uptime / time.Second),
+		Servers: make([]statusRow, 0, len(statuses))}
 	down := 0
 	for _, s := range statuses {
 		row := statusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
@@ -66,25 +85,45 @@ func (g *Gateway) statusHTML(w http.ResponseWriter, _ *http.Request) {
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)
+				row.P50Seconds, row.P99Seconds = p50.Seconds(), p99.Seconds()
 			}
 		}
 		if row.Class == "bad" || row.Class == "wait" {
 			down++
 		}
-		page.Servers = append(page.Servers, row)
+		report.Servers = append(report.Servers, row)
 	}
-	page.Summary = "all servers up"
+	report.Summary = "all servers up"
 	if !switchboard.Ready(statuses) {
-		page.Summary = "not ready"
+		report.Summary = "not ready"
 	} else if down > 0 {
-		page.Summary = "ready, some servers down"
+		report.Summary = "ready, some servers down"
+	}
+	return report
+}
+
+// status serves /status: the page, or its contents as JSON to a client
+// whose Accept header prefers application/json.
+func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
+	report := g.statusReport()
+	if wantsJSON(r) {
+		writeJSON(w, http.StatusOK, report)
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	if err := statusPage.Execute(w, page); err != nil {
+	if err := statusPage.Execute(w, report); err != nil {
 		g.opts.Logger.Debug("status page", "error", err)
 	}
+}
+
+// wantsJSON reports whether r's Accept header names application/json
+// before text/html, or without it.
+func wantsJSON(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	j, h := strings.Index(accept, "application/json"), strings.Index(accept, "text/html")
+	return j >= 0 && (h < 0 || j < h)
 }
 
 // roundLatency shows a latency to a useful precision.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -46,6 +47,31 @@ func TestStatusPage(t *testing.T) {
 	for _, leak := range []string{"10.9.8.7", secret, "k=", "http://", "https://", "<script", "<link"} {
 		if strings.Contains(page, leak) {
 			t.Errorf("/status shows %q", leak)
+		}
+	}
+
+	// The same, as JSON, for switchboard status --gateway.
+	code, body := get(t, h, "/status", http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}})
+	if code != http.StatusOK {
+		t.Fatalf("/status as JSON: %d", code)
+	}
+	var report statusReport
+	if err := json.Unmarshal([]byte(body), &report); err != nil {
+		t.Fatalf("/status as JSON: %v\n%s", err, body)
+	}
+	if len(report.Servers) != 2 || report.Summary != "ready, some servers down" {
+		t.Fatalf("/status as JSON: %s", body)
+	}
+	up, down2 := report.Servers[0], report.Servers[1]
+	if up.Name != "up" || up.State != "connected" || up.Tools != 6 || up.Calls != 7 || up.P50Seconds != 0.012 || up.P99Seconds != 0.9 {
+		t.Errorf("/status as JSON, up: %+v", up)
+	}
+	if down2.Name != "down" || down2.State != "failed" || down2.Error == "" {
+		t.Errorf("/status as JSON, down: %+v", down2)
+	}
+	for _, leak := range []string{"10.9.8.7", secret, "k=", "http://", "https://"} {
+		if strings.Contains(body, leak) {
+			t.Errorf("/status as JSON shows %q", leak)
 		}
 	}
 }

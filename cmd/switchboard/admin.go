@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
@@ -33,30 +35,10 @@ func (e *env) reconnect(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErrorf("reconnect: unexpected argument %q", fs.Arg(0))
 	}
-	base, err := url.Parse(*gateway)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return usageErrorf("reconnect: --gateway %q: want the gateway's http or https URL, such as http://127.0.0.1:7777", *gateway)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	endpoint := base.JoinPath("admin", "reconnect", name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint.String(), nil)
+	resp, body, err := askGateway(ctx, "reconnect", *gateway, *tokenEnv, http.MethodPost, "admin", "reconnect", name)
 	if err != nil {
-		return fmt.Errorf("reconnect %s: %w", name, err)
+		return err
 	}
-	if *tokenEnv != "" {
-		token := os.Getenv(*tokenEnv)
-		if token == "" {
-			return fmt.Errorf("reconnect: --auth-token-env %s: the variable is unset or empty", *tokenEnv)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("reconnect %s: is the gateway running at %s? %w", name, base.Redacted(), err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 	var answer struct {
 		State string `json:"state"`
 		Error string `json:"error"`
@@ -74,4 +56,90 @@ func (e *env) reconnect(ctx context.Context, args []string) error {
 	default:
 		return fmt.Errorf("reconnect %s: %s: %s", name, resp.Status, answer.Error)
 	}
+}
+
+// askGateway sends a request with no body to the running gateway at
+// gateway (its base URL), to the path made of elems, with the bearer token
+// from the environment variable tokenEnv if it is set, and answers the
+// response with its body (at most 1 MiB). verb begins its errors.
+func askGateway(ctx context.Context, verb, gateway, tokenEnv, method string, elems ...string) (*http.Response, []byte, error) {
+	base, err := url.Parse(gateway)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, nil, usageErrorf("%s: --gateway %q: want the gateway's http or https URL, such as http://127.0.0.1:7777", verb, gateway)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, base.JoinPath(elems...).String(), nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", verb, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if tokenEnv != "" {
+		token := os.Getenv(tokenEnv)
+		if token == "" {
+			return nil, nil, fmt.Errorf("%s: --auth-token-env %s: the variable is unset or empty", verb, tokenEnv)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: is the gateway running at %s? %w", verb, base.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: reading the gateway's answer: %w", verb, err)
+	}
+	return resp, body, nil
+}
+
+// gatewayStatus prints the status of the running gateway at gateway, as
+// its /status page shows it: the servers' states, reconnects and calls.
+func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSON bool) error {
+	resp, body, err := askGateway(ctx, "status", gateway, tokenEnv, http.MethodGet, "status")
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status: %s: %s", resp.Status, strings.TrimSpace(string(body)))
+	}
+	var report struct {
+		Version       string `json:"version"`
+		Summary       string `json:"summary"`
+		UptimeSeconds int64  `json:"uptime_seconds"`
+		Servers       []struct {
+			Name       string  `json:"name"`
+			State      string  `json:"state"`
+			Transport  string  `json:"transport"`
+			Tools      int     `json:"tools"`
+			Reconnects uint64  `json:"reconnects"`
+			Calls      uint64  `json:"calls"`
+			P50Seconds float64 `json:"p50_seconds"`
+			P99Seconds float64 `json:"p99_seconds"`
+			Error      string  `json:"error"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(body, &report); err != nil {
+		return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gateway, err)
+	}
+	if asJSON {
+		var out bytes.Buffer
+		json.Indent(&out, body, "", "  ")
+		_, err := out.WriteTo(e.stdout)
+		return err
+	}
+	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
+	latency := func(seconds float64, calls uint64) string {
+		if calls == 0 {
+			return "-"
+		}
+		return time.Duration(seconds * float64(time.Second)).Round(100 * time.Microsecond).String()
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tCALLS\tP50\tP99\tERROR")
+	for _, s := range report.Servers {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, s.Calls,
+			latency(s.P50Seconds, s.Calls), latency(s.P99Seconds, s.Calls), s.Error)
+	}
+	return tw.Flush()
 }

@@ -9,7 +9,9 @@
 //	switchboard tools   [--config F]... [--json]
 //	switchboard call    [--config F]... TOOL [JSON-ARGS]
 //	switchboard status  [--config F]... [--json]
+//	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
 //	switchboard check   [--config F]...
+//	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
@@ -89,6 +91,7 @@ Usage:
   switchboard tools   [--config F]... [--json]
   switchboard call    [--config F]... TOOL [JSON-ARGS]
   switchboard status  [--config F]... [--json]
+  switchboard status  --gateway URL [--auth-token-env NAME] [--json]
   switchboard check   [--config F]...
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
   switchboard demo-server [--name NAME] [--listen HOST:PORT]

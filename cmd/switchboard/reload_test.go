@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,6 +162,29 @@ func TestReconnectVerb(t *testing.T) {
 	}
 	if _, _, code := cli(t, "reconnect"); code != 2 {
 		t.Errorf("reconnect without a name: exit %d, want 2", code)
+	}
+
+	// status --gateway shows the reconnect, as the gateway counted it.
+	out, stderr, code = cli(t, "status", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN")
+	if row := regexp.MustCompile(`(?m)^alpha\s+connected\s+stdio\s+\d+\s+1\s+0\s+-\s+-\s*$`); code != 0 || !row.MatchString(out) ||
+		!strings.HasPrefix(out, "switchboard dev: all servers up, up ") {
+		t.Errorf("status --gateway: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	out, _, code = cli(t, "status", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN", "--json")
+	var report struct {
+		Servers []struct {
+			Name       string `json:"name"`
+			Reconnects int    `json:"reconnects"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &report); code != 0 || err != nil || len(report.Servers) != 1 || report.Servers[0].Reconnects != 1 {
+		t.Errorf("status --gateway --json: exit %d, %v, out %q", code, err, out)
+	}
+	if _, stderr, code := cli(t, "status", "--gateway", g.url); code != 1 || !strings.Contains(stderr, "401") {
+		t.Errorf("status --gateway without the token: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, code := cli(t, "status", "--gateway", g.url, "--config", path); code != 2 {
+		t.Errorf("status with --gateway and --config: exit %d, want 2", code)
 	}
 	if err := g.stop(t, syscall.SIGTERM); err != nil {
 		t.Errorf("exit after SIGTERM: %v", err)

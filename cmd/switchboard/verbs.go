@@ -200,17 +200,29 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 	}
 }
 
-// status prints every server's state.
+// status prints every server's state: connected for the occasion, or, with
+// --gateway, as a running gateway sees them.
 func (e *env) status(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("status", "[--config F]... [--json]")
+	fs := e.flags("status", "[--config F]... [--json] | --gateway URL [--auth-token-env NAME] [--json]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	gateway := fs.String("gateway", "", "ask the running gateway at `URL` (such as http://127.0.0.1:7777) instead")
+	tokenEnv := fs.String("auth-token-env", "", "with --gateway, send 'Authorization: Bearer TOKEN', with TOKEN read from the environment variable `NAME`")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("status: unexpected argument %q", fs.Arg(0))
+	}
+	if *gateway != "" {
+		if len(paths) > 0 {
+			return usageErrorf("status: --config and --gateway: the gateway has its own config; give one or the other")
+		}
+		return e.gatewayStatus(ctx, *gateway, *tokenEnv, *asJSON)
+	}
+	if *tokenEnv != "" {
+		return usageErrorf("status: --auth-token-env is for --gateway")
 	}
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
