@@ -59,6 +59,14 @@ func load(t *testing.T, dirs ...string) *objects {
 	return o
 }
 
+// decodeInto decodes doc strictly (an unknown field is an error) into a new
+// T, kept in list.
+func decodeInto[T any](list *[]*T, doc []byte) error {
+	v := new(T)
+	*list = append(*list, v)
+	return yaml.UnmarshalStrict(doc, v)
+}
+
 func (o *objects) decode(doc []byte) error {
 	var meta struct {
 		APIVersion string `json:"apiVersion"`
@@ -67,32 +75,19 @@ func (o *objects) decode(doc []byte) error {
 	if err := yaml.Unmarshal(doc, &meta); err != nil {
 		return err
 	}
-	strict := func(v any) error { return yaml.UnmarshalStrict(doc, v) }
 	switch meta.APIVersion + " " + meta.Kind {
 	case "apps/v1 Deployment":
-		var d appsv1.Deployment
-		o.deployments = append(o.deployments, &d)
-		return strict(&d)
+		return decodeInto(&o.deployments, doc)
 	case "v1 Service":
-		var s corev1.Service
-		o.services = append(o.services, &s)
-		return strict(&s)
+		return decodeInto(&o.services, doc)
 	case "v1 ConfigMap":
-		var c corev1.ConfigMap
-		o.configMaps = append(o.configMaps, &c)
-		return strict(&c)
+		return decodeInto(&o.configMaps, doc)
 	case "v1 Secret":
-		var s corev1.Secret
-		o.secrets = append(o.secrets, &s)
-		return strict(&s)
+		return decodeInto(&o.secrets, doc)
 	case "policy/v1 PodDisruptionBudget":
-		var p policyv1.PodDisruptionBudget
-		o.pdbs = append(o.pdbs, &p)
-		return strict(&p)
+		return decodeInto(&o.pdbs, doc)
 	case "autoscaling/v2 HorizontalPodAutoscaler":
-		var h autoscalingv2.HorizontalPodAutoscaler
-		o.hpas = append(o.hpas, &h)
-		return strict(&h)
+		return decodeInto(&o.hpas, doc)
 	}
 	return fmt.Errorf("unexpected %s %s", meta.APIVersion, meta.Kind)
 }
