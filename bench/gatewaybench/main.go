@@ -1,0 +1,76 @@
+// Command gatewaybench measures gateways side by side, whole processes on
+// one machine: the go-sdk echo upstream served directly (the baseline),
+// switchboard serve over an HTTP and over a stdio upstream, the minimal
+// go-sdk proxy (the limit for a gateway's own code), and TBXark/mcp-proxy
+// (the peer), in interleaved rounds. Every figure is reported as a ratio to
+// the same run's baseline.
+//
+// Usage:
+//
+//	go run ./bench/gatewaybench [-rounds 3] [-duration 4s] [-sessions 32] [-tbxark PATH] [-smoke]
+//	gatewaybench upstream (--listen HOST:PORT | --stdio)
+//	gatewaybench proxy --listen HOST:PORT (--upstream URL | --upstream-stdio)
+//
+// Each setup's processes start fresh for each round. Its sessions call a
+// 1 KiB echo tool back to back (closed loop), and every reply is checked;
+// then at a fixed rate, half the calibrated peak of switchboard over HTTP,
+// for tail latency under ordinary load. -smoke is one short round that
+// checks every setup answered correctly, and times nothing.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "gatewaybench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "upstream":
+			fs := flag.NewFlagSet("upstream", flag.ExitOnError)
+			listen := fs.String("listen", "127.0.0.1:0", "serve Streamable HTTP on `HOST:PORT`")
+			stdio := fs.Bool("stdio", false, "serve on stdin and stdout")
+			fs.Parse(args[1:])
+			return serveUpstream(ctx, *listen, *stdio)
+		case "proxy":
+			fs := flag.NewFlagSet("proxy", flag.ExitOnError)
+			listen := fs.String("listen", "127.0.0.1:0", "serve Streamable HTTP on `HOST:PORT`")
+			upstream := fs.String("upstream", "", "the upstream's Streamable HTTP `URL`")
+			stdio := fs.Bool("upstream-stdio", false, "start the echo upstream as a child, on stdio")
+			fs.Parse(args[1:])
+			var command []string
+			if *stdio {
+				command = []string{self(), "upstream", "--stdio"}
+			}
+			return serveProxy(ctx, *listen, *upstream, command)
+		}
+	}
+	var o options
+	fs := flag.NewFlagSet("gatewaybench", flag.ExitOnError)
+	fs.IntVar(&o.rounds, "rounds", 3, "interleaved `rounds`")
+	fs.DurationVar(&o.duration, "duration", defaultDuration, "each setup's measured `time`, per phase and round")
+	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "load before each measurement, not counted")
+	fs.IntVar(&o.sessions, "sessions", 32, "concurrent MCP `sessions`")
+	fs.StringVar(&o.switchboard, "switchboard", "", "the switchboard `binary` (default: built from this module)")
+	fs.StringVar(&o.tbxark, "tbxark", "", "TBXark/mcp-proxy's `binary` (default: mcp-proxy on PATH; bench/install-peers installs it)")
+	fs.BoolVar(&o.smoke, "smoke", false, "one short round: check every setup answers correctly; time nothing")
+	fs.StringVar(&o.only, "only", "", "only the setups whose names match this `regexp` (the baseline always runs)")
+	fs.Parse(args)
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return bench(ctx, o)
+}
