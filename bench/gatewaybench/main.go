@@ -10,6 +10,7 @@
 //	go run ./bench/gatewaybench [-rounds 3] [-duration 4s] [-sessions 32] [-tbxark PATH] [-smoke]
 //	gatewaybench upstream (--listen HOST:PORT | --stdio)
 //	gatewaybench proxy --listen HOST:PORT (--upstream URL | --upstream-stdio)
+//	gatewaybench load --endpoint URL [--tool echo] [--sessions 32] [--duration 10s] [--rate N]
 //
 // Each setup's processes start fresh for each round. Its sessions call a
 // 1 KiB echo tool back to back (closed loop), and every reply is checked;
@@ -25,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -56,6 +58,15 @@ func run(ctx context.Context, args []string) error {
 				command = []string{self(), "upstream", "--stdio"}
 			}
 			return serveProxy(ctx, *listen, *upstream, command)
+		case "load":
+			fs := flag.NewFlagSet("load", flag.ExitOnError)
+			endpoint := fs.String("endpoint", "", "the MCP `URL` to call")
+			tool := fs.String("tool", "echo", "the echo tool's `name` there")
+			sessions := fs.Int("sessions", 32, "concurrent MCP `sessions`")
+			duration := fs.Duration("duration", 10*time.Second, "how long to call")
+			rate := fs.Float64("rate", 0, "calls a second, spread over the sessions (0: back to back)")
+			fs.Parse(args[1:])
+			return load(ctx, *endpoint, *tool, *sessions, *duration, *rate)
 		}
 	}
 	var o options
@@ -73,4 +84,25 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return bench(ctx, o)
+}
+
+// load calls the echo tool at endpoint, for profiling a gateway under load,
+// and prints what it measured.
+func load(ctx context.Context, endpoint, tool string, sessions int, d time.Duration, rate float64) error {
+	c, err := connectClients(ctx, endpoint, tool, sessions, readyWithin)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	var r *loadResult
+	if rate > 0 {
+		r = c.fixedRate(ctx, rate, 0, d)
+	} else {
+		r = c.closedLoop(ctx, 0, d)
+	}
+	fmt.Printf("%d calls, %.0f/s, p50 %v, p99 %v, %d errors\n", r.calls, r.perSecond(), r.quantile(0.5), r.quantile(0.99), r.errs)
+	if r.errs > 0 {
+		return r.firstErr
+	}
+	return nil
 }

@@ -1,10 +1,12 @@
 package upstream
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -86,5 +88,49 @@ func TestHTTPConnectionRefusedIsRedacted(t *testing.T) {
 		if strings.Contains(msg, leak) {
 			t.Errorf("error %q shows %q", msg, leak)
 		}
+	}
+}
+
+// TestHTTPPoolKeepsItsConnections: a steady load of concurrent calls to an
+// HTTP server reuses its connections. With the default pool, which keeps
+// two idle connections per host, 16 callers would dial a new connection
+// for most calls.
+func TestHTTPPoolKeepsItsConnections(t *testing.T) {
+	srv := mcptest.NewServer(mcptest.Script{})
+	var dialed atomic.Int64
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			dialed.Add(1)
+		}
+	}
+	hs.Start()
+	defer hs.Close()
+	defer srv.Close()
+	u := New(config.Server{Name: "remote", Type: config.HTTP, URL: hs.URL}, nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	const callers, calls = 16, 20
+	round := func() {
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				for range calls {
+					if res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 1}); err != nil || mcptest.Text(res) != "2" {
+						t.Errorf("add = %v, %v", res, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+	round()
+	before := dialed.Load()
+	round()
+	if n := dialed.Load() - before; n > callers {
+		t.Errorf("%d calls from %d callers dialed %d new connections, want at most one per caller", callers*calls, callers, n)
 	}
 }

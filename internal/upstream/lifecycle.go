@@ -365,12 +365,18 @@ func (u *Upstream) killNow() {
 }
 
 // httpPool returns the upstream's pool of HTTP connections, shared by its
-// sessions, made on first use.
+// sessions, made on first use. It keeps as many idle connections as the
+// server may have calls in flight: the default two would have a steady
+// load dial a new connection for most calls, and leave the old ones in
+// TIME_WAIT.
 func (u *Upstream) httpPool() *http.Transport {
+	limit := u.settings.Load().cfg.InFlightLimit()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.pool == nil {
 		u.pool = http.DefaultTransport.(*http.Transport).Clone()
+		u.pool.MaxIdleConnsPerHost = limit
+		u.pool.MaxIdleConns = max(u.pool.MaxIdleConns, limit)
 	}
 	return u.pool
 }
