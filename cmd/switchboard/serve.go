@@ -19,20 +19,22 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
 )
 
-// shutdownTimeout bounds a graceful shutdown: in-flight calls get this long
-// to finish before their connections are closed.
-const shutdownTimeout = 10 * time.Second
+// defaultShutdownTimeout bounds a graceful shutdown: in-flight calls get
+// this long to finish; then the servers are closed, which ends the calls
+// still running with an error for their clients.
+const defaultShutdownTimeout = 10 * time.Second
 
 // serve runs the gateway until SIGINT or SIGTERM.
 func (e *env) serve(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]...")
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--shutdown-timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
 	stateless := fs.Bool("stateless", false, "serve Streamable HTTP without sessions (for replicas behind a load balancer)")
-	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, with TOKEN read from the environment variable `NAME`")
+	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, /metrics, /status and /admin, with TOKEN read from the environment variable `NAME`")
 	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
+	shutdownTimeout := fs.Duration("shutdown-timeout", defaultShutdownTimeout, "on SIGTERM, how long calls in flight get to finish before the servers are closed")
 	var origins originList
 	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
 	if err := parse(fs, args); err != nil {
@@ -81,7 +83,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *stdio {
 		return e.serveStdio(ctx, m, g)
 	}
-	return e.serveHTTP(ctx, *listen, m, g, logger)
+	return e.serveHTTP(ctx, *listen, *shutdownTimeout, m, g, logger)
 }
 
 // serveStdio connects every server, then serves one client on stdin and
@@ -107,7 +109,7 @@ func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway
 // connect in the background, and shuts down gracefully on a signal: the
 // listener stops, in-flight calls get shutdownTimeout to finish, and every
 // server is closed.
-func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
+func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.Duration, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		g.Close()
@@ -137,21 +139,35 @@ func (e *env) serveHTTP(ctx context.Context, addr string, m *switchboard.Manager
 	defer cancel()
 	shutdown := make(chan error, 1)
 	go func() { shutdown <- srv.Shutdown(shutdownCtx) }()
+	closed := false
 	if err := g.Drain(shutdownCtx); err != nil {
-		logger.Warn("in-flight calls did not finish in time", "timeout", shutdownTimeout)
+		logger.Warn("in-flight calls did not finish in time; closing the servers", "timeout", shutdownTimeout)
+		// The calls still running end with an error for their clients:
+		// closing a client session waits for its calls.
+		closeManager(m, logger)
+		closed = true
+		answered, cancel := context.WithTimeout(context.Background(), time.Second)
+		g.Drain(answered) // the calls' error answers are written
+		cancel()
 	}
 	g.Close() // ends the clients' streams, so that Shutdown can finish
 	if err := <-shutdown; err != nil {
 		srv.Close()
 	}
 	<-connected
-	if err := m.Close(); err != nil {
-		logger.Warn("close", "error", err)
+	if !closed {
+		closeManager(m, logger)
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	return nil
+}
+
+func closeManager(m *switchboard.Manager, logger *slog.Logger) {
+	if err := m.Close(); err != nil {
+		logger.Warn("close", "error", err)
+	}
 }
 
 // reportStartup connects every server. When Connect returns (at the startup

@@ -380,3 +380,47 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	}
 	assertNoSurvivors(t, state)
 }
+
+// TestServeShutdownEndsALongCall: on SIGTERM, a call that outlasts the
+// shutdown timeout is ended (its server closed) and its client answered
+// with an error; the gateway exits, and leaves no process behind.
+func TestServeShutdownEndsALongCall(t *testing.T) {
+	isolate(t)
+	state := t.TempDir()
+	// No timeout of its own: only the shutdown ends the call.
+	command, args, env := mcptest.StdioCommand(mcptest.Script{StateDir: state})
+	cfg := writeConfig(t, nil, map[string]any{"one": map[string]any{"command": command, "args": args, "env": env, "timeout": 0}})
+	g := startServe(t, "--config", cfg, "--shutdown-timeout", "200ms")
+	g.waitLog(t, settledRE)
+	cs := connectHTTP(t, g.url)
+	type result struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one__sleep", Arguments: map[string]any{"ms": 3_600_000}})
+		done <- result{res, err}
+	}()
+	for {
+		if counts, err := mcptest.ReadCounts(state); err == nil && counts.ByTool["sleep"] == 1 {
+			break
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the call ended before the signal: %v, %v", r.res, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
+	}
+	if r := <-done; r.err == nil && (r.res == nil || !r.res.IsError) {
+		t.Errorf("the long call = %+v, want an error", r.res)
+	}
+	if !strings.Contains(g.log.String(), "in-flight calls did not finish in time; closing the servers") {
+		t.Errorf("no warning of the calls cut short:\n%s", g.log.String())
+	}
+	cs.Close()
+	assertNoSurvivors(t, state)
+}

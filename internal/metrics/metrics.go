@@ -35,9 +35,14 @@ type Metrics struct {
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
 
-	mu    sync.Mutex
-	known map[string]bool // the servers with series
-	vecs  []*prometheus.MetricVec
+	vecs []*prometheus.MetricVec
+
+	// mu guards the following. Observers hold it to read, so that no
+	// observation of a removed server recreates a series that follow
+	// dropped.
+	mu      sync.RWMutex
+	known   map[string]bool // the servers with series
+	removed map[string]bool // the servers whose series were dropped
 }
 
 // New returns the metrics, registered with the Go runtime's and the
@@ -75,31 +80,45 @@ func New() *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
 		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec}
-	x.known = make(map[string]bool)
+	x.known, x.removed = make(map[string]bool), make(map[string]bool)
 	return x
+}
+
+// observe runs update unless server was removed: a call that ends after
+// its server left the config is not counted.
+func (x *Metrics) observe(server string, update func()) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if !x.removed[server] {
+		update()
+	}
 }
 
 // Observer returns the manager observer that feeds the metrics: give it to
 // [switchboard.New] in Options.Observer.
 func (x *Metrics) Observer() *switchboard.Observer {
 	return &switchboard.Observer{
-		CallStarted: func(server, _ string) { x.inFlight.WithLabelValues(server).Inc() },
+		CallStarted: func(server, _ string) { x.observe(server, func() { x.inFlight.WithLabelValues(server).Inc() }) },
 		CallEnded: func(end switchboard.CallEnd) {
-			x.inFlight.WithLabelValues(end.Server).Dec()
-			x.calls.WithLabelValues(end.Server, end.Tool, end.Outcome.String()).Inc()
-			x.duration.WithLabelValues(end.Server).Observe(end.Duration.Seconds())
+			x.observe(end.Server, func() {
+				x.inFlight.WithLabelValues(end.Server).Dec()
+				x.calls.WithLabelValues(end.Server, end.Tool, end.Outcome.String()).Inc()
+				x.duration.WithLabelValues(end.Server).Observe(end.Duration.Seconds())
+			})
 		},
-		StateChanged: func(server string, _, to switchboard.State, _ error) { x.setState(server, to) },
-		Reconnected:  func(server string) { x.reconnects.WithLabelValues(server).Inc() },
+		StateChanged: func(server string, _, to switchboard.State, _ error) {
+			x.observe(server, func() { x.setState(server, to) })
+		},
+		Reconnected: func(server string) { x.observe(server, func() { x.reconnects.WithLabelValues(server).Inc() }) },
 		ConnectFailed: func(server string, _ error) {
-			x.connectFailures.WithLabelValues(server).Inc()
+			x.observe(server, func() { x.connectFailures.WithLabelValues(server).Inc() })
 		},
 		ListRefreshed: func(server, kind string, err error) {
 			outcome := "ok"
 			if err != nil {
 				outcome = "error"
 			}
-			x.refreshes.WithLabelValues(server, kind, outcome).Inc()
+			x.observe(server, func() { x.refreshes.WithLabelValues(server, kind, outcome).Inc() })
 		},
 	}
 }
@@ -145,12 +164,16 @@ func (x *Metrics) follow(m *switchboard.Manager) {
 	for _, s := range m.Status() {
 		now[s.Name] = true
 		if !x.known[s.Name] {
+			delete(x.removed, s.Name)
 			x.setState(s.Name, s.State)
-			x.inFlight.WithLabelValues(s.Name) // every server has the series, at 0
+			// Every server has these series from the start, at 0.
+			x.inFlight.WithLabelValues(s.Name)
+			x.duration.WithLabelValues(s.Name)
 		}
 	}
 	for name := range x.known {
 		if !now[name] {
+			x.removed[name] = true
 			for _, v := range x.vecs {
 				v.DeletePartialMatch(prometheus.Labels{"server": name})
 			}
@@ -183,6 +206,11 @@ func (x *Metrics) Handler() http.Handler {
 // a bucket, as Prometheus's histogram_quantile does), and how many calls
 // they cover. With no call, it returns zeros.
 func (x *Metrics) Latency(server string) (p50, p99 time.Duration, calls uint64) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.removed[server] {
+		return 0, 0, 0 // reading recreates no series
+	}
 	var m dto.Metric
 	if err := x.duration.WithLabelValues(server).(prometheus.Metric).Write(&m); err != nil || m.Histogram == nil {
 		return 0, 0, 0

@@ -166,6 +166,49 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	})
 }
 
+// TestRemovedMidCall: a server removed while a call to it is in flight
+// keeps no series when the call ends, and reading its latency creates none.
+func TestRemovedMidCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "sleep", Behavior: mcptest.Sleep}}})
+		defer srv.Close()
+		x := New()
+		cfg := &config.Config{Servers: []config.Server{{Name: "gone", Command: "in-memory"}, {Name: "stays", Command: "in-memory"}}}
+		m := switchboard.New(cfg, &switchboard.Options{
+			StartupGate: -1, NoCache: true, Observer: x.Observer(),
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
+		})
+		defer m.Close()
+		defer x.Follow(m)()
+		m.Connect(t.Context())
+		ended := make(chan error, 1)
+		go func() {
+			_, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "gone__sleep", Arguments: map[string]any{"ms": 60_000}})
+			ended <- err
+		}()
+		synctest.Wait()
+		if got, _ := value(must(scrape(t, x)), "switchboard_calls_in_flight", map[string]string{"server": "gone"}); got != 1 {
+			t.Fatalf("calls in flight to gone = %v, want 1", got)
+		}
+		if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: cfg.Servers[1:]}); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-ended; err == nil {
+			t.Error("the call to the removed server succeeded")
+		}
+		synctest.Wait()
+		if p50, p99, calls := x.Latency("gone"); p50 != 0 || p99 != 0 || calls != 0 {
+			t.Errorf("latency of the removed server = %v, %v, %d", p50, p99, calls)
+		}
+		if _, text := scrape(t, x); strings.Contains(text, `server="gone"`) {
+			t.Errorf("the server removed mid-call has series:\n%s", text)
+		}
+	})
+}
+
+// must returns families, dropping scrape's text.
+func must(families map[string]*dto.MetricFamily, _ string) map[string]*dto.MetricFamily { return families }
+
 // TestLatencyQuantiles: the median and 99th percentile follow the calls'
 // durations, within a bucket.
 func TestLatencyQuantiles(t *testing.T) {
