@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -67,6 +68,8 @@ type Gateway struct {
 	// mu serializes syncs and guards exposed.
 	mu      sync.Mutex
 	exposed [numKinds]map[string]string // per kind, name or URI → JSON of the registered definition
+
+	reload atomic.Pointer[reload] // the last config reload, if any
 }
 
 // New returns a Gateway for m that exposes m's current tools and follows its

@@ -25,11 +25,30 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 </style></head><body>
 <h1>switchboard {{.Version}}</h1>
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
+{{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
 {{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
 `))
+
+// A reload is the outcome of a config reload.
+type reload struct {
+	at  time.Time
+	err string
+}
+
+// ConfigReloaded records the outcome of a reload of the config, which the
+// caller applied to the manager (see [switchboard.Manager.Reconfigure]):
+// nil, or the error that refused it or some of its entries. /status shows
+// the last one. The error must not carry a secret.
+func (g *Gateway) ConfigReloaded(err error) {
+	r := &reload{at: time.Now()}
+	if err != nil {
+		r.err = err.Error()
+	}
+	g.reload.Store(r)
+}
 
 // statusRow is one server's line on the page, and in the JSON answer.
 type statusRow struct {
@@ -55,6 +74,13 @@ type statusReport struct {
 	UptimeSeconds int64       `json:"uptime_seconds"`
 	Uptime        string      `json:"-"`
 	Servers       []statusRow `json:"servers"`
+	Reload        *reloadRow  `json:"last_reload,omitempty"`
+}
+
+// reloadRow is the last config reload, on the page and in the JSON answer.
+type reloadRow struct {
+	At    time.Time `json:"at"`
+	Error string    `json:"error,omitempty"`
 }
 
 // stateClass colors a state: connected is well, on the way is a wait, down
@@ -92,6 +118,9 @@ func (g *Gateway) statusReport() statusReport {
 			down++
 		}
 		report.Servers = append(report.Servers, row)
+	}
+	if r := g.reload.Load(); r != nil {
+		report.Reload = &reloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}
 	}
 	report.Summary = "all servers up"
 	if !switchboard.Ready(statuses) {

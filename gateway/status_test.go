@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 	"strings"
@@ -27,6 +28,7 @@ func TestStatusPage(t *testing.T) {
 			return 0, 0, 0
 		}})
 	h := g.Handler()
+	g.ConfigReloaded(errors.New("refused; the running config stays: mcp.json:2:3: bad"))
 	if code, _ := get(t, h, "/status", nil); code != http.StatusUnauthorized {
 		t.Errorf("/status without the token: %d", code)
 	}
@@ -36,7 +38,8 @@ func TestStatusPage(t *testing.T) {
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`<tr data-server="up" data-state="connected"><td>up</td><td><span class="state ok">connected</span></td><td>stdio</td><td class="n">6</td><td class="n">0</td><td class="n">7</td><td class="n">12ms</td><td class="n">900ms</td>`),
-		regexp.MustCompile(`<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>.*<td class="n">-</td><td class="n">-</td><td class="err">[^<]*connection refused|<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>`),
+		regexp.MustCompile(`<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>.*<td class="n">-</td><td class="n">-</td><td class="err">server &#34;down&#34;: [^<]+</td>`),
+		regexp.MustCompile(`<p id="reload">config reloaded at \d\d:\d\d:\d\d UTC: <span class="state bad">refused; the running config stays: mcp.json:2:3: bad</span></p>`),
 		regexp.MustCompile(`<p id="summary">ready, some servers down · up `),
 		regexp.MustCompile(`<meta http-equiv="refresh" content="5">`),
 	} {
@@ -68,6 +71,9 @@ func TestStatusPage(t *testing.T) {
 	}
 	if down2.Name != "down" || down2.State != "failed" || down2.Error == "" {
 		t.Errorf("/status as JSON, down: %+v", down2)
+	}
+	if report.Reload == nil || report.Reload.Error != "refused; the running config stays: mcp.json:2:3: bad" || report.Reload.At.IsZero() {
+		t.Errorf("/status as JSON, the last reload: %+v", report.Reload)
 	}
 	for _, leak := range []string{"10.9.8.7", secret, "k=", "http://", "https://"} {
 		if strings.Contains(body, leak) {

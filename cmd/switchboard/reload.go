@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,8 +27,9 @@ const reloadQuiet = 200 * time.Millisecond
 // watchConfig reloads the config into m on SIGHUP and whenever one of its
 // files changes (written in place, or replaced by a rename), until ctx ends
 // or stop is called. A config that does not load is refused with one log
-// line that names the file and the problem; the running one stays.
-func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger) (stop func()) {
+// line that names the file and the problem; the running one stays. Each
+// reload ends with a call of reloaded, with its error if any.
+func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, reloaded func(error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -35,6 +39,25 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		logger.Warn("config files not watched; SIGHUP reloads them", "error", err)
 	}
 	files := make(map[string]os.FileInfo)
+	// missing are the config directories that do not exist yet, each
+	// watched through its nearest ancestor that does, until it appears.
+	missing := make(map[string]bool)
+	watchDir := func(dir string) (watched bool) {
+		for d := dir; ; d = filepath.Dir(d) {
+			err := watcher.Add(d)
+			switch {
+			case err == nil && d == dir:
+				delete(missing, dir)
+				return true
+			case err == nil:
+				missing[dir] = true
+				return false
+			case !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d:
+				logger.Warn("config directory not watched; SIGHUP reloads", "dir", dir, "error", err)
+				return false
+			}
+		}
+	}
 	if watcher != nil {
 		// Watch the directories: an atomic save replaces the file, which a
 		// watch of the file itself would lose.
@@ -47,11 +70,23 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 			files[abs], _ = os.Stat(abs)
 			if dir := filepath.Dir(abs); !dirs[dir] {
 				dirs[dir] = true
-				if err := watcher.Add(dir); err != nil {
-					logger.Debug("config directory not watched", "dir", dir, "error", err)
-				}
+				watchDir(dir)
 			}
 		}
+	}
+	// appeared watches the missing directories that an event created (or
+	// created an ancestor of), and reports whether one now is.
+	appeared := func(ev fsnotify.Event) bool {
+		if ev.Op&fsnotify.Create == 0 {
+			return false
+		}
+		found := false
+		for dir := range missing {
+			if name := filepath.Clean(ev.Name); dir == name || strings.HasPrefix(dir, name+string(filepath.Separator)) {
+				found = watchDir(dir) || found
+			}
+		}
+		return found
 	}
 	var wg sync.WaitGroup
 	if watcher != nil {
@@ -62,7 +97,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 					if !ok {
 						return
 					}
-					if changedFiles(files, ev) {
+					if appeared(ev) || changedFiles(files, ev) {
 						signalOnce(changed)
 					}
 				case err, ok := <-watcher.Errors:
@@ -82,11 +117,11 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		for {
 			select {
 			case <-hup:
-				e.reload(ctx, paths, m, logger, "SIGHUP")
+				e.reload(ctx, paths, m, logger, "SIGHUP", reloaded)
 			case <-changed:
 				quiet.Reset(reloadQuiet)
 			case <-quiet.C:
-				e.reload(ctx, paths, m, logger, "file changed")
+				e.reload(ctx, paths, m, logger, "file changed", reloaded)
 			case <-ctx.Done():
 				return
 			}
@@ -150,21 +185,63 @@ func signalOnce(c chan struct{}) {
 
 // reload loads the config and applies it to m, logging what changed, or
 // why it was refused.
-func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string) {
+func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string, reloaded func(error)) {
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
 		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)
+		reloaded(&reloadError{refused: true, err: err})
 		return
 	}
 	r, err := m.Reconfigure(ctx, cfg)
+	var entries []error
 	for _, k := range r.Kept {
 		logger.Warn("config entry rejected; the server runs on as it was", "server", k.Name, "error", k.Err)
+		entries = append(entries, k.Err)
 	}
 	for _, k := range r.Rejected {
 		logger.Warn("config entry rejected", "server", k.Name, "error", k.Err)
+		entries = append(entries, k.Err)
 	}
-	if err != nil {
-		logger.Warn("config reloaded, with errors", "cause", why, "error", err)
+	attrs := []any{"cause", why, "added", r.Added, "removed", r.Removed, "changed", r.Changed}
+	switch {
+	case err != nil:
+		logger.Warn("config reloaded, with errors", append(attrs, "error", err)...)
+		reloaded(err)
+	case len(entries) > 0:
+		logger.Info("config reloaded", attrs...)
+		reloaded(&reloadError{err: errors.Join(entries...)})
+	default:
+		logger.Info("config reloaded", attrs...)
+		reloaded(nil)
 	}
-	logger.Info("config reloaded", "cause", why, "added", r.Added, "removed", r.Removed, "changed", r.Changed)
+}
+
+// A reloadError is why a reload was refused, or which of its entries were.
+type reloadError struct {
+	refused bool // the config did not load: none of it applies
+	err     error
+}
+
+func (e *reloadError) Error() string {
+	if e.refused {
+		return "refused; the running config stays: " + e.err.Error()
+	}
+	return "applied, but for rejected entries: " + e.err.Error()
+}
+
+func (e *reloadError) Unwrap() error { return e.err }
+
+// reloadOutcome names the outcome of a reload that ended with err, for the
+// metrics.
+func reloadOutcome(err error) string {
+	var re *reloadError
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &re) && re.refused:
+		return "refused"
+	case errors.As(err, &re):
+		return "rejected_entries"
+	}
+	return "error"
 }

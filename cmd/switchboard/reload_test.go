@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,8 +60,8 @@ func TestServeReloadsItsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	replaceFile(t, path, data)
-	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`))
-	g.waitLog(t, regexp.MustCompile(`msg="server connected" server=beta`))
+	g.waitLogs(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`),
+		regexp.MustCompile(`msg="server connected" server=beta`))
 	<-changed
 	if names := toolNames(t, cs); !slices.Contains(names, "beta__echo") || !slices.Contains(names, "alpha__echo") {
 		t.Errorf("tools after adding beta: %v", names)
@@ -74,6 +76,19 @@ func TestServeReloadsItsConfig(t *testing.T) {
 	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "beta__echo", Arguments: map[string]any{"text": "still"}}); err != nil || mcptest.Text(res) != `{"text":"still"}` {
 		t.Errorf("a call after a broken edit: %v %v", res, err)
 	}
+	// /metrics and /status tell of the refusal too.
+	if text := fetch(t, g.url+"/metrics", ""); !strings.Contains(text, "switchboard_config_last_reload_successful 0") ||
+		!strings.Contains(text, `switchboard_config_reloads_total{outcome="refused"} 1`) ||
+		!strings.Contains(text, `switchboard_config_reloads_total{outcome="ok"} 1`) {
+		t.Errorf("/metrics after a refused reload:\n%s", grepLines(text, "switchboard_config"))
+	}
+	var report struct {
+		LastReload struct{ Error string } `json:"last_reload"`
+	}
+	if err := json.Unmarshal([]byte(fetch(t, g.url+"/status", "application/json")), &report); err != nil ||
+		!strings.Contains(report.LastReload.Error, "refused; the running config stays: "+path) {
+		t.Errorf("/status after a refused reload: %+v, %v", report, err)
+	}
 
 	// SIGHUP reloads (the file is still broken), and stops nothing.
 	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
@@ -86,6 +101,9 @@ func TestServeReloadsItsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[\] removed=\[beta\]`))
+	if text := fetch(t, g.url+"/metrics", ""); !strings.Contains(text, "switchboard_config_last_reload_successful 1") {
+		t.Errorf("/metrics after a good reload:\n%s", grepLines(text, "switchboard_config"))
+	}
 	if names := toolNames(t, cs); slices.Contains(names, "beta__echo") {
 		t.Errorf("tools after removing beta: %v", names)
 	}
@@ -132,8 +150,37 @@ func TestServeReloadsAConfigMapSwap(t *testing.T) {
 	if err := os.Rename(filepath.Join(mount, "..data_tmp"), filepath.Join(mount, "..data")); err != nil {
 		t.Fatal(err)
 	}
-	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`))
-	g.waitLog(t, regexp.MustCompile(`msg="server connected" server=beta`))
+	g.waitLogs(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[beta\]`),
+		regexp.MustCompile(`msg="server connected" server=beta`))
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
+	}
+	assertNoSurvivors(t, state)
+}
+
+// TestServeWatchesADirectoryCreatedLater: the user config's directory
+// need not exist when serve starts; a config written there later is loaded.
+func TestServeWatchesADirectoryCreatedLater(t *testing.T) {
+	isolate(t)
+	xdg := filepath.Join(t.TempDir(), "not", "yet")
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	state := t.TempDir()
+	g := startServe(t) // on the embedded default
+	g.waitLog(t, settledRE)
+	data, err := os.ReadFile(writeConfig(t, map[string]mcptest.Script{"alpha": {StateDir: state}}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(xdg, "switchboard"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "switchboard", "mcp.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// alpha may connect before the removed servers are closed, and so
+	// before the reload is logged.
+	g.waitLogs(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[alpha\] removed="\[clock notes\]"`),
+		regexp.MustCompile(`msg="server connected" server=alpha`))
 	if err := g.stop(t, syscall.SIGTERM); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
 	}
@@ -190,4 +237,27 @@ func TestReconnectVerb(t *testing.T) {
 		t.Errorf("exit after SIGTERM: %v", err)
 	}
 	assertNoSurvivors(t, state)
+}
+
+// fetch GETs url, with accept as its Accept header if set, and returns the
+// body of a 200 answer.
+func fetch(t *testing.T, url, accept string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
+	}
+	return string(body)
 }

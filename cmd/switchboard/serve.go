@@ -79,7 +79,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Latency:        stats.Latency,
 		AllowOrigins:   origins,
 	})
-	defer e.watchConfig(ctx, paths, m, logger)()
+	defer e.watchConfig(ctx, paths, m, logger, func(err error) {
+		stats.ConfigReloaded(reloadOutcome(err))
+		g.ConfigReloaded(err)
+	})()
 	if *stdio {
 		return e.serveStdio(ctx, m, g)
 	}

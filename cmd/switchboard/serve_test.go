@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,6 +78,20 @@ func (g *served) waitLog(t *testing.T, re *regexp.Regexp) []string {
 	}
 	t.Fatalf("gateway exited before logging %v:\n%s", re, g.log)
 	return nil
+}
+
+// waitLogs reads stderr until every one of res has matched a line, in any
+// order.
+func (g *served) waitLogs(t *testing.T, res ...*regexp.Regexp) {
+	t.Helper()
+	for line := range g.lines {
+		g.log.WriteString(line + "\n")
+		res = slices.DeleteFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(line) })
+		if len(res) == 0 {
+			return
+		}
+	}
+	t.Fatalf("gateway exited before logging %v:\n%s", res, g.log)
 }
 
 // stop sends sig and waits for the process to exit.

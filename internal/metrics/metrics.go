@@ -34,6 +34,8 @@ type Metrics struct {
 	refreshes       *prometheus.CounterVec
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
+	reloads         *prometheus.CounterVec
+	reloadOK        prometheus.Gauge
 
 	vecs []*prometheus.MetricVec
 
@@ -76,6 +78,14 @@ func New() *Metrics {
 			Name: "switchboard_calls_in_flight", Help: "Tool calls in flight, by server.",
 		}, []string{"server"}),
 	}
+	x.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_config_reloads_total", Help: "Reloads of the config, by outcome: ok, rejected_entries (applied but for some entries), refused (the config did not load; the running one stays) or error.",
+	}, []string{"outcome"})
+	x.reloadOK = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "switchboard_config_last_reload_successful", Help: "1 if the last reload of the config applied all of it (or there was none), else 0.",
+	})
+	x.reloadOK.Set(1)
+	x.reg.MustRegister(x.reloads, x.reloadOK)
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
@@ -193,6 +203,17 @@ func (x *Metrics) countTools(m *switchboard.Manager) {
 	}
 	for server, n := range counts {
 		x.exposed.WithLabelValues(server).Set(float64(n))
+	}
+}
+
+// ConfigReloaded counts a reload of the config by its outcome: "ok",
+// "rejected_entries", "refused" or "error".
+func (x *Metrics) ConfigReloaded(outcome string) {
+	x.reloads.WithLabelValues(outcome).Inc()
+	if outcome == "ok" {
+		x.reloadOK.Set(1)
+	} else {
+		x.reloadOK.Set(0)
 	}
 }
 

@@ -239,3 +239,26 @@ func TestLatencyQuantiles(t *testing.T) {
 		t.Errorf("p99 with 2 slow calls in 101 = %v, want in the slow calls' bucket (2 to 4 s)", p99)
 	}
 }
+
+// TestConfigReloads: reloads are counted by outcome, and the gauge says
+// whether the last one applied all of the config.
+func TestConfigReloads(t *testing.T) {
+	x := New()
+	families, _ := scrape(t, x)
+	if got, ok := value(families, "switchboard_config_last_reload_successful", nil); !ok || got != 1 {
+		t.Errorf("before any reload: %v (present: %v), want 1", got, ok)
+	}
+	for _, step := range []struct {
+		outcome string
+		want    float64
+	}{{"refused", 0}, {"ok", 1}, {"rejected_entries", 0}} {
+		x.ConfigReloaded(step.outcome)
+		families, _ := scrape(t, x)
+		if got, _ := value(families, "switchboard_config_last_reload_successful", nil); got != step.want {
+			t.Errorf("after %s: last reload successful = %v, want %v", step.outcome, got, step.want)
+		}
+		if got, _ := value(families, "switchboard_config_reloads_total", map[string]string{"outcome": step.outcome}); got != 1 {
+			t.Errorf("reloads with outcome %s = %v, want 1", step.outcome, got)
+		}
+	}
+}
