@@ -63,6 +63,11 @@ func TestListenerRefusesOtherSitesAndHosts(t *testing.T) {
 		{"an allowed origin", "POST", "/mcp", "https://app.example.com", "", initialize, http.StatusOK},
 		{"no origin (not a browser)", "POST", "/mcp", "", "", initialize, http.StatusOK},
 		{"metrics from loopback", "GET", "/metrics", "", "", "", http.StatusOK},
+		{"another site reading the status page", "GET", "/status", "http://evil.example", "", "", http.StatusForbidden},
+		{"a rebound host reading the status page", "GET", "/status", "", "evil.example", "", http.StatusForbidden},
+		{"the status page from loopback", "GET", "/status", "", "", "", http.StatusOK},
+		{"another site reconnecting a server", "POST", "/admin/reconnect/m", "http://evil.example", "", "", http.StatusForbidden},
+		{"a rebound host reconnecting a server", "POST", "/admin/reconnect/m", "", "evil.example", "", http.StatusForbidden},
 		{"probes are never guarded", "GET", "/healthz", "http://evil.example", "", "", http.StatusOK},
 		{"a body over the limit", "POST", "/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + string(bytes.Repeat([]byte("x"), 2<<10)) + `"}}`, http.StatusRequestEntityTooLarge},
 	} {

@@ -207,7 +207,9 @@ func TestRemovedMidCall(t *testing.T) {
 }
 
 // must returns families, dropping scrape's text.
-func must(families map[string]*dto.MetricFamily, _ string) map[string]*dto.MetricFamily { return families }
+func must(families map[string]*dto.MetricFamily, _ string) map[string]*dto.MetricFamily {
+	return families
+}
 
 // TestLatencyQuantiles: the median and 99th percentile follow the calls'
 // durations, within a bucket.
