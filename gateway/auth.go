@@ -15,8 +15,9 @@ func (g *Gateway) authorized(next http.Handler) http.Handler {
 	}
 	want := []byte(g.opts.AuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		// The scheme is case-insensitive (RFC 9110, section 11.1).
+		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

@@ -283,6 +283,10 @@ func TestAuthToken(t *testing.T) {
 		{"/mcp", "", http.StatusUnauthorized},
 		{"/mcp", "Bearer wrong", http.StatusUnauthorized},
 		{"/mcp", "Basic letmein", http.StatusUnauthorized},
+		{"/mcp", "Bearerletmein", http.StatusUnauthorized},
+		{"/status", "bearer letmein", http.StatusOK}, // the scheme is case-insensitive
+		{"/status", "BEARER letmein", http.StatusOK},
+		{"/status", "Bearer  letmein", http.StatusUnauthorized},
 		{"/healthz", "", http.StatusOK},
 		{"/readyz", "", http.StatusOK},
 	} {

@@ -59,8 +59,8 @@ type statusRow struct {
 	Tools      int     `json:"tools"`
 	Reconnects uint64  `json:"reconnects"`
 	Calls      uint64  `json:"calls"`
-	P50        string  `json:"-"`
-	P99        string  `json:"-"`
+	P50        string  `json:"p50"` // for people: "-" with no call
+	P99        string  `json:"p99"`
 	P50Seconds float64 `json:"p50_seconds,omitempty"`
 	P99Seconds float64 `json:"p99_seconds,omitempty"`
 	Error      string  `json:"error,omitempty"`

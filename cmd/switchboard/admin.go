@@ -53,8 +53,10 @@ func (e *env) reconnect(ctx context.Context, args []string) error {
 	case answer.State != "":
 		fmt.Fprintf(e.stdout, "%s: %s\n", name, answer.State)
 		return fmt.Errorf("reconnect %s: %s", name, answer.Error)
+	case strings.HasPrefix(answer.Error, "reconnect "): // the gateway named the request
+		return fmt.Errorf("%s (%s)", answer.Error, resp.Status)
 	default:
-		return fmt.Errorf("reconnect %s: %s: %s", name, resp.Status, answer.Error)
+		return fmt.Errorf("reconnect %s: %s (%s)", name, answer.Error, resp.Status)
 	}
 }
 
@@ -67,6 +69,8 @@ func askGateway(ctx context.Context, verb, gateway, tokenEnv, method string, ele
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, nil, usageErrorf("%s: --gateway %q: want the gateway's http or https URL, such as http://127.0.0.1:7777", verb, gateway)
 	}
+	// The URL that serve logs is its MCP endpoint's: take its base.
+	base.Path = strings.TrimSuffix(strings.TrimSuffix(base.Path, "/"), "/mcp")
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, base.JoinPath(elems...).String(), nil)
@@ -114,8 +118,8 @@ func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSO
 			Tools      int     `json:"tools"`
 			Reconnects uint64  `json:"reconnects"`
 			Calls      uint64  `json:"calls"`
-			P50Seconds float64 `json:"p50_seconds"`
-			P99Seconds float64 `json:"p99_seconds"`
+			P50        string  `json:"p50"`
+			P99        string  `json:"p99"`
 			Error      string  `json:"error"`
 		} `json:"servers"`
 	}
@@ -123,23 +127,23 @@ func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSO
 		return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gateway, err)
 	}
 	if asJSON {
-		var out bytes.Buffer
-		json.Indent(&out, body, "", "  ")
-		_, err := out.WriteTo(e.stdout)
-		return err
+		var v any // re-encoded, without the HTML escapes of an HTTP answer
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gateway, err)
+		}
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
 	}
 	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
-	latency := func(seconds float64, calls uint64) string {
-		if calls == 0 {
-			return "-"
-		}
-		return time.Duration(seconds * float64(time.Second)).Round(100 * time.Microsecond).String()
-	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tCALLS\tP50\tP99\tERROR")
 	for _, s := range report.Servers {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, s.Calls,
-			latency(s.P50Seconds, s.Calls), latency(s.P99Seconds, s.Calls), s.Error)
+			s.P50, s.P99, s.Error)
 	}
 	return tw.Flush()
 }

@@ -217,7 +217,7 @@ func TestReconnectVerb(t *testing.T) {
 		!strings.HasPrefix(out, "switchboard dev: all servers up, up ") {
 		t.Errorf("status --gateway: exit %d, out %q, stderr %q", code, out, stderr)
 	}
-	out, _, code = cli(t, "status", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN", "--json")
+	out, _, code = cli(t, "status", "--gateway", g.url+"/mcp", "--auth-token-env", "SB_TEST_TOKEN", "--json") // the URL serve logs
 	var report struct {
 		Servers []struct {
 			Name       string `json:"name"`
