@@ -112,15 +112,15 @@ func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSO
 		Summary       string `json:"summary"`
 		UptimeSeconds int64  `json:"uptime_seconds"`
 		Servers       []struct {
-			Name       string  `json:"name"`
-			State      string  `json:"state"`
-			Transport  string  `json:"transport"`
-			Tools      int     `json:"tools"`
-			Reconnects uint64  `json:"reconnects"`
-			Calls      uint64  `json:"calls"`
-			P50        string  `json:"p50"`
-			P99        string  `json:"p99"`
-			Error      string  `json:"error"`
+			Name       string `json:"name"`
+			State      string `json:"state"`
+			Transport  string `json:"transport"`
+			Tools      int    `json:"tools"`
+			Reconnects uint64 `json:"reconnects"`
+			Calls      uint64 `json:"calls"`
+			P50        string `json:"p50"`
+			P99        string `json:"p99"`
+			Error      string `json:"error"`
 		} `json:"servers"`
 	}
 	if err := json.Unmarshal(body, &report); err != nil {
