@@ -94,7 +94,7 @@ func TestHTTPConnectionRefusedIsRedacted(t *testing.T) {
 // TestHTTPPoolKeepsItsConnections: a steady load of concurrent calls to an
 // HTTP server reuses its connections. With the default pool, which keeps
 // two idle connections per host, 16 callers would dial a new connection
-// for most calls.
+// for many calls.
 func TestHTTPPoolKeepsItsConnections(t *testing.T) {
 	srv := mcptest.NewServer(mcptest.Script{})
 	var dialed atomic.Int64
@@ -112,7 +112,7 @@ func TestHTTPPoolKeepsItsConnections(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
-	const callers, calls = 16, 20
+	const callers, calls = 16, 40
 	round := func() {
 		var wg sync.WaitGroup
 		for range callers {
@@ -130,7 +130,11 @@ func TestHTTPPoolKeepsItsConnections(t *testing.T) {
 	round()
 	before := dialed.Load()
 	round()
-	if n := dialed.Load() - before; n > callers {
-		t.Errorf("%d calls from %d callers dialed %d new connections, want at most one per caller", callers*calls, callers, n)
+	// A connection may be in a response's last moments as the next call
+	// starts, the more so on a busy machine: allow a few per caller. (Here
+	// the pool dials 2 to 14, and 35 under the race detector on a loaded
+	// machine; the default pool dials 90 to 150.)
+	if n := dialed.Load() - before; n > 4*callers {
+		t.Errorf("%d calls from %d callers dialed %d new connections, want at most four per caller", callers*calls, callers, n)
 	}
 }
