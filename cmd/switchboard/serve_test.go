@@ -94,6 +94,37 @@ func (g *served) waitLogs(t *testing.T, res ...*regexp.Regexp) {
 	t.Fatalf("gateway exited before logging %v:\n%s", res, g.log)
 }
 
+// A callResult is how a call ended.
+type callResult struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// sleep calls tool, an mcptest sleep, for ms in the background, and sends
+// how it ended on done.
+func sleep(cs *mcp.ClientSession, tool string, ms int, done chan<- callResult) {
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"ms": ms}})
+		done <- callResult{res, err}
+	}()
+}
+
+// waitRunning waits until the mcptest servers of state have started n
+// sleeps; a call that ends before is fatal.
+func waitRunning(t *testing.T, state string, n int, done <-chan callResult) {
+	t.Helper()
+	for {
+		if counts, err := mcptest.ReadCounts(state); err == nil && counts.ByTool["sleep"] == n {
+			return
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("a call ended before it should: %v, %v", r.res, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // stop sends sig and waits for the process to exit.
 func (g *served) stop(t *testing.T, sig os.Signal) error {
 	t.Helper()
@@ -221,28 +252,9 @@ func TestServeFinishesInFlightCallsOnSIGINT(t *testing.T) {
 	g := startServe(t, "--config", cfg)
 	g.waitLog(t, settledRE)
 	cs := connectHTTP(t, g.url)
-
-	type result struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow__sleep", Arguments: map[string]any{"ms": 1500}})
-		done <- result{res, err}
-	}()
-	// Wait until the upstream has the call, then interrupt the gateway.
-	for {
-		counts, err := mcptest.ReadCounts(state)
-		if err == nil && counts.ByTool["sleep"] == 1 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the call ended before the interrupt: %v, %v", r.res, r.err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	done := make(chan callResult, 1)
+	sleep(cs, "slow__sleep", 1500, done)
+	waitRunning(t, state, 1, done) // then interrupt the gateway
 	if err := g.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -340,35 +352,17 @@ func TestServeShutdownUnderLoad(t *testing.T) {
 	g.waitLog(t, settledRE)
 
 	const clients, perClient = 8, 8
-	type result struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	results := make(chan result, clients*perClient)
+	results := make(chan callResult, clients*perClient)
 	var sessions []*mcp.ClientSession
 	for c := range clients {
 		cs := connectHTTP(t, g.url)
 		sessions = append(sessions, cs)
 		server := []string{"one", "two"}[c%2]
 		for range perClient {
-			go func() {
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: server + "__sleep", Arguments: map[string]any{"ms": 2000}})
-				results <- result{res, err}
-			}()
+			sleep(cs, server+"__sleep", 2000, results)
 		}
 	}
-	// Wait until the servers run every call, then stop the gateway.
-	for {
-		counts, err := mcptest.ReadCounts(state)
-		if err == nil && counts.ByTool["sleep"] == clients*perClient {
-			break
-		}
-		select {
-		case r := <-results:
-			t.Fatalf("a call ended before the signal: %v, %v", r.res, r.err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	waitRunning(t, state, clients*perClient, results) // then stop the gateway
 	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -408,25 +402,9 @@ func TestServeShutdownEndsALongCall(t *testing.T) {
 	g := startServe(t, "--config", cfg, "--shutdown-timeout", "200ms")
 	g.waitLog(t, settledRE)
 	cs := connectHTTP(t, g.url)
-	type result struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one__sleep", Arguments: map[string]any{"ms": 3_600_000}})
-		done <- result{res, err}
-	}()
-	for {
-		if counts, err := mcptest.ReadCounts(state); err == nil && counts.ByTool["sleep"] == 1 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the call ended before the signal: %v, %v", r.res, r.err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	done := make(chan callResult, 1)
+	sleep(cs, "one__sleep", 3_600_000, done)
+	waitRunning(t, state, 1, done)
 	if err := g.stop(t, syscall.SIGTERM); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, g.log.String())
 	}
