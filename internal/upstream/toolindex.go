@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,9 +16,6 @@ import (
 type toolInfo struct {
 	replayable bool     // readOnlyHint or idempotentHint
 	required   []string // the input schema's required properties
-
-	once     sync.Once
-	resolved *jsonschema.Resolved // see validator
 }
 
 // indexTools computes what calls need to know of each tool.
@@ -34,20 +32,6 @@ func indexTools(tools []*mcp.Tool) map[string]*toolInfo {
 		index[t.Name] = info
 	}
 	return index
-}
-
-// validator returns the schema that checks a call's required arguments, or
-// nil when nothing is required. It is resolved on first use: most tools of
-// most servers are never called.
-func (t *toolInfo) validator() *jsonschema.Resolved {
-	if t == nil || len(t.required) == 0 {
-		return nil
-	}
-	t.once.Do(func() {
-		schema := &jsonschema.Schema{Type: "object", Required: t.required}
-		t.resolved, _ = schema.Resolve(nil)
-	})
-	return t.resolved
 }
 
 // requiredOf returns the "required" list of a JSON-decoded schema.
@@ -95,17 +79,20 @@ func (u *Upstream) tool(name string) *toolInfo {
 // arguments returns what to send as the arguments of a call to the tool
 // described by info, checked against its required properties: nil is sent
 // as {}, since JavaScript servers reject "arguments": null. Arguments of
-// any type that encodes to a JSON object are accepted.
+// any type that encodes to a JSON object are accepted; raw JSON is checked
+// as it is, and sent on unchanged, never decoded and encoded again.
 func arguments(info *toolInfo, args any) (any, error) {
 	if isNull(args) {
 		args = map[string]any{}
 	}
-	v := info.validator()
-	if v == nil {
+	if info == nil || len(info.required) == 0 {
 		return args, nil
 	}
-	m, ok := args.(map[string]any)
-	if !ok {
+	var has func(key string) bool
+	switch v := args.(type) {
+	case map[string]any:
+		has = func(key string) bool { _, ok := v[key]; return ok }
+	default:
 		raw, isRaw := args.(json.RawMessage)
 		if !isRaw {
 			var err error
@@ -113,12 +100,114 @@ func arguments(info *toolInfo, args any) (any, error) {
 				return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 			}
 		}
-		if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		keys, ok := objectKeys(raw)
+		if !ok {
 			return nil, fmt.Errorf("%w: arguments must be a JSON object", ErrInvalidArguments)
 		}
+		has = keys.has
 	}
-	if err := v.Validate(m); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	var missing []string
+	for _, key := range info.required {
+		if !has(key) {
+			missing = append(missing, strconv.Quote(key))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: missing required properties: %s", ErrInvalidArguments, strings.Join(missing, ", "))
 	}
 	return args, nil
+}
+
+// keySpans are the keys of a JSON object: spans of its text, quotes
+// excluded, still escaped.
+type keySpans struct {
+	raw   []byte
+	spans [][2]int
+}
+
+// has reports whether key is one of the keys.
+func (k keySpans) has(key string) bool {
+	for _, s := range k.spans {
+		text := k.raw[s[0]:s[1]]
+		if bytes.IndexByte(text, '\\') < 0 && utf8.Valid(text) {
+			if string(text) == key {
+				return true
+			}
+			continue
+		}
+		var unescaped string // rare: a key with an escape, or not UTF-8
+		if json.Unmarshal(k.raw[s[0]-1:s[1]+1], &unescaped) == nil && unescaped == key {
+			return true
+		}
+	}
+	return false
+}
+
+// objectKeys returns the keys of the JSON object raw, without decoding its
+// values, and whether raw is a valid JSON object.
+func objectKeys(raw []byte) (keySpans, bool) {
+	keys := keySpans{raw: raw}
+	if !json.Valid(raw) {
+		return keys, false
+	}
+	i := skipSpace(raw, 0)
+	if raw[i] != '{' {
+		return keys, false
+	}
+	for i = skipSpace(raw, i+1); raw[i] != '}'; {
+		end := endOfString(raw, i)
+		keys.spans = append(keys.spans, [2]int{i + 1, end - 1})
+		i = skipValue(raw, skipSpace(raw, skipSpace(raw, end)+1)) // past the colon and the value
+		if i = skipSpace(raw, i); raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return keys, true
+}
+
+// The scanners below work on valid JSON only.
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// endOfString returns the index just past the string that starts at i.
+func endOfString(raw []byte, i int) int {
+	for j := i + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+// skipValue returns the index just past the value that starts at i.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			i = endOfString(raw, i) - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the end of the enclosing object
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }
