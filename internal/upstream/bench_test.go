@@ -74,7 +74,7 @@ func BenchmarkRestartRecovery(b *testing.B) {
 // Upstreams, on in-memory mcptest servers (whose side both include).
 // BENCHMARKS.md reports upstream/raw of the bytes/conn metric.
 func BenchmarkIdleMemory(b *testing.B) {
-	const n = 100
+	const n = 500
 	measure := func(b *testing.B, open func(*mcptest.Server) func()) {
 		for b.Loop() {
 			servers := make([]*mcptest.Server, n)

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -403,6 +404,42 @@ func TestReconnectRefreshesToolsWithoutCalls(t *testing.T) {
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"new"}, toolNames(u.Snapshot().Tools)); diff != "" {
 			t.Errorf("tools after the reconnect (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestNoGoroutineGrowthOverReconnects: a thousand restarts of a server,
+// each followed by a reconnect and a call, leave no goroutine behind.
+func TestNoGoroutineGrowthOverReconnects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
+		defer u.Close()
+		cycle := func() {
+			srv.Restart()
+			// Far apart enough that no crash loop is seen.
+			time.Sleep(time.Hour)
+			synctest.Wait()
+			if u.State() != Connected {
+				t.Fatalf("after a restart: %v, want connected", u.State())
+			}
+			if _, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 10 {
+			cycle()
+		}
+		synctest.Wait()
+		before := runtime.NumGoroutine()
+		for range 1000 {
+			cycle()
+		}
+		synctest.Wait()
+		if after := runtime.NumGoroutine(); after > before {
+			t.Errorf("goroutines: %d after 10 reconnects, %d after 1,010", before, after)
+		}
+		if got := u.Snapshot().Reconnects; got != 1010 {
+			t.Errorf("reconnects = %d, want 1010", got)
 		}
 	})
 }
