@@ -27,6 +27,7 @@ type options struct {
 	duration, warmup time.Duration
 	sessions         int
 	switchboard      string
+	compare          string // another switchboard binary, measured beside
 	tbxark           string
 	smoke            bool
 	only             string
@@ -50,10 +51,10 @@ var setups = []setup{
 		return nil, u, "echo", nil // the measured process is the upstream itself
 	}},
 	{name: "switchboard-http", upstream: "http", start: func(o *options, u string) (*process, string, string, error) {
-		return startSwitchboard(o, "switchboard-http", map[string]any{"type": "http", "url": u})
+		return startSwitchboard(o, o.switchboard, "switchboard-http", map[string]any{"type": "http", "url": u})
 	}},
 	{name: "switchboard-stdio", start: func(o *options, _ string) (*process, string, string, error) {
-		return startSwitchboard(o, "switchboard-stdio", map[string]any{"command": self(), "args": []string{"upstream", "--stdio"}})
+		return startSwitchboard(o, o.switchboard, "switchboard-stdio", map[string]any{"command": self(), "args": []string{"upstream", "--stdio"}})
 	}},
 	{name: "goproxy-http", upstream: "http", start: func(o *options, u string) (*process, string, string, error) {
 		return startListener(o, "goproxy-http", "/mcp", "echo", self(), "proxy", "--upstream", u, "--listen")
@@ -138,12 +139,23 @@ func startListener(o *options, name, path, tool string, argv ...string) (*proces
 	return p, "http://" + addr + path, tool, nil
 }
 
-func startSwitchboard(o *options, name string, server map[string]any) (*process, string, string, error) {
+// compareSetups measure the -compare binary as the switchboard setups
+// measure theirs.
+var compareSetups = []setup{
+	{name: "compare-http", upstream: "http", start: func(o *options, u string) (*process, string, string, error) {
+		return startSwitchboard(o, o.compare, "compare-http", map[string]any{"type": "http", "url": u})
+	}},
+	{name: "compare-stdio", start: func(o *options, _ string) (*process, string, string, error) {
+		return startSwitchboard(o, o.compare, "compare-stdio", map[string]any{"command": self(), "args": []string{"upstream", "--stdio"}})
+	}},
+}
+
+func startSwitchboard(o *options, binary, name string, server map[string]any) (*process, string, string, error) {
 	path, err := writeJSON(o, name+".json", map[string]any{"mcpServers": map[string]any{"echo": server}})
 	if err != nil {
 		return nil, "", "", err
 	}
-	return startListener(o, name, "/mcp", "echo__echo", o.switchboard, "serve", "--config", path, "--listen")
+	return startListener(o, name, "/mcp", "echo__echo", binary, "serve", "--config", path, "--listen")
 }
 
 func startTBXark(o *options, name string, server map[string]any) (*process, string, string, error) {
@@ -287,7 +299,11 @@ func bench(ctx context.Context, o options) error {
 	}
 	only := regexp.MustCompile(o.only)
 	var chosen []setup
-	for _, s := range setups {
+	all := setups
+	if o.compare != "" {
+		all = append(slices.Clip(setups), compareSetups...)
+	}
+	for _, s := range all {
 		if s.name == "direct" || only.MatchString(s.name) {
 			chosen = append(chosen, s)
 		}

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./bench/gatewaybench [-rounds 3] [-duration 4s] [-sessions 32] [-tbxark PATH] [-smoke]
+//	go run ./bench/gatewaybench [-rounds 3] [-duration 4s] [-sessions 32] [-tbxark PATH] [-compare BINARY] [-only REGEXP] [-smoke]
 //	gatewaybench upstream (--listen HOST:PORT | --stdio)
 //	gatewaybench proxy --listen HOST:PORT (--upstream URL | --upstream-stdio)
 //	gatewaybench load --endpoint URL [--tool echo] [--sessions 32] [--duration 10s] [--rate N]
@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.warmup, "warmup", defaultWarmup, "load before each measurement, not counted")
 	fs.IntVar(&o.sessions, "sessions", 32, "concurrent MCP `sessions`")
 	fs.StringVar(&o.switchboard, "switchboard", "", "the switchboard `binary` (default: built from this module)")
+	fs.StringVar(&o.compare, "compare", "", "another switchboard `binary` to measure beside (setups compare-http, compare-stdio)")
 	fs.StringVar(&o.tbxark, "tbxark", "", "TBXark/mcp-proxy's `binary` (default: mcp-proxy on PATH; bench/install-peers installs it)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one short round: check every setup answers correctly; time nothing")
 	fs.StringVar(&o.only, "only", "", "only the setups whose names match this `regexp` (the baseline always runs)")
