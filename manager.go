@@ -288,13 +288,19 @@ func (m *Manager) Connect(ctx context.Context) error {
 	if m.opts.Strict {
 		gate = -1
 	}
-	err = m.connect(ctx, pass, gate)
+	gated, err := m.connect(ctx, pass, gate)
 	if err == nil && m.opts.Strict {
 		if err = failures(pass); err != nil {
 			m.disconnect(ctx, pass)
 		}
 	}
-	m.events.flush()
+	if !gated {
+		// What settled is in the views when Connect returns. At the gate,
+		// the seeds and starts are (connect flushed them early), and the
+		// rest follows: on a machine busy starting the servers, the events
+		// behind could take the events goroutine well past the gate.
+		m.events.flush()
+	}
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -304,8 +310,9 @@ func (m *Manager) Connect(ctx context.Context) error {
 // connect starts pass (a manual reconnect for those that failed) and waits
 // for it to settle, one at a time in sequential mode, or at once for at
 // most gate (negative: no gate). With a gate, each server exposes its
-// cached tools until it lists its own.
-func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) error {
+// cached tools until it lists its own. It reports whether the gate ended
+// the wait.
+func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) (gated bool, err error) {
 	start := func(up *upstream.Upstream) <-chan struct{} {
 		if up.State() == upstream.Disconnected {
 			return up.Start()
@@ -317,10 +324,10 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 			select {
 			case <-start(up):
 			case <-ctx.Done():
-				return context.Cause(ctx)
+				return false, context.Cause(ctx)
 			}
 		}
-		return nil
+		return false, nil
 	}
 	var timer <-chan time.Time
 	var cached [][]*mcp.Tool
@@ -343,19 +350,19 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		settled[i] = start(up)
 	}
 	release()
-	var err error
-wait:
+	if timer != nil {
+		m.events.flush() // the seeds and starts, in the views within the gate
+	}
 	for _, done := range settled {
 		select {
 		case <-done:
 		case <-timer:
-			break wait
+			return true, nil
 		case <-ctx.Done():
-			err = context.Cause(ctx)
-			break wait
+			return false, context.Cause(ctx)
 		}
 	}
-	return err
+	return false, nil
 }
 
 // readCache returns the cached tools of each server of pass (nil: none).
