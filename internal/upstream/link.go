@@ -194,8 +194,11 @@ func (n *noteCount) done() {
 // request for noteWait.
 func (n *noteCount) catchUp(ctx context.Context) {
 	n.mu.Lock()
-	target := n.seen
+	target, caughtUp := n.seen, n.handled >= n.seen
 	n.mu.Unlock()
+	if caughtUp {
+		return // the usual case: no timer to make
+	}
 	timer := time.NewTimer(noteWait)
 	defer timer.Stop()
 	for {
