@@ -26,8 +26,8 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <h1>switchboard {{.Version}}</h1>
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
-<table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
-{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
+<table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
 `))
@@ -58,6 +58,7 @@ type statusRow struct {
 	Transport  string  `json:"transport"`
 	Tools      int     `json:"tools"`
 	Reconnects uint64  `json:"reconnects"`
+	PID        int     `json:"pid,omitempty"` // a connected stdio server's process
 	Calls      uint64  `json:"calls"`
 	P50        string  `json:"p50"` // for people: "-" with no call
 	P99        string  `json:"p99"`
@@ -107,7 +108,7 @@ func (g *Gateway) statusReport() statusReport {
 	down := 0
 	for _, s := range statuses {
 		row := statusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
-			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, P50: "-", P99: "-"}
+			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-"}
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)

@@ -37,7 +37,7 @@ func TestStatusPage(t *testing.T) {
 		t.Fatalf("/status: %d", code)
 	}
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`<tr data-server="up" data-state="connected"><td>up</td><td><span class="state ok">connected</span></td><td>stdio</td><td class="n">6</td><td class="n">0</td><td class="n">7</td><td class="n">12ms</td><td class="n">900ms</td>`),
+		regexp.MustCompile(`<tr data-server="up" data-state="connected"><td>up</td><td><span class="state ok">connected</span></td><td>stdio</td><td class="n">6</td><td class="n">0</td><td class="n"></td><td class="n">7</td><td class="n">12ms</td><td class="n">900ms</td>`),
 		regexp.MustCompile(`<tr data-server="down" data-state="failed">.*<span class="state bad">failed</span>.*<td class="n">-</td><td class="n">-</td><td class="err">server &#34;down&#34;: [^<]+</td>`),
 		regexp.MustCompile(`<p id="reload">config reloaded at \d\d:\d\d:\d\d UTC: <span class="state bad">refused; the running config stays: mcp.json:2:3: bad</span></p>`),
 		regexp.MustCompile(`<p id="summary">ready, some servers down · up `),

@@ -117,6 +117,7 @@ func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSO
 			Transport  string `json:"transport"`
 			Tools      int    `json:"tools"`
 			Reconnects uint64 `json:"reconnects"`
+			PID        int    `json:"pid"`
 			Calls      uint64 `json:"calls"`
 			P50        string `json:"p50"`
 			P99        string `json:"p99"`
@@ -140,9 +141,9 @@ func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSO
 	}
 	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tCALLS\tP50\tP99\tERROR")
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tCALLS\tP50\tP99\tERROR")
 	for _, s := range report.Servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, s.Calls,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.Calls,
 			s.P50, s.P99, s.Error)
 	}
 	return tw.Flush()

@@ -211,9 +211,10 @@ func TestReconnectVerb(t *testing.T) {
 		t.Errorf("reconnect without a name: exit %d, want 2", code)
 	}
 
-	// status --gateway shows the reconnect, as the gateway counted it.
+	// status --gateway shows the reconnect, as the gateway counted it, and
+	// the process.
 	out, stderr, code = cli(t, "status", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN")
-	if row := regexp.MustCompile(`(?m)^alpha\s+connected\s+stdio\s+\d+\s+1\s+0\s+-\s+-\s*$`); code != 0 || !row.MatchString(out) ||
+	if row := regexp.MustCompile(`(?m)^alpha\s+connected\s+stdio\s+\d+\s+1\s+[1-9]\d*\s+0\s+-\s+-\s*$`); code != 0 || !row.MatchString(out) ||
 		!strings.HasPrefix(out, "switchboard dev: all servers up, up ") {
 		t.Errorf("status --gateway: exit %d, out %q, stderr %q", code, out, stderr)
 	}

@@ -256,11 +256,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tERROR")
 	for _, s := range statuses {
-		msg, pid := s.ErrorText(), "-"
-		if s.PID != 0 {
-			pid = strconv.Itoa(s.PID)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pid, msg)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
 	}
 	return tw.Flush()
 }
@@ -364,4 +360,12 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// pidText is a process ID in a status table: "-" when there is none.
+func pidText(pid int) string {
+	if pid == 0 {
+		return "-"
+	}
+	return strconv.Itoa(pid)
 }
