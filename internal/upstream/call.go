@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -208,15 +209,21 @@ func (u *Upstream) abandon(s *session, err error) {
 }
 
 // writeFailed reports whether err is a write to a pipe whose reader is
-// gone.
+// gone, or that we had closed. A read that the close of the pipe
+// interrupted fails with os.ErrClosed too, but then the request had been
+// written: only the write's own failure proves it was not.
 func writeFailed(err error) bool {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) && pathErr.Op != "write" {
+		return false
+	}
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }
 
 // peerGone reports whether err says that the other end of a connection
-// went away.
+// went away, or that we closed it.
 func peerGone(err error) bool {
-	return writeFailed(err) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return writeFailed(err) || errors.Is(err, os.ErrClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // timeoutOr turns the expiry of the server's own timeout into ErrTimeout.

@@ -109,6 +109,55 @@ func TestStdioProcessExitIsSeen(t *testing.T) {
 	}
 }
 
+// TestStdioCrashMidCallIsAmbiguous: a child process that dies after it
+// ran a call, before it answered, leaves the call ambiguous: a tool that is
+// not idempotent is not replayed, and one that is, is. Behind a wrapper
+// whose grandchild keeps stdout open (as npx leaves one), the session is
+// ended by the child's exit, not by EOF: the read that the close
+// interrupts is not a failed write, and the call may still have run.
+func TestStdioCrashMidCallIsAmbiguous(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		wrapped  bool // behind a shell whose grandchild holds stdout
+		tool     string
+		wantErr  error // nil: any error after the one replay
+		wantRuns int   // for a read-only tool: at least
+	}{
+		{"not idempotent", false, "increment", ErrAmbiguous, 1},
+		{"not idempotent, stdout held open", true, "increment", ErrAmbiguous, 1},
+		{"read-only: replayed once", false, "echo", nil, 2},
+		{"read-only, stdout held open: replayed once", true, "echo", nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := t.TempDir()
+			srv := stdio("crasher", mcptest.Script{CrashAfterCall: 1, StateDir: state})
+			if tc.wrapped {
+				wrapper := shell("crasher", `sleep 300 & exec "$@"`, append([]string{srv.Command}, srv.Args...)...)
+				wrapper.Env = srv.Env
+				srv = wrapper
+			}
+			u := New(srv, &Options{StopGrace: 200 * time.Millisecond})
+			defer u.Close()
+			if err := u.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			// Every process crashes after its first call: a replay fails too.
+			_, err := callTool(t.Context(), u, tc.tool, nil)
+			if err == nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) || errors.Is(err, ErrTimeout) {
+				t.Fatalf("%s, crashed after it ran: %v; want %v", tc.tool, err, tc.wantErr)
+			}
+			u.Close()
+			counts, err := mcptest.ReadCounts(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runs := counts.ByTool[tc.tool]; runs != tc.wantRuns && (tc.wantErr != nil || runs < tc.wantRuns) {
+				t.Errorf("%s ran %d times, want %d", tc.tool, runs, tc.wantRuns)
+			}
+		})
+	}
+}
+
 func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "grandchild.pid")
