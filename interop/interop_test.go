@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,10 +105,16 @@ func writeConfig(t *testing.T, servers map[string]any) string {
 	return path
 }
 
+// A gateway is a running switchboard serve.
+type gateway struct {
+	url string // its /mcp endpoint
+	log *lineLog
+}
+
 // startGateway runs switchboard serve on config, on a free port, and returns
-// its /mcp URL once the server named ready is connected (first time or back
-// after a failed first try).
-func (p peers) startGateway(t *testing.T, config, ready string) string {
+// once the servers named ready are connected (first time or back after a
+// failed first try).
+func (p peers) startGateway(t *testing.T, config string, ready ...string) *gateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	cmd := p.command(t, ctx, p.switchboard, "serve", "--config", config, "--listen", "127.0.0.1:0")
@@ -118,28 +125,92 @@ func (p peers) startGateway(t *testing.T, config, ready string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	log := newLineLog(stderr)
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
+		<-log.ended
 		cancel()
 	})
 	urlRE := regexp.MustCompile(`msg="serving MCP" url=(\S+)`)
-	var url string
-	var log []string
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		line := sc.Text()
-		log = append(log, line)
+	g := &gateway{log: log}
+	ok := log.await(ctx, func(line string) bool {
 		if m := urlRE.FindStringSubmatch(line); m != nil {
-			url = m[1]
+			g.url = m[1]
 		}
-		if url != "" && (strings.Contains(line, `msg="server connected" server=`+ready) || strings.Contains(line, `msg="server back" server=`+ready)) {
-			go io.Copy(io.Discard, stderr) // ends when the gateway does
-			return url
+		ready = slices.DeleteFunc(ready, func(name string) bool { return stateLine(line, name, "server connected", "server back") })
+		return g.url != "" && len(ready) == 0
+	})
+	if !ok {
+		t.Fatalf("switchboard serve ended before %q connected:\n%s", ready, log)
+	}
+	return g
+}
+
+// stateLine reports whether line is the gateway's log of one of msgs for
+// the server name.
+func stateLine(line, name string, msgs ...string) bool {
+	return slices.ContainsFunc(msgs, func(msg string) bool { return strings.Contains(line, `msg="`+msg+`" `) }) &&
+		slices.Contains(strings.Fields(line), "server="+name)
+}
+
+// A lineLog keeps what a process writes, line by line, for tests to wait
+// on.
+type lineLog struct {
+	mu      sync.Mutex
+	lines   []string
+	changed chan struct{} // closed, and replaced, on each line and at the end
+	ended   chan struct{} // closed when the process closed its end
+}
+
+func newLineLog(r io.Reader) *lineLog {
+	l := &lineLog{changed: make(chan struct{}), ended: make(chan struct{})}
+	go func() {
+		defer close(l.ended)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			l.mu.Lock()
+			l.lines = append(l.lines, sc.Text())
+			close(l.changed)
+			l.changed = make(chan struct{})
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+// await calls match on each line, from the first, until it returns true,
+// and reports whether it did before the process ended or ctx did.
+func (l *lineLog) await(ctx context.Context, match func(line string) bool) bool {
+	for seen := 0; ; {
+		l.mu.Lock()
+		lines, changed := l.lines[seen:], l.changed
+		seen = len(l.lines)
+		l.mu.Unlock()
+		for _, line := range lines {
+			if match(line) {
+				return true
+			}
+		}
+		select {
+		case <-changed:
+		case <-l.ended:
+			l.mu.Lock()
+			more := len(l.lines) > seen
+			l.mu.Unlock()
+			if !more {
+				return false
+			}
+		case <-ctx.Done():
+			return false
 		}
 	}
-	t.Fatalf("switchboard serve ended before %q connected: %v\n%s", ready, sc.Err(), strings.Join(log, "\n"))
-	return ""
+}
+
+func (l *lineLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
 }
 
 // freePort returns a port that was free a moment ago.
@@ -188,7 +259,7 @@ func TestConformanceThroughTheGateway(t *testing.T) {
 	defer server.Process.Kill()
 	// The gateway retries until the server listens: once it is connected,
 	// the server is up for the direct run too.
-	gw := p.startGateway(t, writeConfig(t, map[string]any{"ev": map[string]any{"url": "http://" + addr + "/mcp", "prefix": ""}}), "ev")
+	gw := p.startGateway(t, writeConfig(t, map[string]any{"ev": map[string]any{"url": "http://" + addr + "/mcp", "prefix": ""}}), "ev").url
 
 	direct, directFailed, directOut := p.runConformance(t, "http://"+addr+"/mcp")
 	through, failed, out := p.runConformance(t, gw)
@@ -214,14 +285,15 @@ func failuresOf(out string) string {
 
 // TestInspectorThroughTheGateway: the MCP Inspector's CLI lists, calls,
 // gets and reads through the gateway, over Streamable HTTP and over stdio,
-// with server-everything behind it.
+// on the config of the real servers (servers_test.go).
 func TestInspectorThroughTheGateway(t *testing.T) {
 	p := findPeers(t)
-	config := writeConfig(t, map[string]any{"everything": map[string]any{"command": p.serverEverything, "args": []string{"stdio"}}})
+	r := startRealServers(t, p)
+	config := r.config
 	// Each face returns how to run the Inspector's CLI against it.
 	faces := map[string]func(t *testing.T) func(args ...string) []string{
 		"http": func(t *testing.T) func(args ...string) []string {
-			url := p.startGateway(t, config, "everything")
+			url := p.startGateway(t, config, everything, remote, memory, files, thinking).url
 			return func(args ...string) []string { return append([]string{"--cli", "--format", "json", url}, args...) }
 		},
 		"stdio": func(*testing.T) func(args ...string) []string {
@@ -233,11 +305,15 @@ func TestInspectorThroughTheGateway(t *testing.T) {
 	for face, start := range faces {
 		t.Run(face, func(t *testing.T) {
 			argv := start(t)
+			// Over stdio each run is a new gateway: a warm tool cache, as a
+			// user's is, lists the servers that are still starting.
+			cache := t.TempDir()
 			inspect := func(args ...string) map[string]any {
 				t.Helper()
 				ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 				defer cancel()
 				cmd := p.command(t, ctx, p.inspector, argv(args...)...)
+				cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+cache)
 				out, err := cmd.Output()
 				if err != nil {
 					t.Fatalf("inspector %v: %v\n%s", args, err, out)
@@ -258,17 +334,36 @@ func TestInspectorThroughTheGateway(t *testing.T) {
 				}
 				return out
 			}
-			if tools := names(inspect("--method", "tools/list"), "tools", "name"); !slices.Contains(tools, "everything__echo") {
-				t.Errorf("tools/list: %v, want everything__echo", tools)
+			// A call, known by its prefix, waits for its server.
+			for _, c := range []struct {
+				tool string
+				args []string
+				want string
+			}{
+				{everything + "__echo", []string{"message=through the gateway"}, "through the gateway"},
+				{remote + "__get-sum", []string{"a=40", "b=2"}, "42"},
+				{memory + "__read_graph", nil, "entities"},
+				{files + "__list_allowed_directories", nil, filepath.Base(r.root)},
+				{thinking + "__sequentialthinking", []string{"thought=one step", "nextThoughtNeeded=false", "thoughtNumber=1", "totalThoughts=1"}, "thoughtNumber"},
+			} {
+				args := []string{"--method", "tools/call", "--tool-name", c.tool}
+				for _, a := range c.args {
+					args = append(args, "--tool-arg", a)
+				}
+				if text, _ := json.Marshal(inspect(args...)["content"]); !strings.Contains(string(text), c.want) {
+					t.Errorf("tools/call %s: %s, want %q", c.tool, text, c.want)
+				}
 			}
-			call := inspect("--method", "tools/call", "--tool-name", "everything__echo", "--tool-arg", "message=through the gateway")
-			if text, _ := json.Marshal(call["content"]); !strings.Contains(string(text), "through the gateway") {
-				t.Errorf("tools/call: %s", text)
+			tools := names(inspect("--method", "tools/list"), "tools", "name")
+			for _, want := range []string{everything + "__echo", remote + "__get-sum", memory + "__read_graph", files + "__read_text_file", thinking + "__sequentialthinking"} {
+				if !slices.Contains(tools, want) {
+					t.Errorf("tools/list: no %s in %v", want, tools)
+				}
 			}
-			if prompts := names(inspect("--method", "prompts/list"), "prompts", "name"); !slices.Contains(prompts, "everything__simple-prompt") {
+			if prompts := names(inspect("--method", "prompts/list"), "prompts", "name"); !slices.Contains(prompts, everything+"__simple-prompt") {
 				t.Errorf("prompts/list: %v, want everything__simple-prompt", prompts)
 			}
-			if msgs, _ := inspect("--method", "prompts/get", "--prompt-name", "everything__simple-prompt")["messages"].([]any); len(msgs) == 0 {
+			if msgs, _ := inspect("--method", "prompts/get", "--prompt-name", everything+"__simple-prompt")["messages"].([]any); len(msgs) == 0 {
 				t.Error("prompts/get: no messages")
 			}
 			uris := names(inspect("--method", "resources/list"), "resources", "uri")
