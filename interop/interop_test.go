@@ -37,6 +37,7 @@ type peers struct {
 	inspector        string
 	serverEverything string
 	everythingServer string // go-sdk's conformance server
+	everythingClient string // go-sdk's conformance client, the bar for ours; "" if not installed
 	switchboard      string
 }
 
@@ -61,6 +62,12 @@ func findPeers(t *testing.T) peers {
 	if p.everythingServer == "" {
 		p.everythingServer = abs("../.ci/bin/everything-server")
 	}
+	p.everythingClient = os.Getenv("SWITCHBOARD_EVERYTHING_CLIENT")
+	if p.everythingClient == "" {
+		p.everythingClient = abs("../.ci/bin/everything-client")
+	}
+	required := os.Getenv("SWITCHBOARD_INTEROP") == "require"
+	const install = "install them: cd interop && npm ci; GOBIN=$PWD/.ci/bin go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0 github.com/modelcontextprotocol/go-sdk/conformance/everything-client@v1.8.0"
 	var missing []string
 	for _, f := range []string{filepath.Join(p.nodeBin, "node"), p.conformance, p.inspector, p.serverEverything, p.everythingServer} {
 		if _, err := os.Stat(f); err != nil {
@@ -68,11 +75,17 @@ func findPeers(t *testing.T) peers {
 		}
 	}
 	if len(missing) > 0 {
-		msg := fmt.Sprintf("interop peers missing: %s (install them: cd interop && npm ci; GOBIN=$PWD/.ci/bin go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0)", strings.Join(missing, ", "))
-		if os.Getenv("SWITCHBOARD_INTEROP") == "require" {
+		msg := fmt.Sprintf("interop peers missing: %s (%s)", strings.Join(missing, ", "), install)
+		if required {
 			t.Fatal(msg)
 		}
 		t.Skip(msg)
+	}
+	if _, err := os.Stat(p.everythingClient); err != nil {
+		if required {
+			t.Fatalf("interop peer missing: %s (%s)", p.everythingClient, install)
+		}
+		p.everythingClient = "" // only the conformance client's comparison needs it
 	}
 	p.switchboard = filepath.Join(t.TempDir(), "switchboard")
 	build := exec.Command("go", "build", "-o", p.switchboard, "../cmd/switchboard")
