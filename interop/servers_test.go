@@ -22,6 +22,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 // The servers of the real config, by name (each its tools' prefix).
@@ -127,17 +128,6 @@ func kill(t *testing.T, name string, pid int) {
 	}
 }
 
-// textOf returns the text of a result's content.
-func textOf(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // aCall is a tool call of one real server, and what its result must say.
 type aCall struct {
 	tool string
@@ -145,7 +135,18 @@ type aCall struct {
 	want string
 }
 
-// callsOf returns a call of each server that shows it works. Run in
+// check fails the test unless the call's result says what c wants.
+func (c aCall) check(t *testing.T, res *mcp.CallToolResult, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", c.tool, err)
+	}
+	if text := mcptest.Text(res); res.IsError || !strings.Contains(text, c.want) {
+		t.Fatalf("%s: isError %v, %q; want %q", c.tool, res.IsError, text, c.want)
+	}
+}
+
+// calls returns a call of each server that shows it works. Run in
 // order: the memory and file calls read what the ones before wrote.
 func (r *realServers) calls() []aCall {
 	note := filepath.Join(r.root, "note.txt")
@@ -232,12 +233,7 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	call := func(c aCall) {
 		t.Helper()
 		res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
-		if err != nil {
-			t.Fatalf("%s: %v", c.tool, err)
-		}
-		if text := textOf(res); res.IsError || !strings.Contains(text, c.want) {
-			t.Fatalf("%s: isError %v, %q; want %q", c.tool, res.IsError, text, c.want)
-		}
+		c.check(t, res, err)
 	}
 	for _, c := range r.calls() {
 		call(c)
@@ -321,8 +317,8 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	for i := range cap(outage) {
 		go func() {
 			res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: remote + "__get-sum", Arguments: map[string]any{"a": i, "b": 100}})
-			if err == nil && !strings.Contains(textOf(res), fmt.Sprint(100+i)) {
-				err = fmt.Errorf("result %q", textOf(res))
+			if err == nil && !strings.Contains(mcptest.Text(res), fmt.Sprint(100+i)) {
+				err = fmt.Errorf("result %q", mcptest.Text(res))
 			}
 			outage <- err
 		}()
@@ -492,12 +488,8 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 	// handled its list_changed (and told us).
 	var names []string
 	for {
-		names = names[:0]
-		for tool, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, tool.Name)
+		if names, err = mcptest.ToolNames(ctx, cs); err != nil {
+			t.Fatal(err)
 		}
 		if slices.Contains(names, everything+"__trigger-elicitation-request") {
 			break
@@ -513,12 +505,7 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 	call := func(c aCall) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
-		if err != nil {
-			t.Fatalf("%s: %v", c.tool, err)
-		}
-		if text := textOf(res); res.IsError || !strings.Contains(text, c.want) {
-			t.Fatalf("%s: isError %v, %q; want %q", c.tool, res.IsError, text, c.want)
-		}
+		c.check(t, res, err)
 	}
 	for _, c := range r.calls() {
 		call(c)
@@ -591,7 +578,7 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 	}
 	kill(t, everything, before[everything].PID)
 	close(hold.release)
-	if res := <-done; callErr == nil && (res == nil || !res.IsError) || !strings.Contains(fmt.Sprint(callErr)+textOf(res), "may have run") {
+	if res := <-done; callErr == nil && (res == nil || !res.IsError) || !strings.Contains(fmt.Sprint(callErr)+mcptest.Text(res), "may have run") {
 		t.Errorf("a call whose server died while it ran: %v, %v; want an error that says it may have run", callErr, res)
 	}
 	if n := elicitations.Load(); n != 1 {
@@ -625,10 +612,10 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 			switch {
 			case err != nil:
 				outage <- err.Error()
-			case res.IsError && !strings.Contains(textOf(res), `server "remote"`):
-				outage <- textOf(res)
-			case !res.IsError && !strings.Contains(textOf(res), fmt.Sprint(100+i)):
-				outage <- textOf(res)
+			case res.IsError && !strings.Contains(mcptest.Text(res), `server "remote"`):
+				outage <- mcptest.Text(res)
+			case !res.IsError && !strings.Contains(mcptest.Text(res), fmt.Sprint(100+i)):
+				outage <- mcptest.Text(res)
 			default:
 				outage <- ""
 			}
