@@ -208,22 +208,26 @@ func (u *Upstream) abandon(s *session, err error) {
 	s.conn.close()
 }
 
-// writeFailed reports whether err is a write to a pipe whose reader is
-// gone, or that we had closed. A read that the close of the pipe
-// interrupted fails with os.ErrClosed too, but then the request had been
-// written: only the write's own failure proves it was not.
+// writeFailed reports whether err proves that a request was not written:
+// a write to a child's stdin whose reader is gone, or that we had closed.
+// A read that the close of a pipe interrupted fails alike, but the request
+// may have been written before it, so only an error that names the write
+// counts: a child's pipes say which side failed (*fs.PathError's Op), and
+// EPIPE comes from writes alone. An in-memory pipe's io.ErrClosedPipe says
+// neither (nor does a read error that go-sdk hands to a call it had not
+// yet written): the call may have run.
 func writeFailed(err error) bool {
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) && pathErr.Op != "write" {
-		return false
+	if errors.Is(err, syscall.EPIPE) {
+		return true
 	}
-	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+	var pathErr *fs.PathError
+	return errors.As(err, &pathErr) && pathErr.Op == "write" && errors.Is(err, os.ErrClosed)
 }
 
 // peerGone reports whether err says that the other end of a connection
 // went away, or that we closed it.
 func peerGone(err error) bool {
-	return writeFailed(err) || errors.Is(err, os.ErrClosed) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return writeFailed(err) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // timeoutOr turns the expiry of the server's own timeout into ErrTimeout.

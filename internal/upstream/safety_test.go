@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -75,6 +76,84 @@ func TestCallSafetyClasses(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestClosedPipeMidCallIsAmbiguous: over a transport of the host's own
+// (Options.Dial), an in-memory pipe whose read fails with io.ErrClosedPipe
+// while a call runs says nothing of whether the call was written: it may
+// have run, and a call that is not idempotent is not replayed.
+func TestClosedPipeMidCallIsAmbiguous(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{CallDelay: time.Second})
+		defer srv.Close()
+		broken := make(chan struct{})
+		first := true
+		u := New(config.Server{Name: "mem", Command: "in-memory"}, &Options{Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+			tr, err := srv.ConnectInMemory(ctx)
+			if first { // the first session breaks; the next ones do not
+				first = false
+				return &breakingTransport{Transport: tr, broken: broken}, err
+			}
+			return tr, err
+		}})
+		defer u.Close()
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := callTool(context.Background(), u, "increment", nil)
+			done <- err
+		}()
+		synctest.Wait() // the server has the call, and waits out its delay
+		close(broken)
+		if err := <-done; !errors.Is(err, ErrAmbiguous) || !errors.Is(err, io.ErrClosedPipe) {
+			t.Errorf("increment, its pipe broken while it ran: %v; want ErrAmbiguous, for io.ErrClosedPipe", err)
+		}
+		if c := srv.Counts(); c.Calls != 1 {
+			t.Errorf("the server received %d calls, want 1: the call was replayed", c.Calls)
+		}
+	})
+}
+
+// breakingTransport's connection fails its reads with io.ErrClosedPipe once
+// broken is closed, as an in-memory pipe does when it is closed under a
+// read, and closes itself.
+type breakingTransport struct {
+	mcp.Transport
+	broken <-chan struct{}
+}
+
+func (b *breakingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := b.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &breakingConn{Connection: c, broken: b.broken}, nil
+}
+
+type breakingConn struct {
+	mcp.Connection
+	broken <-chan struct{}
+}
+
+func (c *breakingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	type read struct {
+		msg jsonrpc.Message
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		msg, err := c.Connection.Read(ctx)
+		got <- read{msg, err}
+	}()
+	select {
+	case r := <-got:
+		return r.msg, r.err
+	case <-c.broken:
+		c.Connection.Close() // ends the read above
+		return nil, io.ErrClosedPipe
 	}
 }
 
