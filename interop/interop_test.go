@@ -69,7 +69,8 @@ func findPeers(t *testing.T) peers {
 	required := os.Getenv("SWITCHBOARD_INTEROP") == "require"
 	const install = "install them: cd interop && npm ci; GOBIN=$PWD/.ci/bin go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0 github.com/modelcontextprotocol/go-sdk/conformance/everything-client@v1.8.0"
 	var missing []string
-	for _, f := range []string{filepath.Join(p.nodeBin, "node"), p.conformance, p.inspector, p.serverEverything, p.everythingServer} {
+	for _, f := range []string{filepath.Join(p.nodeBin, "node"), p.conformance, p.inspector, p.serverEverything, p.everythingServer,
+		p.bin("mcp-server-memory"), p.bin("mcp-server-filesystem"), p.bin("mcp-server-sequential-thinking")} {
 		if _, err := os.Stat(f); err != nil {
 			missing = append(missing, f)
 		}
@@ -101,7 +102,15 @@ func (p peers) command(t *testing.T, ctx context.Context, name string, args ...s
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "PATH="+p.nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(), "NO_COLOR=1")
 	cmd.WaitDelay = 5 * time.Second
+	// A peer dies with the test binary, even one that panicked or timed
+	// out: none is left listening.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
+}
+
+// bin returns the path of an npm peer's executable.
+func (p peers) bin(name string) string {
+	return filepath.Join(filepath.Dir(p.serverEverything), name)
 }
 
 // writeConfig writes a switchboard config file and returns its path.
@@ -192,10 +201,22 @@ func newLineLog(r io.Reader) *lineLog {
 	return l
 }
 
+// mark returns where the log is now, for awaitFrom.
+func (l *lineLog) mark() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.lines)
+}
+
 // await calls match on each line, from the first, until it returns true,
 // and reports whether it did before the process ended or ctx did.
 func (l *lineLog) await(ctx context.Context, match func(line string) bool) bool {
-	for seen := 0; ; {
+	return l.awaitFrom(ctx, 0, match)
+}
+
+// awaitFrom is await from the line at mark.
+func (l *lineLog) awaitFrom(ctx context.Context, mark int, match func(line string) bool) bool {
+	for seen := mark; ; {
 		l.mu.Lock()
 		lines, changed := l.lines[seen:], l.changed
 		seen = len(l.lines)

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,24 +58,39 @@ type realServers struct {
 func startRealServers(t *testing.T, p peers) *realServers {
 	t.Helper()
 	dir := t.TempDir()
-	r := &realServers{p: p, root: filepath.Join(dir, "files"), memFile: filepath.Join(dir, "memory.jsonl"), port: freePort(t)}
+	r := &realServers{p: p, root: filepath.Join(dir, "files"), memFile: filepath.Join(dir, "memory.jsonl"), port: quietPort(t)}
 	if err := os.Mkdir(r.root, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	// The children find Node 22 on their PATH, in the library as in the
 	// gateway.
 	env := map[string]string{"PATH": p.nodeBin + string(os.PathListSeparator) + os.Getenv("PATH")}
-	bin := func(name string) string { return filepath.Join(filepath.Dir(p.serverEverything), name) }
 	r.config = writeConfig(t, map[string]any{
 		everything: map[string]any{"command": p.serverEverything, "args": []string{"stdio"}, "env": env},
 		remote:     map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", r.port)},
-		memory:     map[string]any{"command": bin("mcp-server-memory"), "env": map[string]string{"PATH": env["PATH"], "MEMORY_FILE_PATH": r.memFile}},
-		files:      map[string]any{"command": bin("mcp-server-filesystem"), "args": []string{r.root}, "env": env},
-		thinking:   map[string]any{"command": bin("mcp-server-sequential-thinking"), "env": env},
+		memory:     map[string]any{"command": p.bin("mcp-server-memory"), "env": map[string]string{"PATH": env["PATH"], "MEMORY_FILE_PATH": r.memFile}},
+		files:      map[string]any{"command": p.bin("mcp-server-filesystem"), "args": []string{r.root}, "env": env},
+		thinking:   map[string]any{"command": p.bin("mcp-server-sequential-thinking"), "env": env},
 	})
 	r.startHTTP(t)
 	t.Cleanup(r.killHTTP)
 	return r
+}
+
+// quietPort returns a port that was free a moment ago, below the
+// ephemeral range: while the HTTP server is down, no outgoing connection
+// on the machine can take it as its source port, and its restart on the
+// same port cannot find it in use.
+func quietPort(t *testing.T) int {
+	t.Helper()
+	for port := 20000 + rand.IntN(8000); port < 30000; port++ {
+		if ln, err := net.Listen("tcp", fmt.Sprintf("0.0.0.0:%d", port)); err == nil {
+			ln.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port between 20000 and 30000")
+	return 0
 }
 
 // startHTTP starts server-everything's Streamable HTTP face on r.port and
@@ -162,15 +179,25 @@ func (r *realServers) calls() []aCall {
 }
 
 // wantTools checks a list of public tool names: every name has the prefix
-// of a configured server, and each server shows its tools, those that
-// server-everything registers after its list_changed at connect included.
-func wantTools(t *testing.T, names []string) {
+// of a configured server; each server shows all its tools, as many as its
+// status counts and, for the servers whose list does not depend on the
+// client, as many as it has; and those that server-everything registers
+// after its list_changed at connect are there.
+func wantTools(t *testing.T, names []string, counted map[string]int) {
 	t.Helper()
 	prefixes := []string{everything, remote, memory, files, thinking}
+	listed := map[string]int{}
 	for _, n := range names {
 		prefix, _, ok := strings.Cut(n, "__")
 		if !ok || !slices.Contains(prefixes, prefix) {
 			t.Errorf("tool %q has no server's prefix", n)
+		}
+		listed[prefix]++
+	}
+	has := map[string]int{memory: 9, files: 14, thinking: 1} // at the versions of package.json
+	for _, server := range prefixes {
+		if listed[server] != counted[server] || has[server] != 0 && listed[server] != has[server] {
+			t.Errorf("%s: %d tools listed, %d in its status; it has %d", server, listed[server], counted[server], has[server])
 		}
 	}
 	for _, want := range []string{
@@ -228,7 +255,11 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	waitFor(ctx, t, m, "every server connected, with server-everything's tools after its list_changed", func() bool {
 		return len(m.Connected()) == 5 && slices.Contains(toolNames(), everything+"__trigger-elicitation-request")
 	}, func() { m.Connect(ctx) })
-	wantTools(t, toolNames())
+	counted := map[string]int{}
+	for _, s := range m.Status() {
+		counted[s.Name] = s.Tools
+	}
+	wantTools(t, toolNames(), counted)
 
 	call := func(c aCall) {
 		t.Helper()
@@ -267,28 +298,32 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	}
 
 	// A call that may have run when its server died is not replayed: the
-	// server's elicitation reaches the caller's peer once, the process is
+	// server's elicitation reaches the caller's peer once, the server is
 	// killed while the peer is asked, and the call fails as ambiguous.
-	peer := newHoldingPeer()
-	done := make(chan error, 1)
-	go func() {
-		_, err := m.CallTool(switchboard.WithPeer(ctx, peer), nil, &mcp.CallToolParams{Name: everything + "__trigger-elicitation-request", Arguments: map[string]any{}})
-		done <- err
-	}()
-	select {
-	case <-peer.asked:
-	case err := <-done:
-		t.Fatalf("trigger-elicitation-request returned before it asked: %v", err)
+	notReplayed := func(server string, kill func()) {
+		t.Helper()
+		peer := newHoldingPeer()
+		done := make(chan error, 1)
+		go func() {
+			_, err := m.CallTool(switchboard.WithPeer(ctx, peer), nil, &mcp.CallToolParams{Name: server + "__trigger-elicitation-request", Arguments: map[string]any{}})
+			done <- err
+		}()
+		select {
+		case <-peer.asked:
+		case err := <-done:
+			t.Fatalf("%s__trigger-elicitation-request returned before it asked: %v", server, err)
+		}
+		kill()
+		close(peer.release)
+		if err := <-done; !errors.Is(err, switchboard.ErrAmbiguous) {
+			t.Errorf("%s: a call whose server died while it ran: %v, want ErrAmbiguous", server, err)
+		}
+		if n := peer.elicitations.Load(); n != 1 {
+			t.Errorf("%s asked the peer %d times: the call was replayed", server, n)
+		}
 	}
 	killed := status(everything)
-	kill(t, everything, killed.PID)
-	close(peer.release)
-	if err := <-done; !errors.Is(err, switchboard.ErrAmbiguous) {
-		t.Errorf("a call whose server died while it ran: %v, want ErrAmbiguous", err)
-	}
-	if n := peer.elicitations.Load(); n != 1 {
-		t.Errorf("the server asked the peer %d times: the call was replayed", n)
-	}
+	notReplayed(everything, func() { kill(t, everything, killed.PID) })
 
 	// Each stdio server killed mid-session: the next call is served by a
 	// new process. server-memory finds what it wrote before.
@@ -308,11 +343,11 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 		}
 	}
 
-	// The HTTP server killed and started again on its port, with calls
-	// made during the outage: each waits for the next attempt to connect,
-	// and either succeeds or fails naming the server and why; the calls
-	// after the restart succeed, on a new session.
-	r.killHTTP()
+	// The HTTP server killed, mid-call, and started again on its port,
+	// with calls made during the outage: each waits for the next attempt
+	// to connect, and either succeeds or fails naming the server and why;
+	// the calls after the restart succeed, on a new session.
+	notReplayed(remote, r.killHTTP)
 	outage := make(chan error, 3)
 	for i := range cap(outage) {
 		go func() {
@@ -407,6 +442,7 @@ func (p *holdingPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.Lis
 type statusRow struct {
 	Name       string
 	State      string
+	Tools      int
 	PID        int
 	Reconnects int
 }
@@ -450,17 +486,14 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
 
-	var (
-		elicitations atomic.Int32
-		hold         = newHoldingPeer() // holds the server's elicitation, as in the library's test
-	)
+	var hold atomic.Pointer[holdingPeer] // holds a server's elicitation, as in the library's test
+	hold.Store(newHoldingPeer())
 	progress := make(chan *mcp.ProgressNotificationParams, 16)
 	logs := make(chan *mcp.LoggingMessageParams, 16)
 	toolsChanged := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "interop", Version: "test"}, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			elicitations.Add(1)
-			return hold.Elicit(ctx, req.Params)
+			return hold.Load().Elicit(ctx, req.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			progress <- req.Params
@@ -500,7 +533,11 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 			t.Fatalf("server-everything's conditional tools never listed: %v", names)
 		}
 	}
-	wantTools(t, names)
+	counted := map[string]int{}
+	for name, row := range gatewayStatus(t, url) {
+		counted[name] = row.Tools
+	}
+	wantTools(t, names, counted)
 
 	call := func(c aCall) {
 		t.Helper()
@@ -511,6 +548,10 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 		call(c)
 	}
 
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil || !slices.ContainsFunc(prompts.Prompts, func(p *mcp.Prompt) bool { return p.Name == everything+"__simple-prompt" }) {
+		t.Errorf("prompts/list: %v, without %s__simple-prompt", err, everything)
+	}
 	if res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: everything + "__simple-prompt"}); err != nil || len(res.Messages) == 0 {
 		t.Errorf("prompts/get %s__simple-prompt: %v", everything, err)
 	}
@@ -551,39 +592,57 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
+	for len(logs) > 0 {
+		<-logs // none is expected before the toggle; what came is not its
+	}
 	call(aCall{everything + "__toggle-simulated-logging", map[string]any{}, "Started simulated"})
 	select {
 	case msg := <-logs:
-		if !strings.Contains(fmt.Sprint(msg.Data), "message") {
-			t.Errorf("log message %+v", msg)
+		if !strings.Contains(fmt.Sprint(msg.Data), "-level message") {
+			t.Errorf("log message %+v, want server-everything's simulated one", msg)
 		}
 	case <-ctx.Done():
 		t.Error("no log message from toggle-simulated-logging")
 	}
 	call(aCall{everything + "__toggle-simulated-logging", map[string]any{}, "Stopped simulated"})
 
-	// A call that may have run when its server died is not replayed.
+	// A call that may have run when its server died is not replayed: the
+	// server's elicitation reaches the client once, the server is killed
+	// while the client is asked, and the call fails saying it may have run.
+	notReplayed := func(server string, kill func()) {
+		t.Helper()
+		h := newHoldingPeer()
+		hold.Store(h)
+		type outcome struct {
+			res *mcp.CallToolResult
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__trigger-elicitation-request", Arguments: map[string]any{}})
+			done <- outcome{res, err}
+		}()
+		select {
+		case <-h.asked:
+		case o := <-done:
+			t.Fatalf("%s__trigger-elicitation-request returned before it asked: %v, %v", server, o.res, o.err)
+		}
+		kill()
+		close(h.release)
+		o := <-done
+		said := fmt.Sprint(o.err)
+		if o.res != nil {
+			said += mcptest.Text(o.res)
+		}
+		if o.err == nil && !o.res.IsError || !strings.Contains(said, "may have run") {
+			t.Errorf("%s: a call whose server died while it ran: %q; want an error that says it may have run", server, said)
+		}
+		if n := h.elicitations.Load(); n != 1 {
+			t.Errorf("%s asked the client %d times: the call was replayed", server, n)
+		}
+	}
 	before := gatewayStatus(t, url)
-	done := make(chan *mcp.CallToolResult, 1)
-	var callErr error
-	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: everything + "__trigger-elicitation-request", Arguments: map[string]any{}})
-		callErr = err
-		done <- res
-	}()
-	select {
-	case <-hold.asked:
-	case <-done:
-		t.Fatalf("trigger-elicitation-request returned before it asked: %v", callErr)
-	}
-	kill(t, everything, before[everything].PID)
-	close(hold.release)
-	if res := <-done; callErr == nil && (res == nil || !res.IsError) || !strings.Contains(fmt.Sprint(callErr)+mcptest.Text(res), "may have run") {
-		t.Errorf("a call whose server died while it ran: %v, %v; want an error that says it may have run", callErr, res)
-	}
-	if n := elicitations.Load(); n != 1 {
-		t.Errorf("the server asked the client %d times: the call was replayed", n)
-	}
+	notReplayed(everything, func() { kill(t, everything, before[everything].PID) })
 
 	// Each stdio server killed mid-session: the next call is served by a
 	// new process, which /status shows.
@@ -601,10 +660,11 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 		}
 	}
 
-	// The HTTP server killed and started again on its port, calls made
-	// during the outage: each succeeds, or fails naming the server; the
-	// calls after the restart succeed.
-	r.killHTTP()
+	// The HTTP server killed, mid-call, and started again on its port,
+	// calls made during the outage: each succeeds, or fails naming the
+	// server; the calls after the restart succeed.
+	mark := gw.log.mark()
+	notReplayed(remote, r.killHTTP)
 	outage := make(chan string, 3)
 	for i := range cap(outage) {
 		go func() {
@@ -621,7 +681,7 @@ func TestRealServersThroughTheGateway(t *testing.T) {
 			}
 		}()
 	}
-	if !gw.log.await(ctx, func(line string) bool { return stateLine(line, remote, "server down; reconnecting") }) {
+	if !gw.log.awaitFrom(ctx, mark, func(line string) bool { return stateLine(line, remote, "server down; reconnecting") }) {
 		t.Fatalf("the HTTP server never seen down:\n%s", gw.log)
 	}
 	r.startHTTP(t)
