@@ -90,6 +90,13 @@ type Server struct {
 	// MaxResponseBytes caps the size of one response from the server. 0
 	// means DefaultMaxResponseBytes.
 	MaxResponseBytes int64 `json:"maxResponseBytes,omitempty"`
+	// OAuth configures the login to an http or sse server that requires one
+	// (OAuth 2.1). A server needs it only to name a pre-registered client,
+	// its scopes or a fixed callback port: without it, the client registers
+	// itself where the server allows, and asks for the scopes the server
+	// names.
+	OAuth *OAuth `json:"oauth,omitempty"`
+
 	// Retry configures the generic retries of tools/list and tools/call.
 	// They never replay a call that may have run, unless the tool says it
 	// is idempotent or read-only.
@@ -118,6 +125,22 @@ type Retry struct {
 	BackoffMs *int64 `json:"backoffMs,omitempty"`
 	// MaxBackoffMs caps the delay; 0 means no cap.
 	MaxBackoffMs int64 `json:"maxBackoffMs,omitempty"`
+}
+
+// OAuth is a server's "oauth" object.
+type OAuth struct {
+	// ClientID is a client registered with the authorization server
+	// beforehand; empty, the client registers itself.
+	ClientID string `json:"clientId,omitempty"`
+	// ClientSecret is that client's secret, if it has one. It may hold
+	// ${VAR} templates, and is redacted like every secret.
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes, if set, are the scopes to ask for, instead of those the
+	// server names.
+	Scopes []string `json:"scopes,omitempty"`
+	// CallbackPort is the loopback port of the login's redirect, for a
+	// client registered with a fixed redirect URI; 0 picks a free one.
+	CallbackPort int `json:"callbackPort,omitempty"`
 }
 
 // InFlightLimit returns MaxInFlight, or DefaultMaxInFlight when it is 0.
@@ -210,6 +233,11 @@ func (s *Server) Clone() Server {
 	c.Retry.BackoffMs = clonePtr(s.Retry.BackoffMs)
 	c.Timeout = clonePtr(s.Timeout)
 	c.Prefix = clonePtr(s.Prefix)
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = slices.Clone(s.OAuth.Scopes)
+		c.OAuth = &o
+	}
 	return c
 }
 

@@ -279,6 +279,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.MaxResponseBytes, _ = d.whole(field, v)
 		case "retry":
 			d.retry(field, v)
+		case "oauth":
+			d.oauth(field, v)
 		default:
 			d.warn(field, "unknown field, ignored")
 		}
@@ -289,7 +291,7 @@ func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
 		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "processPerSession",
-		"maxInFlight", "maxResponseBytes", "retry":
+		"maxInFlight", "maxResponseBytes", "retry", "oauth":
 		return true
 	}
 	return false
@@ -441,6 +443,36 @@ func (d *entryDecoder) retry(field string, v *hujson.Value) {
 			d.warn(sub, "unknown field, ignored")
 		}
 	}
+}
+
+func (d *entryDecoder) oauth(field string, v *hujson.Value) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		d.fail(field, `want an object such as {"clientId": "...", "scopes": ["read"]}`)
+		return
+	}
+	o := &OAuth{}
+	for i := range obj.Members {
+		key := memberName(&obj.Members[i])
+		sub := field + "." + key
+		ev := &obj.Members[i].Value
+		switch {
+		case isNull(ev):
+		case key == "clientId":
+			o.ClientID = d.str(sub, ev)
+		case key == "clientSecret":
+			o.ClientSecret = d.str(sub, ev)
+		case key == "scopes":
+			o.Scopes = d.strings(sub, ev)
+		case key == "callbackPort":
+			if n, ok := d.whole(sub, ev); ok {
+				o.CallbackPort = int(max(min(n, math.MaxInt32), math.MinInt32))
+			}
+		default:
+			d.warn(sub, "unknown field, ignored")
+		}
+	}
+	d.s.OAuth = o
 }
 
 func (d *entryDecoder) tools(field string, v *hujson.Value) {

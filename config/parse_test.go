@@ -124,6 +124,38 @@ func TestParseLimitsAndRetry(t *testing.T) {
 	}
 }
 
+func TestParseOAuth(t *testing.T) {
+	cfg, err := Parse(file, []byte(`{"mcpServers": {
+		"tracker": {"url": "https://mcp.example.com/mcp", "oauth": {"clientId": "abc", "clientSecret": "${TRACKER_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},
+		"docs":    {"url": "https://docs.example.com/mcp"}
+	}}`))
+	if err != nil || len(cfg.Rejected) > 0 || len(cfg.Warnings) > 0 {
+		t.Fatalf("Parse = %v, rejected %v, warnings %v", err, cfg.Rejected, cfg.Warnings)
+	}
+	tracker, docs := cfg.Servers[0], cfg.Servers[1]
+	want := &OAuth{ClientID: "abc", ClientSecret: "${TRACKER_SECRET}", Scopes: []string{"read", "write"}, CallbackPort: 8765}
+	if diff := cmp.Diff(want, tracker.OAuth); diff != "" || docs.OAuth != nil {
+		t.Errorf("oauth (-want +got):\n%s\nwithout one: %+v", diff, docs.OAuth)
+	}
+	clone := tracker.Clone()
+	clone.OAuth.Scopes[0], clone.OAuth.ClientID = "x", "x"
+	if diff := cmp.Diff(want, tracker.OAuth); diff != "" {
+		t.Errorf("changing a clone's oauth changed the original (-want +got):\n%s", diff)
+	}
+	resolved, secrets, err := tracker.Resolve(func(string) (string, bool) { return "s3cr3t-value", true })
+	if err != nil || resolved.OAuth.ClientSecret != "s3cr3t-value" || tracker.OAuth.ClientSecret != "${TRACKER_SECRET}" {
+		t.Fatalf("Resolve = %+v, %v", resolved.OAuth, err)
+	}
+	if got := secrets.Redact("token request with s3cr3t-value"); strings.Contains(got, "s3cr3t-value") {
+		t.Errorf("the client secret is not redacted: %q", got)
+	}
+	// A secret written as is is redacted too.
+	literal := Server{Name: "l", URL: "https://h/mcp", OAuth: &OAuth{ClientID: "id", ClientSecret: "plain-secret"}}
+	if _, secrets, err := literal.Resolve(nil); err != nil || strings.Contains(secrets.Redact("x plain-secret"), "plain-secret") {
+		t.Errorf("a literal client secret is not redacted (%v)", err)
+	}
+}
+
 func TestServerDefaults(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -193,6 +225,12 @@ func TestParseRejects(t *testing.T) {
 		{"url without host", `{"type": "sse", "url": "https:///mcp"}`, []string{p + "url: want an absolute http or https URL"}},
 		{"unparsable url", `{"url": "http://h:port/"}`, []string{p + "url: want an absolute http or https URL"}},
 		{"not an object", `5`, []string{p + "want an object"}},
+		{"oauth on stdio", `{"command": "x", "oauth": {}}`, []string{p + "oauth: only for http and sse servers"}},
+		{"oauth type", `{"url": "https://h", "oauth": "yes"}`, []string{p + `oauth: want an object such as {"clientId": "...", "scopes": ["read"]}`}},
+		{"oauth port", `{"url": "https://h", "oauth": {"callbackPort": 70000}}`, []string{p + "oauth.callbackPort: want a port from 1 to 65535, or 0 for any free one"}},
+		{"oauth secret alone", `{"url": "https://h", "oauth": {"clientSecret": "s"}}`, []string{p + "oauth.clientSecret: set without oauth.clientId: a secret belongs to a pre-registered client"}},
+		{"oauth scope", `{"url": "https://h", "oauth": {"scopes": ["a b"]}}`, []string{p + `oauth.scopes[0]: invalid scope "a b"`}},
+		{"oauth scopes type", `{"url": "https://h", "oauth": {"scopes": "a"}}`, []string{p + "oauth.scopes: want an array of strings"}},
 		{"type type", `{"type": 1, "command": "x"}`, []string{p + "type: want a string"}},
 		{"command type", `{"command": 5}`, []string{p + "command: want a string"}},
 		{"args type", `{"command": "x", "args": "a b"}`, []string{p + "args: want an array of strings"}},

@@ -42,6 +42,12 @@ func (s *Server) Resolve(lookup func(string) (string, bool)) (Server, *Secrets, 
 			r.fail("headers."+k, "value contains a line break or NUL after substitution")
 		}
 	}
+	if out.OAuth != nil {
+		out.OAuth.ClientSecret = r.expand("oauth.clientSecret", out.OAuth.ClientSecret)
+		if s.OAuth.ClientSecret != "" && !strings.Contains(s.OAuth.ClientSecret, "${") {
+			r.secrets.Add(out.OAuth.ClientSecret) // a secret written as is is one too
+		}
+	}
 	if len(r.errs) > 0 {
 		return Server{}, r.secrets, errors.Join(r.errs...)
 	}

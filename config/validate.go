@@ -68,6 +68,9 @@ func (s *Server) problems() []*Error {
 		if len(s.Headers) > 0 {
 			add("headers", "only for http and sse servers")
 		}
+		if s.OAuth != nil {
+			add("oauth", "only for http and sse servers")
+		}
 	case HTTP, SSE:
 		switch {
 		case s.URL == "":
@@ -148,6 +151,22 @@ func (s *Server) problems() []*Error {
 	}
 	if _, err := parseTemplate(s.URL); err != nil {
 		add("url", "%s", err)
+	}
+	if o := s.OAuth; o != nil {
+		if o.CallbackPort < 0 || o.CallbackPort > 65535 {
+			add("oauth.callbackPort", "want a port from 1 to 65535, or 0 for any free one")
+		}
+		if o.ClientSecret != "" && o.ClientID == "" {
+			add("oauth.clientSecret", "set without oauth.clientId: a secret belongs to a pre-registered client")
+		}
+		if _, err := parseTemplate(o.ClientSecret); err != nil {
+			add("oauth.clientSecret", "%s", err)
+		}
+		for i, scope := range o.Scopes {
+			if scope == "" || strings.ContainsAny(scope, " \t\r\n\"\\") {
+				add(fmt.Sprintf("oauth.scopes[%d]", i), "invalid scope %q", scope)
+			}
+		}
 	}
 	for _, k := range sortedKeys(s.Headers) {
 		if !isToken(k) {
