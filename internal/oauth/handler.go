@@ -1,0 +1,258 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/config"
+)
+
+// ErrLoginRequired means that a server asks for a login that no stored
+// token answers: none was stored, its refresh was refused, or the server
+// wants more scopes than it grants.
+var ErrLoginRequired = errors.New("login required")
+
+// refreshMargin is how long before its expiry a token is refreshed, so
+// that a request never leaves with one that expires on the way.
+const refreshMargin = time.Minute
+
+// Options configure a Handler.
+type Options struct {
+	// Server is the server's configured name, URL its MCP endpoint
+	// (resolved) and OAuth its "oauth" object (resolved; may be nil).
+	Server string
+	URL    string
+	OAuth  *config.OAuth
+	// Store keeps the tokens.
+	Store *Store
+	// HTTPClient makes the metadata, registration and token requests.
+	// Default: http.DefaultClient.
+	HTTPClient *http.Client
+	// Logger hears of a token that could not be saved. Default: discard.
+	Logger *slog.Logger
+
+	// Login, if set, runs the authorization code flow when the server asks
+	// for a login, and RedirectURL is where the flow's redirect goes (see
+	// LoopbackLogin). Without Login, a server that asks for a login the
+	// store cannot answer fails with ErrLoginRequired.
+	Login       auth.AuthorizationCodeFetcher
+	RedirectURL string
+	// ClientMetadataURL, if set, is the URL of this client's metadata
+	// document, for authorization servers that accept one as a client ID.
+	ClientMetadataURL string
+}
+
+// A Handler authorizes the requests to one server (it is the go-sdk
+// transport's [auth.OAuthHandler]): with the stored token, refreshed before
+// it expires and once when the server answers 401; concurrent refreshes
+// are one.
+type Handler struct {
+	opts  Options
+	key   string
+	login *auth.AuthorizationCodeHandler // nil without Options.Login
+
+	mu  sync.Mutex
+	rec *Record            // the record ts serves, as last saved or loaded
+	ts  oauth2.TokenSource // nil until there is a record
+}
+
+var _ auth.OAuthHandler = (*Handler)(nil)
+
+// NewHandler returns the handler of a server.
+func NewHandler(opts Options) (*Handler, error) {
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = http.DefaultClient
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{opts: opts, key: Key(opts.Server, opts.URL)}
+	if opts.Login != nil {
+		login, err := auth.NewAuthorizationCodeHandler(h.loginConfig())
+		if err != nil {
+			return nil, fmt.Errorf("oauth: server %q: %w", opts.Server, err)
+		}
+		h.login = login
+	}
+	return h, nil
+}
+
+// loginConfig is the configuration of go-sdk's flow: a pre-registered
+// client if the config names one, else a metadata document or dynamic
+// registration, whichever the authorization server takes; the configured
+// scopes, else those the server names; a refresh token where offered; and
+// every token it grants goes to the store.
+func (h *Handler) loginConfig() *auth.AuthorizationCodeHandlerConfig {
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              h.opts.RedirectURL,
+		AuthorizationCodeFetcher: h.opts.Login,
+		RequestRefreshToken:      true,
+		Client:                   h.opts.HTTPClient,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName:   "switchboard",
+			RedirectURIs: []string{h.opts.RedirectURL},
+			GrantTypes:   []string{"authorization_code", "refresh_token"},
+		}},
+		NewTokenSource: func(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.Endpoint.TokenURL,
+				AuthStyle: cfg.Endpoint.AuthStyle, Scopes: slices.Clone(cfg.Scopes), Token: tok}
+			if err := h.opts.Store.Save(h.key, rec); err != nil {
+				return nil, err
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.use(rec)
+			return h.ts, nil
+		},
+	}
+	if h.opts.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.opts.ClientMetadataURL}
+	}
+	if o := h.opts.OAuth; o != nil {
+		if o.ClientID != "" {
+			cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+			if o.ClientSecret != "" {
+				cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
+			}
+		}
+		if len(o.Scopes) > 0 {
+			scopes := slices.Clone(o.Scopes)
+			cfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
+		}
+	}
+	return cfg
+}
+
+// use makes rec the record that the token source serves. h.mu is held.
+func (h *Handler) use(rec *Record) {
+	h.rec = rec
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
+	refreshing := rec.config().TokenSource(ctx, rec.Token)
+	h.ts = &savingSource{h: h, base: oauth2.ReuseTokenSourceWithExpiry(rec.Token, refreshing, refreshMargin)}
+}
+
+// TokenSource returns the source of the server's tokens, or nil while it
+// has none (its requests then go without one, and a server that wants one
+// says so with a 401).
+func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ts == nil {
+		rec, err := h.opts.Store.Load(h.key, h.opts.Server)
+		if err != nil || rec == nil {
+			return nil, err
+		}
+		h.use(rec)
+	}
+	return h.ts, nil
+}
+
+// Authorize answers a 401 or 403 from the server. A login stored since
+// (by switchboard login, in another process) is used at once; else the
+// token is refreshed, once; else, with Options.Login, the whole flow runs;
+// else the server needs a login: ErrLoginRequired. A 403 that is not for
+// want of scopes is the server's answer, not ours to change.
+func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	if h.login != nil {
+		return h.login.Authorize(ctx, req, resp)
+	}
+	defer resp.Body.Close()
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if resp.StatusCode == http.StatusForbidden {
+		if !slices.ContainsFunc(challenges, func(c oauthex.Challenge) bool { return c.Params["error"] == "insufficient_scope" }) {
+			return nil
+		}
+		return h.needsLogin("it asks for more scopes than the login granted")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	stored, err := h.opts.Store.Load(h.key, h.opts.Server)
+	switch {
+	case err != nil:
+		return err
+	case stored == nil:
+		h.rec, h.ts = nil, nil
+		return h.needsLogin("no login is stored")
+	case h.rec == nil || stored.Token.AccessToken != h.rec.Token.AccessToken:
+		h.use(stored) // a new login, or a refresh by another process
+	}
+	if req.Header.Get("Authorization") != "Bearer "+h.rec.Token.AccessToken {
+		return nil // a newer token than the one refused, from a concurrent refresh: try it
+	}
+	if h.rec.Token.RefreshToken == "" {
+		return h.needsLogin("its token was refused, and there is no refresh token")
+	}
+	expired := *h.rec.Token
+	expired.Expiry = time.Unix(1, 0)
+	tok, err := h.rec.config().TokenSource(context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient), &expired).Token()
+	if err != nil {
+		return h.needsLogin("the refresh of its token was refused: " + refreshError(err))
+	}
+	rec := *h.rec
+	rec.Token = tok
+	if err := h.opts.Store.Save(h.key, &rec); err != nil {
+		h.opts.Logger.Warn("oauth: the refreshed token could not be saved; the next start will refresh again", "server", h.opts.Server, "error", err)
+	}
+	h.use(&rec)
+	return nil
+}
+
+// needsLogin is ErrLoginRequired for the server, with why and what to run.
+func (h *Handler) needsLogin(why string) error {
+	return fmt.Errorf("%w: %s; run: switchboard login %s", ErrLoginRequired, why, h.opts.Server)
+}
+
+// refreshError describes a failed refresh by the authorization server's
+// error code alone: its response body is not ours to repeat.
+func refreshError(err error) string {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		if re.ErrorCode != "" {
+			return re.ErrorCode
+		}
+		if re.Response != nil {
+			return re.Response.Status
+		}
+	}
+	return "the token endpoint could not be reached"
+}
+
+// savingSource saves each new token to the store as the server's record.
+type savingSource struct {
+	h    *Handler
+	base oauth2.TokenSource
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	tok, err := s.base.Token()
+	if err != nil {
+		return nil, err
+	}
+	s.h.saveIfNew(s, tok)
+	return tok, nil
+}
+
+// saveIfNew stores tok, if it is new and src is still the handler's source.
+func (h *Handler) saveIfNew(src *savingSource, tok *oauth2.Token) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ts != oauth2.TokenSource(src) || h.rec == nil || h.rec.Token.AccessToken == tok.AccessToken {
+		return
+	}
+	rec := *h.rec
+	rec.Token = tok
+	h.rec = &rec
+	if err := h.opts.Store.Save(h.key, &rec); err != nil {
+		h.opts.Logger.Warn("oauth: the refreshed token could not be saved; the next start will refresh again", "server", h.opts.Server, "error", err)
+	}
+}

@@ -1,0 +1,163 @@
+// Package oauth logs Switchboard in to the MCP servers that require OAuth
+// 2.1, and keeps their tokens fresh.
+//
+// The flow itself (discovery from the WWW-Authenticate challenge, client
+// registration, authorization code with PKCE, resource indicators, scopes
+// and step-up) is go-sdk's [auth.AuthorizationCodeHandler]. This package
+// adds what a long-running gateway needs around it: a [Store] of tokens,
+// one file per server, shared by the CLI and serve; a [Handler] that
+// refreshes them before they expire and once on a 401, and that, without a
+// usable token, fails with [ErrLoginRequired] instead of starting a login
+// nobody is there to finish; and the interactive login of `switchboard
+// login`, on a loopback redirect ([LoopbackLogin]).
+package oauth
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"golang.org/x/oauth2"
+)
+
+// A Record is what a login leaves for a server: the token, and what it
+// takes to refresh it without the login's discovery.
+type Record struct {
+	ClientID     string           `json:"client_id"`
+	ClientSecret string           `json:"client_secret,omitempty"` // from dynamic registration
+	TokenURL     string           `json:"token_url"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+	Scopes       []string         `json:"scopes,omitempty"`
+	Token        *oauth2.Token    `json:"token"`
+}
+
+// config is the oauth2 configuration that refreshes r's token.
+func (r *Record) config() *oauth2.Config {
+	return &oauth2.Config{ClientID: r.ClientID, ClientSecret: r.ClientSecret, Scopes: r.Scopes,
+		Endpoint: oauth2.Endpoint{TokenURL: r.TokenURL, AuthStyle: r.AuthStyle}}
+}
+
+// A Store keeps one Record per server in a directory, each file written
+// atomically with mode 0600.
+type Store struct {
+	Dir string
+}
+
+// DefaultDir is the store's directory: switchboard/oauth under
+// $XDG_STATE_HOME, or under ~/.local/state.
+func DefaultDir() (string, error) {
+	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
+		return filepath.Join(dir, "switchboard", "oauth"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("oauth: no state directory for tokens: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "switchboard", "oauth"), nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Key names a server's record: its name, and a fingerprint of its URL, so
+// that a server whose URL changes logs in again.
+func Key(name, url string) string {
+	sum := sha256.Sum256([]byte(url))
+	return unsafeName.ReplaceAllString(name, "_") + "-" + hex.EncodeToString(sum[:6])
+}
+
+// A FileError is a token file that cannot be used, and how to fix it.
+type FileError struct {
+	Path    string
+	Problem string
+	Fix     string
+	Err     error
+}
+
+func (e *FileError) Error() string {
+	return fmt.Sprintf("oauth: token file %s: %s; %s", e.Path, e.Problem, e.Fix)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+func (s *Store) path(key string) string { return filepath.Join(s.Dir, key+".json") }
+
+// Load returns the record of key, or nil if there is none. A file that
+// others may read, or that is not a record, is refused, with the fix.
+func (s *Store) Load(key, server string) (*Record, error) {
+	path := s.path(key)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	if mode := info.Mode().Perm(); mode&0o077 != 0 {
+		return nil, &FileError{Path: path, Problem: fmt.Sprintf("readable by others (mode %#o)", mode),
+			Fix: fmt.Sprintf("run: chmod 600 %s", path)}
+	}
+	var r Record
+	if err := json.NewDecoder(f).Decode(&r); err != nil || r.Token == nil || r.TokenURL == "" {
+		if err == nil {
+			err = errors.New("no token")
+		}
+		return nil, &FileError{Path: path, Problem: "not a token record", Err: err,
+			Fix: fmt.Sprintf("run: switchboard logout %s && switchboard login %s", server, server)}
+	}
+	return &r, nil
+}
+
+// Save writes the record of key: to a temporary file in the directory,
+// then renamed over the old one, so that a reader sees one or the other.
+func (s *Store) Save(key string, r *Record) error {
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".tmp-"+key+"-*")
+	if err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.path(key)); err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
+	return nil
+}
+
+// Delete forgets the record of key. It reports whether there was one.
+func (s *Store) Delete(key string) (bool, error) {
+	err := os.Remove(s.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("oauth: %w", err)
+	}
+	return true, nil
+}
