@@ -418,61 +418,64 @@ func (d *entryDecoder) whole(field string, v *hujson.Value) (int64, bool) {
 }
 
 func (d *entryDecoder) retry(field string, v *hujson.Value) {
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		d.fail(field, `want an object such as {"max": 3, "backoffMs": 1000}`)
-		return
-	}
-	for i := range obj.Members {
-		key := memberName(&obj.Members[i])
-		sub := field + "." + key
-		ev := &obj.Members[i].Value
-		switch {
-		case isNull(ev):
-		case key == "max":
+	d.members(field, `want an object such as {"max": 3, "backoffMs": 1000}`, v, func(key, sub string, ev *hujson.Value) {
+		switch key {
+		case "max":
 			if n, ok := d.whole(sub, ev); ok {
 				d.s.Retry.Max = int(max(min(n, math.MaxInt32), math.MinInt32))
 			}
-		case key == "backoffMs":
+		case "backoffMs":
 			d.s.Retry.BackoffMs = d.millis(sub, ev)
-		case key == "maxBackoffMs":
+		case "maxBackoffMs":
 			if ms := d.millis(sub, ev); ms != nil {
 				d.s.Retry.MaxBackoffMs = *ms
 			}
 		default:
 			d.warn(sub, "unknown field, ignored")
 		}
+	})
+}
+
+// members calls each with every member of the object v that is not null,
+// and its field name; if v is not an object, it fails field with want.
+func (d *entryDecoder) members(field, want string, v *hujson.Value, each func(key, sub string, ev *hujson.Value)) bool {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		d.fail(field, want)
+		return false
 	}
+	for i := range obj.Members {
+		key := memberName(&obj.Members[i])
+		if ev := &obj.Members[i].Value; !isNull(ev) {
+			each(key, field+"."+key, ev)
+		}
+	}
+	return true
 }
 
 func (d *entryDecoder) oauth(field string, v *hujson.Value) {
-	obj, ok := v.Value.(*hujson.Object)
-	if !ok {
-		d.fail(field, `want an object such as {"clientId": "...", "scopes": ["read"]}`)
-		return
-	}
 	o := &OAuth{}
-	for i := range obj.Members {
-		key := memberName(&obj.Members[i])
-		sub := field + "." + key
-		ev := &obj.Members[i].Value
-		switch {
-		case isNull(ev):
-		case key == "clientId":
+	ok := d.members(field, `want an object such as {"clientId": "...", "scopes": ["read"]}`, v, func(key, sub string, ev *hujson.Value) {
+		switch key {
+		case "clientId":
 			o.ClientID = d.str(sub, ev)
-		case key == "clientSecret":
+		case "clientSecret":
 			o.ClientSecret = d.str(sub, ev)
-		case key == "scopes":
+		case "scopes":
 			o.Scopes = d.strings(sub, ev)
-		case key == "callbackPort":
+		case "callbackPort":
 			if n, ok := d.whole(sub, ev); ok {
 				o.CallbackPort = int(max(min(n, math.MaxInt32), math.MinInt32))
 			}
 		default:
 			d.warn(sub, "unknown field, ignored")
 		}
+	})
+	if ok {
+		d.s.OAuth = o
+		// TODO(issue 12): drop the warning once serve and the login use it.
+		d.warn(field, "not used yet: this version does not log in to servers (switchboard login is coming)")
 	}
-	d.s.OAuth = o
 }
 
 func (d *entryDecoder) tools(field string, v *hujson.Value) {
