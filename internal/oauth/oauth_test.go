@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -385,7 +386,9 @@ func TestConfiguredClientAndScopes(t *testing.T) {
 	if err := call(t.Context(), a.URL+"/mcp", h); err != nil {
 		t.Fatal(err)
 	}
-	if asked.Get("client_id") != "pre-registered" || !strings.HasPrefix(asked.Get("scope"), "read write") ||
+	scopes := strings.Fields(asked.Get("scope")) // in no set order: go-sdk unions them
+	slices.Sort(scopes)
+	if asked.Get("client_id") != "pre-registered" || !slices.Equal(scopes, []string{"offline_access", "read", "write"}) ||
 		asked.Get("resource") != a.URL+"/mcp" || asked.Get("code_challenge_method") != "S256" {
 		t.Errorf("the authorization request: %v", asked)
 	}
