@@ -50,11 +50,11 @@ func (g *Gateway) ConfigReloaded(err error) {
 	g.reload.Store(r)
 }
 
-// statusRow is one server's line on the page, and in the JSON answer.
-type statusRow struct {
+// A StatusRow is one server's line on /status, and in its JSON answer.
+type StatusRow struct {
 	Name       string  `json:"name"`
 	State      string  `json:"state"`
-	Class      string  `json:"-"`
+	Class      string  `json:"-"` // the page's color for State; not in the JSON
 	Transport  string  `json:"transport"`
 	Tools      int     `json:"tools"`
 	Reconnects uint64  `json:"reconnects"`
@@ -67,19 +67,20 @@ type statusRow struct {
 	Error      string  `json:"error,omitempty"`
 }
 
-// statusReport is what /status answers to a client that accepts JSON
+// A StatusReport is what /status answers to a client that accepts JSON
 // (switchboard status --gateway reads it): the page's contents.
-type statusReport struct {
+type StatusReport struct {
 	Version       string      `json:"version"`
 	Summary       string      `json:"summary"`
 	UptimeSeconds int64       `json:"uptime_seconds"`
-	Uptime        string      `json:"-"`
-	Servers       []statusRow `json:"servers"`
-	Reload        *reloadRow  `json:"last_reload,omitempty"`
+	Uptime        string      `json:"-"` // for the page
+	Servers       []StatusRow `json:"servers"`
+	Reload        *ReloadRow  `json:"last_reload,omitempty"`
 }
 
-// reloadRow is the last config reload, on the page and in the JSON answer.
-type reloadRow struct {
+// A ReloadRow is the last config reload, on the page and in the JSON
+// answer.
+type ReloadRow struct {
 	At    time.Time `json:"at"`
 	Error string    `json:"error,omitempty"`
 }
@@ -100,14 +101,14 @@ func stateClass(s switchboard.State) string {
 
 // statusReport reads last-known state: no URL, no header, and errors as
 // ServerStatus.ErrorText shows them.
-func (g *Gateway) statusReport() statusReport {
+func (g *Gateway) statusReport() StatusReport {
 	statuses := g.m.Status()
 	uptime := time.Since(g.started).Round(time.Second)
-	report := statusReport{Version: g.opts.Implementation.Version, Uptime: uptime.String(), UptimeSeconds: int64(uptime / time.Second),
-		Servers: make([]statusRow, 0, len(statuses))}
+	report := StatusReport{Version: g.opts.Implementation.Version, Uptime: uptime.String(), UptimeSeconds: int64(uptime / time.Second),
+		Servers: make([]StatusRow, 0, len(statuses))}
 	down := 0
 	for _, s := range statuses {
-		row := statusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
+		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
 			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-"}
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
@@ -121,7 +122,7 @@ func (g *Gateway) statusReport() statusReport {
 		report.Servers = append(report.Servers, row)
 	}
 	if r := g.reload.Load(); r != nil {
-		report.Reload = &reloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}
+		report.Reload = &ReloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}
 	}
 	report.Summary = "all servers up"
 	if !switchboard.Ready(statuses) {

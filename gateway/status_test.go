@@ -58,7 +58,7 @@ func TestStatusPage(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/status as JSON: %d", code)
 	}
-	var report statusReport
+	var report StatusReport
 	if err := json.Unmarshal([]byte(body), &report); err != nil {
 		t.Fatalf("/status as JSON: %v\n%s", err, body)
 	}

@@ -127,8 +127,8 @@ func writeConfig(t *testing.T, servers map[string]any) string {
 	return path
 }
 
-// A gateway is a running switchboard serve.
-type gateway struct {
+// A runningGateway is a switchboard serve that a test started.
+type runningGateway struct {
 	url string // its /mcp endpoint
 	log *lineLog
 }
@@ -136,7 +136,7 @@ type gateway struct {
 // startGateway runs switchboard serve on config, on a free port, and returns
 // once the servers named ready are connected (first time or back after a
 // failed first try).
-func (p peers) startGateway(t *testing.T, config string, ready ...string) *gateway {
+func (p peers) startGateway(t *testing.T, config string, ready ...string) *runningGateway {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	cmd := p.command(t, ctx, p.switchboard, "serve", "--config", config, "--listen", "127.0.0.1:0")
@@ -155,7 +155,7 @@ func (p peers) startGateway(t *testing.T, config string, ready ...string) *gatew
 		cancel()
 	})
 	urlRE := regexp.MustCompile(`msg="serving MCP" url=(\S+)`)
-	g := &gateway{log: log}
+	g := &runningGateway{log: log}
 	ok := log.await(ctx, func(line string) bool {
 		if m := urlRE.FindStringSubmatch(line); m != nil {
 			g.url = m[1]

@@ -24,6 +24,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
@@ -438,17 +439,8 @@ func (p *holdingPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.Lis
 	return nil, errNotOffered
 }
 
-// statusRow is a server's row in the gateway's /status.
-type statusRow struct {
-	Name       string
-	State      string
-	Tools      int
-	PID        int
-	Reconnects int
-}
-
 // gatewayStatus returns what the gateway's /status says of each server.
-func gatewayStatus(t *testing.T, mcpURL string) map[string]statusRow {
+func gatewayStatus(t *testing.T, mcpURL string) map[string]gateway.StatusRow {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(mcpURL, "/mcp")+"/status", nil)
 	if err != nil {
@@ -460,11 +452,11 @@ func gatewayStatus(t *testing.T, mcpURL string) map[string]statusRow {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var report struct{ Servers []statusRow }
+	var report gateway.StatusReport
 	if err := json.NewDecoder(resp.Body).Decode(&report); err != nil {
 		t.Fatalf("/status: %v", err)
 	}
-	rows := make(map[string]statusRow)
+	rows := make(map[string]gateway.StatusRow)
 	for _, s := range report.Servers {
 		rows[s.Name] = s
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
 // reconnect asks a running gateway to reconnect one server now, which also
@@ -97,42 +99,26 @@ func askGateway(ctx context.Context, verb, gateway, tokenEnv, method string, ele
 	return resp, body, nil
 }
 
-// gatewayStatus prints the status of the running gateway at gateway, as
+// gatewayStatus prints the status of the running gateway at gatewayURL, as
 // its /status page shows it: the servers' states, reconnects and calls.
-func (e *env) gatewayStatus(ctx context.Context, gateway, tokenEnv string, asJSON bool) error {
-	resp, body, err := askGateway(ctx, "status", gateway, tokenEnv, http.MethodGet, "status")
+func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, asJSON bool) error {
+	resp, body, err := askGateway(ctx, "status", gatewayURL, tokenEnv, http.MethodGet, "status")
 	if err != nil {
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("status: %s: %s", resp.Status, strings.TrimSpace(string(body)))
 	}
-	var report struct {
-		Version       string `json:"version"`
-		Summary       string `json:"summary"`
-		UptimeSeconds int64  `json:"uptime_seconds"`
-		Servers       []struct {
-			Name       string `json:"name"`
-			State      string `json:"state"`
-			Transport  string `json:"transport"`
-			Tools      int    `json:"tools"`
-			Reconnects uint64 `json:"reconnects"`
-			PID        int    `json:"pid"`
-			Calls      uint64 `json:"calls"`
-			P50        string `json:"p50"`
-			P99        string `json:"p99"`
-			Error      string `json:"error"`
-		} `json:"servers"`
-	}
+	var report gateway.StatusReport
 	if err := json.Unmarshal(body, &report); err != nil {
-		return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gateway, err)
+		return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gatewayURL, err)
 	}
 	if asJSON {
 		var v any // re-encoded, without the HTML escapes of an HTTP answer
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
-			return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gateway, err)
+			return fmt.Errorf("status: the answer of %s is not a gateway's status (%w)", gatewayURL, err)
 		}
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false)
