@@ -198,13 +198,20 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	if err != nil {
 		return h.needsLogin("the refresh of its token was refused: " + refreshError(err))
 	}
+	h.use(h.refreshed(tok))
+	return nil
+}
+
+// refreshed returns the record with tok, the refresh of its token, and
+// stores it. h.mu is held. A store that fails costs a refresh at the next
+// start, not this request.
+func (h *Handler) refreshed(tok *oauth2.Token) *Record {
 	rec := *h.rec
 	rec.Token = tok
 	if err := h.opts.Store.Save(h.key, &rec); err != nil {
 		h.opts.Logger.Warn("oauth: the refreshed token could not be saved; the next start will refresh again", "server", h.opts.Server, "error", err)
 	}
-	h.use(&rec)
-	return nil
+	return &rec
 }
 
 // needsLogin is ErrLoginRequired for the server, with why and what to run.
@@ -249,10 +256,5 @@ func (h *Handler) saveIfNew(src *savingSource, tok *oauth2.Token) {
 	if h.ts != oauth2.TokenSource(src) || h.rec == nil || h.rec.Token.AccessToken == tok.AccessToken {
 		return
 	}
-	rec := *h.rec
-	rec.Token = tok
-	h.rec = &rec
-	if err := h.opts.Store.Save(h.key, &rec); err != nil {
-		h.opts.Logger.Warn("oauth: the refreshed token could not be saved; the next start will refresh again", "server", h.opts.Server, "error", err)
-	}
+	h.rec = h.refreshed(tok)
 }
