@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -58,20 +59,9 @@ func call(ctx context.Context, u *upstream.Upstream, name string, args map[strin
 		return nil, err
 	}
 	if res.IsError {
-		return nil, fmt.Errorf("tool %q returned an error: %s", name, text(res))
+		return nil, fmt.Errorf("tool %q returned an error: %s", name, mcptest.Text(res))
 	}
 	return res, nil
-}
-
-// text returns the text content of res, for messages.
-func text(res *mcp.CallToolResult) string {
-	var s string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			s += t.Text
-		}
-	}
-	return s
 }
 
 // runInitialize connects, which initializes a session with a protocol
