@@ -255,13 +255,13 @@ func TestStatusHasThePIDOfAStdioServer(t *testing.T) {
 // TestStatesMatchTheUpstreams: the manager shows an upstream's state as the
 // value of the same name.
 func TestStatesMatchTheUpstreams(t *testing.T) {
-	for s := upstream.Disconnected; s <= upstream.Closed; s++ {
+	for s := upstream.Disconnected; s <= upstream.NeedsAuth; s++ {
 		if got := stateOf(s).String(); got != s.String() {
 			t.Errorf("upstream state %v shows as %q", s, got)
 		}
 	}
-	if n := len(stateNames); n != int(upstream.Closed)+1 {
-		t.Errorf("%d manager states for %d upstream states", n, int(upstream.Closed)+1)
+	if n := len(stateNames); n != int(upstream.NeedsAuth)+1 {
+		t.Errorf("%d manager states for %d upstream states", n, int(upstream.NeedsAuth)+1)
 	}
 }
 

@@ -3,6 +3,7 @@ package switchboard
 import (
 	"errors"
 
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -44,6 +45,10 @@ var (
 	ErrTimeout = upstream.ErrTimeout
 	// ErrClosed means the manager, or the server, was closed.
 	ErrClosed = upstream.ErrClosed
+	// ErrLoginRequired means the server asks for an OAuth login that no
+	// stored token answers (the needs-auth state): run `switchboard login
+	// NAME`, which stores one where the manager finds it.
+	ErrLoginRequired = oauth.ErrLoginRequired
 )
 
 // ServerError is an error from one server and one operation. Its Err is

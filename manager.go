@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/toolcache"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -66,6 +67,14 @@ type Options struct {
 	CacheDir string
 	// NoCache disables the persistent tool cache.
 	NoCache bool
+	// OAuthDir is the directory of the OAuth tokens of the http and sse
+	// servers that require a login, which `switchboard login` writes.
+	// Default: switchboard/oauth under the user's state directory
+	// ($XDG_STATE_HOME, else ~/.local/state).
+	OAuthDir string
+	// NoOAuth disables the login: a server that answers 401 fails instead
+	// of waiting for one (needs-auth).
+	NoOAuth bool
 
 	// Filter, if set, decides per query which tools Tools returns, and
 	// CallTool refuses the tools it hides. PromptFilter and ResourceFilter
@@ -104,6 +113,7 @@ type Manager struct {
 	events  *events
 	cache   *toolcache.Cache // nil when disabled
 	writes  *cacheWriter     // nil when the cache is disabled
+	oauth   *oauth.Options   // nil when the login is disabled
 
 	view atomic.Pointer[view]
 
@@ -157,6 +167,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		m.cache = toolcache.Open(o.CacheDir, &toolcache.Options{Logger: o.Logger})
 		m.writes = newCacheWriter(m.cache, o.Logger)
 	}
+	m.oauth = oauthOptions(o)
 	if cfg == nil {
 		cfg = &config.Config{}
 	}
@@ -199,8 +210,27 @@ func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 		LookupEnv: m.opts.LookupEnv,
 		Dial:      m.opts.Dial,
 		OnEvent:   func(ev upstream.Event) { m.events.add(up, ev) },
+		OAuth:     m.oauth,
 	})
 	return up
+}
+
+// oauthOptions are the login options the upstreams share: the store of
+// o.OAuthDir, or of the default directory; nil if o disables the login, or
+// there is no directory for it (which is logged).
+func oauthOptions(o Options) *oauth.Options {
+	if o.NoOAuth {
+		return nil
+	}
+	dir := o.OAuthDir
+	if dir == "" {
+		var err error
+		if dir, err = oauth.DefaultDir(); err != nil {
+			o.Logger.Warn("servers that require a login will fail", "error", err)
+			return nil
+		}
+	}
+	return &oauth.Options{Store: &oauth.Store{Dir: dir}, Logger: o.Logger}
 }
 
 // redactor returns the redaction of the server called name.
@@ -279,7 +309,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 	var pass []*upstream.Upstream
 	for _, up := range m.view.Load().servers {
 		switch up.State() {
-		case upstream.Disconnected, upstream.Failed, upstream.CrashLoop:
+		case upstream.Disconnected, upstream.Failed, upstream.CrashLoop, upstream.NeedsAuth:
 			pass = append(pass, up)
 			delete(m.held, up)
 		}

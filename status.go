@@ -27,6 +27,7 @@ const (
 	StateCrashLoop    // crashed too often; retried every 5 min, for ever
 	StateDisabled
 	StateClosed
+	StateNeedsAuth // asks for a login no stored token answers; run: switchboard login NAME
 )
 
 var stateNames = [...]string{
@@ -38,6 +39,7 @@ var stateNames = [...]string{
 	StateCrashLoop:    "crash-loop",
 	StateDisabled:     "disabled",
 	StateClosed:       "closed",
+	StateNeedsAuth:    "needs-auth",
 }
 
 // String returns the state's word, as used by /readyz and the status page.
@@ -190,7 +192,7 @@ func (m *Manager) Failed() []string {
 }
 
 func failed(s ServerStatus) bool {
-	return s.State == StateFailed || s.State == StateCrashLoop || s.Err != nil && s.State != StateConnected && s.State != StateReconnecting
+	return s.State == StateFailed || s.State == StateCrashLoop || s.State == StateNeedsAuth || s.Err != nil && s.State != StateConnected && s.State != StateReconnecting
 }
 
 // Active returns the names of the servers an agent works with, in

@@ -382,7 +382,7 @@ func same[T any](a, b []T) bool {
 func (m *Manager) stateEvent(ev upstream.Event) Event {
 	snap := ev.Snapshot
 	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: stateOf(snap.State), From: stateOf(ev.From), Err: publicError(snap.Err)}
-	if out.State == StateFailed || out.State == StateCrashLoop {
+	if out.State == StateFailed || out.State == StateCrashLoop || out.State == StateNeedsAuth {
 		out.Source = snap.Config.Source
 	}
 	return out

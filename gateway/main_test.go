@@ -10,6 +10,6 @@ import (
 
 func TestMain(m *testing.M) {
 	mcptest.RunIfChild()
-	cleanup := mcptest.IsolateUserCache()
+	cleanup := mcptest.IsolateUserDirs()
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { cleanup() }))
 }

@@ -93,7 +93,7 @@ func stateClass(s switchboard.State) string {
 		return "ok"
 	case switchboard.StateConnecting, switchboard.StateReconnecting:
 		return "wait"
-	case switchboard.StateFailed, switchboard.StateCrashLoop:
+	case switchboard.StateFailed, switchboard.StateCrashLoop, switchboard.StateNeedsAuth:
 		return "bad"
 	}
 	return "off"

@@ -34,7 +34,7 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building switchboard:", err)
 		return 1
 	}
-	defer mcptest.IsolateUserCache()() // only now: go build finds its build cache there
+	defer mcptest.IsolateUserDirs()() // only now: go build finds its build cache there
 	code := m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -234,6 +234,8 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 		logger.Warn("server not connected; retrying in the background", attrs...)
 	case switchboard.StateCrashLoop:
 		logger.Error("server crashed too often (crash-loop); retrying every 5 min", attrs...)
+	case switchboard.StateNeedsAuth:
+		logger.Warn("server needs a login; run: switchboard login "+ev.Server, attrs...)
 	case switchboard.StateDisconnected, switchboard.StateDisabled:
 		logger.Info("server "+ev.State.String(), attrs...)
 	}

@@ -136,7 +136,7 @@ func (x *Metrics) Observer() *switchboard.Observer {
 // states are the states a server is shown in, each a series.
 var states = []switchboard.State{
 	switchboard.StateDisconnected, switchboard.StateConnecting, switchboard.StateConnected, switchboard.StateReconnecting,
-	switchboard.StateFailed, switchboard.StateCrashLoop, switchboard.StateDisabled, switchboard.StateClosed,
+	switchboard.StateFailed, switchboard.StateCrashLoop, switchboard.StateDisabled, switchboard.StateClosed, switchboard.StateNeedsAuth,
 }
 
 // setState makes state the one of server's series that is 1.

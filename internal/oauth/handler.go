@@ -26,7 +26,9 @@ var ErrLoginRequired = errors.New("login required")
 // that a request never leaves with one that expires on the way.
 const refreshMargin = time.Minute
 
-// Options configure a Handler.
+// Options configure a Handler. Without the server's fields, they are a
+// template that [Options.For] completes for each server: those of one
+// Manager share a store.
 type Options struct {
 	// Server is the server's configured name, URL its MCP endpoint
 	// (resolved) and OAuth its "oauth" object (resolved; may be nil).
@@ -61,12 +63,19 @@ type Handler struct {
 	key   string
 	login *auth.AuthorizationCodeHandler // nil without Options.Login
 
-	mu  sync.Mutex
-	rec *Record            // the record ts serves, as last saved or loaded
-	ts  oauth2.TokenSource // nil until there is a record
+	mu     sync.Mutex
+	loaded bool               // the store was read: a record that was not there is looked for again only on a 401
+	rec    *Record            // the record ts serves, as last saved or loaded
+	ts     oauth2.TokenSource // nil until there is a record
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
+
+// For returns o completed for srv, a resolved http or sse server.
+func (o Options) For(srv *config.Server) Options {
+	o.Server, o.URL, o.OAuth = srv.Name, srv.URL, srv.OAuth
+	return o
+}
 
 // NewHandler returns the handler of a server.
 func NewHandler(opts Options) (*Handler, error) {
@@ -147,12 +156,15 @@ func (h *Handler) use(rec *Record) {
 func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ts == nil {
+	if !h.loaded {
 		rec, err := h.opts.Store.Load(h.key, h.opts.Server)
-		if err != nil || rec == nil {
+		if err != nil {
 			return nil, err
 		}
-		h.use(rec)
+		h.loaded = true
+		if rec != nil {
+			h.use(rec)
+		}
 	}
 	return h.ts, nil
 }
@@ -184,11 +196,14 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.rec, h.ts = nil, nil
 		return h.needsLogin("no login is stored")
 	case h.rec == nil || stored.Token.AccessToken != h.rec.Token.AccessToken:
-		h.use(stored) // a new login, or a refresh by another process
+		h.use(stored) // a new login, or a refresh by another process: try it
+		return nil
 	}
-	if req.Header.Get("Authorization") != "Bearer "+h.rec.Token.AccessToken {
+	if sent := req.Header.Get("Authorization"); sent != "" && sent != "Bearer "+h.rec.Token.AccessToken {
 		return nil // a newer token than the one refused, from a concurrent refresh: try it
 	}
+	// The current token was refused, or could not be refreshed before the
+	// request (which then went without one).
 	if h.rec.Token.RefreshToken == "" {
 		return h.needsLogin("its token was refused, and there is no refresh token")
 	}
@@ -214,10 +229,23 @@ func (h *Handler) refreshed(tok *oauth2.Token) *Record {
 	return &rec
 }
 
-// needsLogin is ErrLoginRequired for the server, with why and what to run.
+// needsLogin says that the server needs a login, and why.
 func (h *Handler) needsLogin(why string) error {
-	return fmt.Errorf("%w: %s; run: switchboard login %s", ErrLoginRequired, why, h.opts.Server)
+	return &LoginError{Server: h.opts.Server, Reason: why}
 }
+
+// A LoginError says that a server needs a login, why, and what to run. It
+// wraps ErrLoginRequired.
+type LoginError struct {
+	Server string // the configured name
+	Reason string
+}
+
+func (e *LoginError) Error() string {
+	return fmt.Sprintf("%v: %s; run: switchboard login %s", ErrLoginRequired, e.Reason, e.Server)
+}
+
+func (e *LoginError) Unwrap() error { return ErrLoginRequired }
 
 // refreshError describes a failed refresh by the authorization server's
 // error code alone: its response body is not ours to repeat.
@@ -234,6 +262,23 @@ func refreshError(err error) string {
 	return "the token endpoint could not be reached"
 }
 
+// scrubbed is a failed refresh without the authorization server's response
+// body, which its message would repeat: what a request that could not be
+// authorized returns. It stays an *oauth2.RetrieveError with the same
+// error code, which go-sdk's transport reads (invalid_grant: go without a
+// token, and let the server's 401 ask for a login).
+func scrubbed(err error) error {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return fmt.Errorf("oauth: refreshing the token: %w", err)
+	}
+	out := &oauth2.RetrieveError{ErrorCode: re.ErrorCode, Response: &http.Response{Status: "no response"}}
+	if re.Response != nil {
+		out.Response = &http.Response{Status: re.Response.Status, StatusCode: re.Response.StatusCode}
+	}
+	return out
+}
+
 // savingSource saves each new token to the store as the server's record.
 type savingSource struct {
 	h    *Handler
@@ -243,7 +288,7 @@ type savingSource struct {
 func (s *savingSource) Token() (*oauth2.Token, error) {
 	tok, err := s.base.Token()
 	if err != nil {
-		return nil, err
+		return nil, scrubbed(err)
 	}
 	s.h.saveIfNew(s, tok)
 	return tok, nil

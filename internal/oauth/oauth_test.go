@@ -2,17 +2,13 @@ package oauth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,140 +18,24 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// authServer is an authorization server and the MCP server it protects,
-// in one listener: metadata, dynamic registration, an authorization
-// endpoint that approves at once, a token endpoint that issues, refreshes
-// and revokes, and /mcp, which wants a bearer token it issued.
-type authServer struct {
-	*httptest.Server
-	expiresIn int // seconds, of each access token
-
-	mu        sync.Mutex
-	n         int
-	access    map[string]bool // valid access tokens
-	refresh   map[string]bool // valid refresh tokens
-	refreshes int             // refresh grants served
-	logins    int             // authorization code grants served
-}
-
-func newAuthServer(t *testing.T) *authServer {
+// newAuthServer starts an authorization server that protects /mcp, an
+// MCP server with one tool, whoami.
+func newAuthServer(t *testing.T) *mcptest.AuthServer {
 	t.Helper()
-	a := &authServer{expiresIn: 3600, access: map[string]bool{}, refresh: map[string]bool{}}
-	mux := http.NewServeMux()
-	a.Server = httptest.NewServer(mux)
-	t.Cleanup(func() {
-		a.Close()
-		http.DefaultTransport.(*http.Transport).CloseIdleConnections() // the handlers' and the clients' pools
-	})
-	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"resource": a.URL + "/mcp", "authorization_servers": []string{a.URL}, "scopes_supported": []string{"tools"}})
-	})
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, map[string]any{"issuer": a.URL, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
-			"registration_endpoint": a.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
-			"response_types_supported": []string{"code"}, "scopes_supported": []string{"tools", "offline_access"}})
-	})
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
-		var meta map[string]any
-		json.NewDecoder(r.Body).Decode(&meta)
-		writeJSONStatus(w, http.StatusCreated, map[string]any{"client_id": "registered-client", "redirect_uris": meta["redirect_uris"], "token_endpoint_auth_method": "none"})
-	})
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		to, _ := url.Parse(q.Get("redirect_uri"))
-		to.RawQuery = url.Values{"code": {"code-1"}, "state": {q.Get("state")}}.Encode()
-		http.Redirect(w, r, to.String(), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		switch r.Form.Get("grant_type") {
-		case "authorization_code":
-			a.logins++
-		case "refresh_token":
-			if !a.refresh[r.Form.Get("refresh_token")] {
-				writeJSONStatus(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "refresh token " + r.Form.Get("refresh_token") + " revoked"})
-				return
-			}
-			delete(a.refresh, r.Form.Get("refresh_token"))
-			a.refreshes++
-		default:
-			writeJSONStatus(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
-			return
-		}
-		a.n++
-		at, rt := fmt.Sprintf("access-%d", a.n), fmt.Sprintf("refresh-%d", a.n)
-		a.access[at], a.refresh[rt] = true, true
-		writeJSON(w, map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": a.expiresIn})
-	})
 	server := mcp.NewServer(&mcp.Implementation{Name: "protected"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		if !a.access[token] {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	mux.Handle("/mcp", auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.URL + "/.well-known/oauth-protected-resource/mcp"})(
-		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)))
+	a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)})
+	t.Cleanup(a.Close)
 	return a
-}
-
-func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
-
-func writeJSONStatus(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-// revoke makes every token issued so far invalid; with refresh, the
-// refresh tokens too.
-func (a *authServer) revoke(refresh bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	clear(a.access)
-	if refresh {
-		clear(a.refresh)
-	}
-}
-
-func (a *authServer) counts() (logins, refreshes int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.logins, a.refreshes
-}
-
-// headless is a login's browser that follows the authorization server's
-// redirect at once, as the test's server approves at once, and reports
-// where it went.
-func headless(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	resp.Body.Close()
-	to, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil {
-		return nil, err
-	}
-	return &auth.AuthorizationResult{Code: to.Query().Get("code"), State: to.Query().Get("state"), Iss: to.Query().Get("iss")}, nil
 }
 
 // call connects to the server's /mcp with h and calls whoami.
@@ -172,11 +52,11 @@ func call(ctx context.Context, url string, h auth.OAuthHandler) error {
 
 // handler returns a server's handler on store: with a headless login if
 // login is set, else the one serve uses.
-func handler(t *testing.T, a *authServer, store *Store, name string, login bool) *Handler {
+func handler(t *testing.T, a *mcptest.AuthServer, store *Store, name string, login bool) *Handler {
 	t.Helper()
 	opts := Options{Server: name, URL: a.URL + "/mcp", Store: store}
 	if login {
-		opts.Login, opts.RedirectURL = headless, "http://127.0.0.1:1/callback"
+		opts.Login, opts.RedirectURL = mcptest.Headless, "http://127.0.0.1:1/callback"
 	}
 	h, err := NewHandler(opts)
 	if err != nil {
@@ -209,23 +89,23 @@ func TestLoginThenServe(t *testing.T) {
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "tracker", false)); err != nil {
 		t.Fatalf("after the login: %v", err)
 	}
-	if logins, refreshes := a.counts(); logins != 1 || refreshes != 0 {
+	if logins, refreshes := a.Counts(); logins != 1 || refreshes != 0 {
 		t.Errorf("%d logins and %d refreshes, want 1 and 0", logins, refreshes)
 	}
 }
 
 func TestRefreshBeforeExpiry(t *testing.T) {
 	a := newAuthServer(t)
-	a.expiresIn = 30 // within the refresh margin: refreshed before it is used
+	a.SetExpiresIn(30 * time.Second) // within the refresh margin: refreshed before it is used
 	store := &Store{Dir: t.TempDir()}
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
 		t.Fatal(err)
 	}
-	_, before := a.counts()
+	_, before := a.Counts()
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", false)); err != nil {
 		t.Fatal(err)
 	}
-	if logins, refreshes := a.counts(); logins != 1 || refreshes <= before {
+	if logins, refreshes := a.Counts(); logins != 1 || refreshes <= before {
 		t.Errorf("%d logins, %d refreshes (%d before): want the token refreshed before it expired", logins, refreshes, before)
 	}
 	rec, err := store.Load(Key("s", a.URL+"/mcp"), "s")
@@ -240,11 +120,11 @@ func TestRefreshOnUnauthorized(t *testing.T) {
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
 		t.Fatal(err)
 	}
-	a.revoke(false) // the access token no longer works; the refresh token does
+	a.Revoke(false) // the access token no longer works; the refresh token does
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", false)); err != nil {
 		t.Fatalf("after a 401: %v; want a refresh and the retry to succeed", err)
 	}
-	if logins, refreshes := a.counts(); logins != 1 || refreshes != 1 {
+	if logins, refreshes := a.Counts(); logins != 1 || refreshes != 1 {
 		t.Errorf("%d logins and %d refreshes, want 1 and 1", logins, refreshes)
 	}
 }
@@ -255,7 +135,7 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
 		t.Fatal(err)
 	}
-	a.revoke(true)
+	a.Revoke(true)
 	err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", false))
 	if !errors.Is(err, ErrLoginRequired) || !strings.Contains(err.Error(), "invalid_grant") {
 		t.Fatalf("with the refresh token revoked: %v; want ErrLoginRequired, saying why", err)
@@ -352,7 +232,7 @@ func TestLoginWaitIsBounded(t *testing.T) {
 func TestLoginStateMismatch(t *testing.T) {
 	a := newAuthServer(t)
 	forged := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-		res, err := headless(ctx, args)
+		res, err := mcptest.Headless(ctx, args)
 		if err == nil {
 			res.State = "forged"
 		}
@@ -365,7 +245,7 @@ func TestLoginStateMismatch(t *testing.T) {
 	if err := call(t.Context(), a.URL+"/mcp", h); err == nil || !strings.Contains(err.Error(), "state mismatch") {
 		t.Errorf("a redirect with another state: %v", err)
 	}
-	if logins, _ := a.counts(); logins != 0 {
+	if logins, _ := a.Counts(); logins != 0 {
 		t.Errorf("%d codes exchanged, want none", logins)
 	}
 }
@@ -376,7 +256,7 @@ func TestConfiguredClientAndScopes(t *testing.T) {
 	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 		u, _ := url.Parse(args.URL)
 		asked = u.Query()
-		return headless(ctx, args)
+		return mcptest.Headless(ctx, args)
 	}
 	h, err := NewHandler(Options{Server: "s", URL: a.URL + "/mcp", Store: &Store{Dir: t.TempDir()}, Login: fetch, RedirectURL: "http://127.0.0.1:1/callback",
 		OAuth: &config.OAuth{ClientID: "pre-registered", ClientSecret: "shh", Scopes: []string{"read", "write"}}})

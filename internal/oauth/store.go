@@ -150,6 +150,16 @@ func (s *Store) Save(key string, r *Record) error {
 	return nil
 }
 
+// Stamp identifies the record of key as stored now: it changes when a
+// record is saved or deleted. It is "" when there is none.
+func (s *Store) Stamp(key string) string {
+	info, err := os.Stat(s.path(key))
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", info.ModTime().UnixNano(), info.Size())
+}
+
 // Delete forgets the record of key. It reports whether there was one.
 func (s *Store) Delete(key string) (bool, error) {
 	err := os.Remove(s.path(key))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // attempt makes one connection attempt, which answers u.next. On success
@@ -64,6 +65,10 @@ func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, su
 		if !early {
 			u.newStepLocked() // before anyone hears of the failure
 		}
+		if login := loginRequired(err); login != nil {
+			// Whatever the schedule says, the server waits for a login.
+			err, failState = u.errorf("connect", login), NeedsAuth
+		}
 		u.setStateLocked(failState, err)
 		u.publishLocked(Event{Kind: EventAttemptFailed, Err: err})
 		u.finishNextLocked(err)
@@ -107,6 +112,15 @@ func (u *Upstream) connect(ctx context.Context, cfg config.Server, list bool) (*
 		return nil, u.wrap("list tools", u.explain(ctx, err, srv.TimeoutDuration()))
 	}
 	return s, nil
+}
+
+// loginRequired returns the login a server asks for, if err says so.
+func loginRequired(err error) *oauth.LoginError {
+	var login *oauth.LoginError
+	if errors.As(err, &login) {
+		return login
+	}
+	return nil
 }
 
 // explain says what an error means when the go-sdk's words do not: our own

@@ -106,6 +106,12 @@ func (u *Upstream) do(ctx context.Context, set *settings, req request, replayabl
 		if err == nil {
 			return nil
 		}
+		if login := loginRequired(err); login != nil {
+			// The token was refused and could not be renewed: the server
+			// waits for a login (see lose). Nothing ran.
+			u.abandon(s, login)
+			return u.errorf(req.String(), login)
+		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)
 		if dead {
 			u.abandon(s, u.explain(callCtx, err, timeout))

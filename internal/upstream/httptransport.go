@@ -10,22 +10,87 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 )
 
 // roundTripper is the HTTP client side of an http or sse upstream. It adds
 // the server's configured headers (never a downstream client's), records
 // what became of each request (see delivery), turns a 400 that names the
 // session into the 404 that the go-sdk understands as a lost session, and
-// caps the size of responses to POSTs.
+// caps the size of responses to POSTs. With auth, it also logs in, for the
+// SSE transport, which has no hook for it (see authorized).
 type roundTripper struct {
 	base     http.RoundTripper
 	headers  map[string]string
 	maxBytes int64
 	life     context.Context // the upstream's connections' lifetime: a DELETE ends with it
 	notes    *noteCount      // the notifications on streams linked to a peer's request
+	auth     auth.OAuthHandler
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.auth != nil {
+		return t.authorized(req)
+	}
+	return t.send(req)
+}
+
+// authorized sends req with the server's token, and answers a 401 (or a
+// 403 for want of scopes) as go-sdk's Streamable HTTP transport does: the
+// handler authorizes, and the request goes once more, with the new token.
+func (t *roundTripper) authorized(req *http.Request) (*http.Response, error) {
+	first, err := t.withToken(req)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := t.send(first)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	if req.Body != nil && req.GetBody == nil {
+		return resp, nil // cannot be sent again: the server's answer stands
+	}
+	if err := t.auth.Authorize(req.Context(), first, resp); err != nil {
+		return nil, err
+	}
+	again, err := t.withToken(req)
+	if err != nil {
+		return nil, err
+	}
+	if req.GetBody != nil {
+		if again.Body, err = req.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return t.send(again)
+}
+
+// withToken returns a copy of req with the server's token, if it has one.
+// A token that could not be refreshed for want of a grant (invalid_grant)
+// leaves the request without one, for the server's 401 to ask for a
+// login, as go-sdk's transport does.
+func (t *roundTripper) withToken(req *http.Request) (*http.Request, error) {
+	req = req.Clone(req.Context())
+	ts, err := t.auth.TokenSource(req.Context())
+	if err != nil || ts == nil {
+		return req, err
+	}
+	tok, err := ts.Token()
+	var retrieve *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &retrieve) && retrieve.ErrorCode == "invalid_grant":
+	case err != nil:
+		return nil, err
+	default:
+		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	}
+	return req, nil
+}
+
+// send sends req, unauthorized: see roundTripper.
+func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {

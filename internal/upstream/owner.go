@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // run is the owner goroutine: the only one that connects, closes sessions
@@ -32,6 +34,7 @@ type owner struct {
 	failures    int       // consecutive failed scheduled attempts
 	lost        bool      // the failures follow a lost connection: on the ladder they are Reconnecting
 	at          time.Time // when the next scheduled attempt is due
+	login       string    // in needs-auth: the stamp of the stored login that did not do
 }
 
 // A command is what callers asked of the owner since it last looked.
@@ -135,21 +138,56 @@ func (o *owner) retry() bool {
 		if !o.b.open && !u.earlyUsedNow() {
 			early = u.early
 		}
+		var poll <-chan time.Time
+		if u.State() == NeedsAuth {
+			ticker := time.NewTicker(loginPoll)
+			defer ticker.Stop()
+			poll = ticker.C
+		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-early:
-			o.attempt(true)
-			return true
-		case <-u.wake:
-			return true
-		case <-u.ctx.Done():
-			return false
+		for due := false; !due; {
+			select {
+			case <-t.C:
+				due = true
+			case <-poll:
+				due = u.loginStamp() != o.login
+			case <-early:
+				o.attempt(true)
+				return true
+			case <-u.wake:
+				return true
+			case <-u.ctx.Done():
+				return false
+			}
 		}
 	}
 	o.attempt(false)
 	return true
+}
+
+// loginPoll is how often a server in needs-auth looks for a new login in
+// the store: one made by `switchboard login` in another process is taken
+// up within it.
+const loginPoll = 2 * time.Second
+
+// loginStamp identifies the login stored for the server now ("" if none,
+// or if the upstream does not log in).
+func (u *Upstream) loginStamp() string {
+	if u.opts.OAuth == nil || u.opts.OAuth.Store == nil {
+		return ""
+	}
+	u.mu.Lock()
+	url := u.url
+	u.mu.Unlock()
+	return u.opts.OAuth.Store.Stamp(oauth.Key(u.name, url))
+}
+
+// needsLogin sets the schedule of a server that waits for a login: an
+// attempt when the stored login changes, or at the background maximum.
+func (o *owner) needsLogin() {
+	o.login, o.lost = o.u.loginStamp(), false
+	o.at = time.Now().Add(jittered(backgroundMax, o.u.opts.Rand))
 }
 
 // attempt makes one connection attempt. A scheduled attempt that fails
@@ -167,6 +205,10 @@ func (o *owner) attempt(early bool) {
 		return
 	}
 	o.failures++
+	if u.State() == NeedsAuth {
+		o.needsLogin()
+		return
+	}
 	var delay time.Duration
 	if o.b.open {
 		delay = jittered(backgroundMax, u.opts.Rand)
@@ -261,16 +303,20 @@ func (o *owner) await(ctx context.Context, stable *<-chan time.Time) wake {
 func (o *owner) lose() bool {
 	u, s := o.u, o.s
 	now := time.Now()
-	open := o.b.lost(o.connectedAt, now)
+	login := loginRequired(s.lostErr)
+	open := login == nil && o.b.lost(o.connectedAt, now) // a login refused is no crash
 	cause := u.wrap("session", s.lostErr)
 	u.mu.Lock()
 	if u.sess == s {
 		u.sess = nil
 	}
 	if u.state == Connected {
-		if open {
+		switch {
+		case login != nil:
+			u.setStateLocked(NeedsAuth, u.errorf("session", login))
+		case open:
 			u.setStateLocked(CrashLoop, cause)
-		} else {
+		default:
 			u.setStateLocked(Reconnecting, cause)
 		}
 	}
@@ -278,7 +324,10 @@ func (o *owner) lose() bool {
 	u.mu.Unlock()
 	u.retire(s)
 	o.s, o.lost, o.failures, o.at = nil, true, 0, now
-	if open {
+	switch {
+	case login != nil:
+		o.needsLogin()
+	case open:
 		o.at = now.Add(jittered(backgroundMax, u.opts.Rand))
 	}
 	return true

@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // legacyProtocolVersion is the handshake stdio and SSE servers get by
@@ -28,8 +31,9 @@ const legacyProtocolVersion = "2025-11-25"
 type session struct {
 	cs   *mcp.ClientSession
 	conn *trackedConn
-	proc *process        // nil unless stdio
-	http *http.Transport // the upstream's pool; nil unless http or sse
+	proc *process          // nil unless stdio
+	http *http.Transport   // the upstream's pool; nil unless http or sse
+	auth auth.OAuthHandler // nil unless the server logs in
 
 	tools    []*mcp.Tool   // listed during the handshake
 	listed   bool          // the tools were listed during the handshake
@@ -63,7 +67,7 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	if u.opts.Dial != nil {
 		transport, err = u.opts.Dial(ctx, *srv)
 	} else {
-		transport, err = s.transport(srv, u.opts.LookupEnv, u.httpPool, u.life, &u.notes)
+		transport, err = u.transport(s, srv)
 	}
 	if err != nil {
 		return nil, err
@@ -87,34 +91,70 @@ func (u *Upstream) dialSession(ctx context.Context, srv *config.Server) (_ *sess
 	return s, nil
 }
 
-// transport makes the go-sdk transport for srv. HTTP sessions share pool(),
-// the upstream's connection pool.
-func (s *session) transport(srv *config.Server, lookup func(string) (string, bool), pool func() *http.Transport, life context.Context, notes *noteCount) (mcp.Transport, error) {
+// transport makes the go-sdk transport of s for srv. HTTP sessions share
+// the upstream's connection pool, and log in with its OAuth options.
+func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
-		p, err := startProcess(srv, lookup)
+		p, err := startProcess(srv, u.opts.LookupEnv)
 		if err != nil {
 			return nil, err
 		}
 		s.proc = p
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
-		notes.lines.Store(true)
-		return &mcp.IOTransport{Reader: &noteWatcher{r: p.stdout, notes: notes}, Writer: p.stdin, MaxLineLength: maxLine}, nil
+		u.notes.lines.Store(true)
+		return &mcp.IOTransport{Reader: &noteWatcher{r: p.stdout, notes: &u.notes}, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
-		s.http = pool()
+		s.http = u.httpPool()
 		s.endpoint = srv.URL
-		s.client = &http.Client{Transport: &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: life, notes: notes}}
+		auth, err := u.authorizer(srv)
+		if err != nil {
+			return nil, err
+		}
+		s.auth = auth
+		rt := &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: u.life, notes: &u.notes}
+		s.client = &http.Client{Transport: rt}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
+			// The SSE transport has no hook for a login: the round
+			// tripper carries the token and answers the 401s.
+			rt.auth = auth
 			return &mcp.SSEClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent}, nil
 		}
 		// Two retries of a broken stream, not go-sdk's five: a server that
 		// died is then seen within about 5 s rather than 25, and our own
 		// schedule, which keeps the tools listed, takes over from there.
-		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent, MaxRetries: streamRetries}, nil
+		t := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent, MaxRetries: streamRetries}
+		if auth != nil {
+			t.OAuthHandler = auth
+		}
+		return t, nil
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", srv.Type)
 	}
+}
+
+// authorizer returns the OAuth handler of srv, an http or sse server, or
+// nil if it does not log in: the upstream has no OAuth options, or the
+// config sets the Authorization header itself.
+func (u *Upstream) authorizer(srv *config.Server) (auth.OAuthHandler, error) {
+	if u.opts.OAuth == nil {
+		return nil, nil
+	}
+	for name := range srv.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			return nil, nil
+		}
+	}
+	opts := u.opts.OAuth.For(srv)
+	if opts.Logger == nil {
+		opts.Logger = u.opts.Logger
+	}
+	h, err := oauth.NewHandler(opts)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // watchSession waits for the session to end, and tells the owner if it ended
@@ -342,7 +382,11 @@ func (u *Upstream) ping(parent context.Context, s *session, serial chan struct{}
 // discover probes a modern HTTP server with server/discover: a fresh
 // client connection, which in the stateless era is that one request.
 func (s *session) discover(ctx context.Context, c *mcp.Client) error {
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.endpoint, HTTPClient: s.client, DisableStandaloneSSE: true},
+	t := &mcp.StreamableClientTransport{Endpoint: s.endpoint, HTTPClient: s.client, DisableStandaloneSSE: true}
+	if s.auth != nil {
+		t.OAuthHandler = s.auth
+	}
+	cs, err := c.Connect(ctx, t,
 		&mcp.ClientSessionOptions{ProtocolVersion: modernProtocolVersion})
 	if err != nil {
 		return err

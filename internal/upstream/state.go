@@ -20,6 +20,9 @@ const (
 	CrashLoop
 	Disabled
 	Closed
+	// NeedsAuth is a server that asks for a login that no stored token
+	// answers: it waits for `switchboard login`.
+	NeedsAuth
 )
 
 var stateNames = [...]string{
@@ -31,6 +34,7 @@ var stateNames = [...]string{
 	CrashLoop:    "crash-loop",
 	Disabled:     "disabled",
 	Closed:       "closed",
+	NeedsAuth:    "needs-auth",
 }
 
 // String returns the state's name as shown by /readyz and the status page.
@@ -43,7 +47,9 @@ func (s State) String() string {
 
 // Down reports whether the state is one of a server that is wanted but
 // cannot be reached now: its calls fail or wait, and its last lists stay.
-func (s State) Down() bool { return s == Reconnecting || s == Failed || s == CrashLoop }
+func (s State) Down() bool {
+	return s == Reconnecting || s == Failed || s == CrashLoop || s == NeedsAuth
+}
 
 // EventKind says what an [Event] reports.
 type EventKind int

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // DefaultStopGrace is how long each step of a stdio server's shutdown waits:
@@ -50,6 +51,12 @@ type Options struct {
 	StopGrace time.Duration
 	// Rand, if set, replaces the source of jitter: a float in [0, 1).
 	Rand func() float64
+	// OAuth, if set, logs in to the http and sse servers that ask for it:
+	// its store holds their tokens, and what else it sets (a Login for
+	// `switchboard login`) applies to each server. A server whose config
+	// sets the Authorization header is left to it. Without OAuth, a
+	// server that answers 401 fails.
+	OAuth *oauth.Options
 }
 
 // An Upstream is one configured MCP server, for the server's whole life: it

@@ -1,0 +1,180 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// An AuthServer is an OAuth 2.1 authorization server and the MCP endpoints
+// it protects, on one listener: protected resource and authorization
+// server metadata, dynamic client registration, an authorization endpoint
+// that approves at once, a token endpoint that issues, refreshes and
+// revokes, and each protected path, which wants a bearer token it issued
+// and answers 401 with a challenge otherwise.
+type AuthServer struct {
+	*httptest.Server
+
+	mu        sync.Mutex
+	expiresIn int // seconds, of each access token
+	n         int
+	access    map[string]bool // valid access tokens
+	refresh   map[string]bool // valid refresh tokens
+	refreshes int             // refresh grants served
+	logins    int             // authorization code grants served
+	bearers   map[string]int  // the tokens the protected paths were shown
+}
+
+// NewAuthServer starts an AuthServer that protects each path of routes
+// ("/mcp", say) with its handler. Close stops it.
+func NewAuthServer(routes map[string]http.Handler) *AuthServer {
+	a := &AuthServer{expiresIn: 3600, access: map[string]bool{}, refresh: map[string]bool{}, bearers: map[string]int{}}
+	mux := http.NewServeMux()
+	a.Server = httptest.NewServer(mux)
+	for path, h := range routes {
+		prm := "/.well-known/oauth-protected-resource" + path
+		mux.HandleFunc("GET "+prm, func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]any{"resource": a.URL + path, "authorization_servers": []string{a.URL}, "scopes_supported": []string{"tools"}})
+		})
+		mux.Handle(path, auth.RequireBearerToken(a.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.URL + prm})(h))
+	}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"issuer": a.URL, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
+			"registration_endpoint": a.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
+			"response_types_supported": []string{"code"}, "scopes_supported": []string{"tools", "offline_access"}})
+	})
+	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+		var meta map[string]any
+		json.NewDecoder(r.Body).Decode(&meta)
+		writeJSON(w, http.StatusCreated, map[string]any{"client_id": "registered-client", "redirect_uris": meta["redirect_uris"], "token_endpoint_auth_method": "none"})
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		to, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil {
+			http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+			return
+		}
+		to.RawQuery = url.Values{"code": {"code-1"}, "state": {q.Get("state")}}.Encode()
+		http.Redirect(w, r, to.String(), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", a.token)
+	return a
+}
+
+func (a *AuthServer) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.bearers[token]++
+	if !a.access[token] {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: time.Now().Add(time.Hour)}, nil
+}
+
+func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch r.Form.Get("grant_type") {
+	case "authorization_code":
+		a.logins++
+	case "refresh_token":
+		if !a.refresh[r.Form.Get("refresh_token")] {
+			// The description repeats the token, as careless servers do:
+			// whoever reports this error must not.
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant", "error_description": "refresh token " + r.Form.Get("refresh_token") + " revoked"})
+			return
+		}
+		delete(a.refresh, r.Form.Get("refresh_token"))
+		a.refreshes++
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
+		return
+	}
+	a.n++
+	at, rt := fmt.Sprintf("access-%d", a.n), fmt.Sprintf("refresh-%d", a.n)
+	a.access[at], a.refresh[rt] = true, true
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": a.expiresIn})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// SetExpiresIn sets the lifetime of the access tokens issued from now on.
+func (a *AuthServer) SetExpiresIn(d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.expiresIn = int(d / time.Second)
+}
+
+// Revoke makes every access token issued so far invalid; with refresh, the
+// refresh tokens too.
+func (a *AuthServer) Revoke(refresh bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	clear(a.access)
+	if refresh {
+		clear(a.refresh)
+	}
+}
+
+// Counts returns how many logins (authorization code grants) and refreshes
+// the token endpoint served.
+func (a *AuthServer) Counts() (logins, refreshes int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.logins, a.refreshes
+}
+
+// Bearers returns the bearer tokens the protected paths were shown, sorted.
+func (a *AuthServer) Bearers() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]string, 0, len(a.bearers))
+	for t := range a.bearers {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Close stops the server and closes the idle connections of
+// http.DefaultTransport, which go-sdk's clients and the token requests use.
+func (a *AuthServer) Close() {
+	a.Server.Close()
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+}
+
+// Headless is a login's browser for an AuthServer, which approves at once:
+// it asks for the authorization URL, does not follow the redirect, and
+// reports what the redirect carries, as the loopback listener would.
+func Headless(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	to, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return nil, err
+	}
+	q := to.Query()
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
