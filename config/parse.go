@@ -473,8 +473,6 @@ func (d *entryDecoder) oauth(field string, v *hujson.Value) {
 	})
 	if ok {
 		d.s.OAuth = o
-		// TODO(issue 12): drop the warning once serve and the login use it.
-		d.warn(field, "not used yet: this version does not log in to servers (switchboard login is coming)")
 	}
 }
 

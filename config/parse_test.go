@@ -132,9 +132,8 @@ func TestParseOAuth(t *testing.T) {
 	if err != nil || len(cfg.Rejected) > 0 {
 		t.Fatalf("Parse = %v, rejected %v", err, cfg.Rejected)
 	}
-	// Until the login is wired in, the field says it is not used.
-	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), `server "tracker": oauth: not used yet`) {
-		t.Errorf("warnings %v, want one that oauth is not used yet", cfg.Warnings)
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v, want none", cfg.Warnings)
 	}
 	tracker, docs := cfg.Servers[0], cfg.Servers[1]
 	want := &OAuth{ClientID: "abc", ClientSecret: "${TRACKER_SECRET}", Scopes: []string{"read", "write"}, CallbackPort: 8765}

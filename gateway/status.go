@@ -27,7 +27,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
-{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}{{with .Action}}<br>run: <code>{{.}}</code>{{end}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
 `))
@@ -65,6 +65,9 @@ type StatusRow struct {
 	P50Seconds float64 `json:"p50_seconds,omitempty"`
 	P99Seconds float64 `json:"p99_seconds,omitempty"`
 	Error      string  `json:"error,omitempty"`
+	// Action is the command that brings the server back, when one does:
+	// "switchboard login NAME" for a server in needs-auth.
+	Action string `json:"action,omitempty"`
 }
 
 // A StatusReport is what /status answers to a client that accepts JSON
@@ -110,6 +113,9 @@ func (g *Gateway) statusReport() StatusReport {
 	for _, s := range statuses {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
 			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-"}
+		if s.State == switchboard.StateNeedsAuth {
+			row.Action = "switchboard login " + s.Name
+		}
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)

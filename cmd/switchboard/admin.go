@@ -23,19 +23,9 @@ func (e *env) reconnect(ctx context.Context, args []string) error {
 	fs := e.flags("reconnect", "NAME [--gateway URL] [--auth-token-env NAME]")
 	gateway := fs.String("gateway", "http://127.0.0.1:7777", "the running gateway's `URL`")
 	tokenEnv := fs.String("auth-token-env", "", "send 'Authorization: Bearer TOKEN', with TOKEN read from the environment variable `NAME`")
-	// Flags may come before the name or after it.
-	if err := parse(fs, args); err != nil {
+	name, err := nameArg(fs, args, "reconnect")
+	if err != nil {
 		return err
-	}
-	if fs.NArg() == 0 {
-		return usageErrorf("reconnect: want the NAME of a server")
-	}
-	name := fs.Arg(0)
-	if err := parse(fs, fs.Args()[1:]); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageErrorf("reconnect: unexpected argument %q", fs.Arg(0))
 	}
 	resp, body, err := askGateway(ctx, "reconnect", *gateway, *tokenEnv, http.MethodPost, "admin", "reconnect", name)
 	if err != nil {

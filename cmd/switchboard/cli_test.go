@@ -24,12 +24,13 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-// isolate points discovery at empty directories, so that no file of the
-// machine's user is read.
+// isolate points discovery and the OAuth tokens at empty directories, so
+// that no file of the machine's user is read.
 func isolate(t *testing.T) {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Chdir(t.TempDir())
 }
 

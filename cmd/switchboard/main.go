@@ -12,6 +12,8 @@
 //	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
 //	switchboard check   [--config F]...
 //	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
+//	switchboard login   NAME [--config F]... [--no-browser] [--wait D]
+//	switchboard logout  NAME
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
@@ -71,6 +73,10 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.check(ctx, rest)
 	case "reconnect":
 		return e.reconnect(ctx, rest)
+	case "login":
+		return e.login(ctx, rest)
+	case "logout":
+		return e.logout(ctx, rest)
 	case "demo-server":
 		return e.demoServer(ctx, rest)
 	case "version":
@@ -94,13 +100,17 @@ Usage:
   switchboard status  --gateway URL [--auth-token-env NAME] [--json]
   switchboard check   [--config F]...
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
+  switchboard login   NAME [--config F]... [--no-browser] [--wait D]
+  switchboard logout  NAME
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
 Without --config, the files are ./.mcp.json and
 $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
 starts two built-in demo servers. SWITCHBOARD_TIMEOUT_MS overrides every
-server's timeout.
+server's timeout. login stores a server's OAuth tokens under
+$XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
+and the other verbs find them; logout forgets them.
 `
 
 // errUsage reports a usage error whose message was already printed.

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -177,4 +179,36 @@ func Headless(ctx context.Context, args *auth.AuthorizationArgs) (*auth.Authoriz
 	}
 	q := to.Query()
 	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// BrowserEnv, set in the environment, makes the test binary a browser for
+// an AuthServer (see [BrowserCommand]).
+const BrowserEnv = "MCPTEST_BROWSER"
+
+// BrowserCommand returns a $BROWSER for `switchboard login` against an
+// AuthServer, and the environment it needs: the current test binary (whose
+// TestMain calls [RunIfChild]), which asks for the URL it is given and
+// follows the redirects, to the login's loopback listener.
+func BrowserCommand() (browser string, env map[string]string) {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	return exe + " -test.run=^$", map[string]string{BrowserEnv: "1", "GORACE": gorace}
+}
+
+// browse is the browser of BrowserCommand: it returns the exit status.
+func browse(url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest browser:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "mcptest browser:", resp.Status)
+		return 1
+	}
+	return 0
 }

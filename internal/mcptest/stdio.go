@@ -99,6 +99,9 @@ func readCloser(r io.Reader) io.ReadCloser {
 // test binary was started by [StdioCommand]: RunIfChild serves the script on
 // stdin and stdout and exits the process. Otherwise it returns at once.
 func RunIfChild() {
+	if _, ok := os.LookupEnv(BrowserEnv); ok && len(os.Args) > 1 {
+		os.Exit(browse(os.Args[len(os.Args)-1]))
+	}
 	data, ok := os.LookupEnv(ScriptEnv)
 	if !ok {
 		return

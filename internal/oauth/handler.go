@@ -64,7 +64,8 @@ type Handler struct {
 	login *auth.AuthorizationCodeHandler // nil without Options.Login
 
 	mu     sync.Mutex
-	loaded bool               // the store was read: a record that was not there is looked for again only on a 401
+	loaded bool               // the store was read
+	stamp  string             // the stamp of the record as last read or written: see Store.Stamp
 	rec    *Record            // the record ts serves, as last saved or loaded
 	ts     oauth2.TokenSource // nil until there is a record
 }
@@ -115,11 +116,12 @@ func (h *Handler) loginConfig() *auth.AuthorizationCodeHandlerConfig {
 		NewTokenSource: func(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.Endpoint.TokenURL,
 				AuthStyle: cfg.Endpoint.AuthStyle, Scopes: slices.Clone(cfg.Scopes), Token: tok}
+			h.mu.Lock()
+			defer h.mu.Unlock()
 			if err := h.opts.Store.Save(h.key, rec); err != nil {
 				return nil, err
 			}
-			h.mu.Lock()
-			defer h.mu.Unlock()
+			h.saved()
 			h.use(rec)
 			return h.ts, nil
 		},
@@ -156,13 +158,17 @@ func (h *Handler) use(rec *Record) {
 func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.loaded {
-		rec, err := h.opts.Store.Load(h.key, h.opts.Server)
+	if !h.loaded || h.opts.Store.Stamp(h.key) != h.stamp {
+		// A login or logout since, by another process, counts at once:
+		// a forgotten token is not used, nor resurrected by a refresh.
+		rec, err := h.load()
 		if err != nil {
 			return nil, err
 		}
-		h.loaded = true
-		if rec != nil {
+		switch {
+		case rec == nil:
+			h.rec, h.ts = nil, nil
+		case h.rec == nil || rec.Token.AccessToken != h.rec.Token.AccessToken:
 			h.use(rec)
 		}
 	}
@@ -188,7 +194,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	stored, err := h.opts.Store.Load(h.key, h.opts.Server)
+	stored, err := h.load()
 	switch {
 	case err != nil:
 		return err
@@ -217,14 +223,36 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	return nil
 }
 
+// load reads the server's record from the store, and notes its stamp.
+// h.mu is held.
+func (h *Handler) load() (*Record, error) {
+	stamp := h.opts.Store.Stamp(h.key)
+	rec, err := h.opts.Store.Load(h.key, h.opts.Server)
+	if err != nil {
+		return nil, err
+	}
+	h.loaded, h.stamp = true, stamp
+	return rec, nil
+}
+
+// saved notes that the server's record was just written. h.mu is held.
+func (h *Handler) saved() {
+	h.loaded, h.stamp = true, h.opts.Store.Stamp(h.key)
+}
+
 // refreshed returns the record with tok, the refresh of its token, and
 // stores it. h.mu is held. A store that fails costs a refresh at the next
 // start, not this request.
 func (h *Handler) refreshed(tok *oauth2.Token) *Record {
 	rec := *h.rec
 	rec.Token = tok
+	if h.opts.Store.Stamp(h.key) != h.stamp {
+		return &rec // logged out, or in again, meanwhile: the store's word wins
+	}
 	if err := h.opts.Store.Save(h.key, &rec); err != nil {
 		h.opts.Logger.Warn("oauth: the refreshed token could not be saved; the next start will refresh again", "server", h.opts.Server, "error", err)
+	} else {
+		h.saved()
 	}
 	return &rec
 }

@@ -114,8 +114,9 @@ func awaitRedirect(ctx context.Context, results <-chan redirect, wait time.Durat
 // if it is set, else the system's opener, if there is one. It always
 // prints the URL to w, for a machine without a browser.
 func Browser(w io.Writer) func(url string) error {
+	show := PrintURL(w)
 	return func(url string) error {
-		fmt.Fprintf(w, "Open this URL in a browser to log in:\n\n  %s\n\n", url)
+		show(url)
 		var argv []string
 		if b := strings.Fields(os.Getenv("BROWSER")); len(b) > 0 {
 			argv = append(b, url)
@@ -131,6 +132,15 @@ func Browser(w io.Writer) func(url string) error {
 			return nil
 		}
 		go cmd.Wait()
+		return nil
+	}
+}
+
+// PrintURL returns how to send the user to a URL on a machine without a
+// browser: print it to w.
+func PrintURL(w io.Writer) func(url string) error {
+	return func(url string) error {
+		fmt.Fprintf(w, "Open this URL in a browser to log in:\n\n  %s\n\n", url)
 		return nil
 	}
 }

@@ -22,6 +22,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"syscall"
 
 	"golang.org/x/oauth2"
 )
@@ -157,7 +159,37 @@ func (s *Store) Stamp(key string) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%d.%d", info.ModTime().UnixNano(), info.Size())
+	// Every save renames a new file into place: its inode tells two saves
+	// apart even within the file system's clock tick.
+	var ino uint64
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		ino = uint64(st.Ino)
+	}
+	return fmt.Sprintf("%d.%d.%d", ino, info.ModTime().UnixNano(), info.Size())
+}
+
+// Forget deletes every record of the server called name, whatever its
+// URL, and returns how many there were.
+func (s *Store) Forget(name string) (int, error) {
+	entries, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("oauth: %w", err)
+	}
+	own := regexp.MustCompile(`^` + regexp.QuoteMeta(unsafeName.ReplaceAllString(name, "_")) + `-[0-9a-f]{12}\.json$`)
+	n := 0
+	for _, e := range entries {
+		if !own.MatchString(e.Name()) {
+			continue
+		}
+		if _, err := s.Delete(strings.TrimSuffix(e.Name(), ".json")); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Delete forgets the record of key. It reports whether there was one.
