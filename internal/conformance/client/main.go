@@ -13,9 +13,9 @@
 // MCP_CONFORMANCE_CONTEXT. It exits 0 when the scenario ran to its end,
 // saying so on stdout; the suite judges the rest from what the mock saw.
 //
-// Each scenario is a function in the scenarios table, found by name. The
-// authorization scenarios (auth/...) are not among them yet: the program
-// refuses them, naming the scenarios it runs.
+// Each scenario is a function in the scenarios table, found by name; every
+// authorization scenario (auth/...) is one, runAuth, which logs in with
+// the project's own login options (internal/oauth) and calls a tool.
 package main
 
 import (
@@ -77,6 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, logger 
 		return fmt.Errorf("MCP_CONFORMANCE_SCENARIO is not set; scenarios: %s", known())
 	}
 	sc, ok := scenarios[name]
+	if !ok && strings.HasPrefix(name, "auth/") {
+		sc, ok = runAuth, true
+	}
 	if !ok {
 		return fmt.Errorf("scenario %q is not supported; scenarios: %s", name, known())
 	}
@@ -100,7 +103,7 @@ func known() string {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	return strings.Join(names, ", ")
+	return strings.Join(names, ", ") + " and every auth/ scenario"
 }
 
 // decodeContext decodes MCP_CONFORMANCE_CONTEXT, a JSON object; "" is nil.

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 func TestMain(m *testing.M) {
@@ -116,7 +118,7 @@ func TestRunRefuses(t *testing.T) {
 	}{
 		{"no URL", nil, map[string]string{"MCP_CONFORMANCE_SCENARIO": "initialize"}, "usage"},
 		{"no scenario", []string{"http://127.0.0.1:1/mcp"}, nil, "MCP_CONFORMANCE_SCENARIO is not set"},
-		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, map[string]string{"MCP_CONFORMANCE_SCENARIO": "auth/metadata-default"}, `scenario "auth/metadata-default" is not supported`},
+		{"unknown scenario", []string{"http://127.0.0.1:1/mcp"}, map[string]string{"MCP_CONFORMANCE_SCENARIO": "no-such-scenario"}, `scenario "no-such-scenario" is not supported`},
 		{"bad context", []string{"http://127.0.0.1:1/mcp"}, map[string]string{"MCP_CONFORMANCE_SCENARIO": "initialize", "MCP_CONFORMANCE_CONTEXT": "{"}, "MCP_CONFORMANCE_CONTEXT"},
 	}
 	for _, tt := range tests {
@@ -160,6 +162,37 @@ func TestDefaults(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("defaults (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestAuthScenario: an auth scenario logs in to a server behind an
+// authorization server, by dynamic registration or as the pre-registered
+// client of the context, and calls test-tool.
+func TestAuthScenario(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		context string
+	}{
+		{"registered", ""},
+		{"pre-registered", `{"client_id": "pre-client", "client_secret": "pre-secret"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+			var calls atomic.Int32
+			s.AddTool(&mcp.Tool{Name: "test-tool", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				calls.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+			a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)})
+			defer a.Close()
+			vars := map[string]string{"MCP_CONFORMANCE_SCENARIO": "auth/metadata-default", "MCP_CONFORMANCE_CONTEXT": tc.context}
+			if err := run(t.Context(), []string{a.URL + "/mcp"}, env(vars), discard); err != nil {
+				t.Fatalf("run() = %v", err)
+			}
+			if logins, _ := a.Counts(); logins != 1 || calls.Load() != 1 {
+				t.Errorf("logins, calls = %d, %d; want 1, 1", logins, calls.Load())
 			}
 		})
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -21,15 +23,20 @@ var clientInfo = &mcp.Implementation{Name: "switchboard-conformance-client", Ver
 // A runner holds what every scenario of one run shares.
 type runner struct {
 	logger *slog.Logger
+	// oauth, if set, are the upstream's login options, and client the
+	// server's "oauth" config.
+	oauth  *oauth.Options
+	client *config.OAuth
 }
 
 // session connects an upstream to the server at url, waits for its first
 // lists, and runs f with it. It closes the upstream however f ends, and
 // joins the errors of both.
 func (r *runner) session(ctx context.Context, url string, f func(*upstream.Upstream) error) (err error) {
-	u := upstream.New(config.Server{Name: "conformance", Type: config.HTTP, URL: url}, &upstream.Options{
+	u := upstream.New(config.Server{Name: "conformance", Type: config.HTTP, URL: url, OAuth: r.client}, &upstream.Options{
 		Client: clientInfo,
 		Logger: r.logger,
+		OAuth:  r.oauth,
 	})
 	defer func() {
 		if cerr := u.Close(); cerr != nil {
@@ -93,6 +100,37 @@ func runElicitationDefaults(ctx context.Context, r *runner, url string, _ map[st
 			return errors.New("the server asked for no elicitation")
 		}
 		return nil
+	})
+}
+
+// The login of the auth scenarios: the suite's authorization server
+// approves at once, and redirects to a callback nobody listens on, whose
+// URL it only checks; it accepts a client ID metadata document at this URL.
+const (
+	authRedirectURL   = "http://localhost:3000/callback"
+	clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+)
+
+// runAuth logs in as `switchboard login` does, with the suite's
+// authorization server instead of a browser: the upstream's login options
+// run go-sdk's flow (discovery, registration, PKCE, scopes, step-up) and
+// keep the token in a store of their own, and the scenario then lists the
+// tools and calls test-tool. The pre-registered client of some scenarios,
+// in the context, is the server's "oauth" config.
+func runAuth(ctx context.Context, r *runner, url string, env map[string]any) error {
+	dir, err := os.MkdirTemp("", "switchboard-conformance-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r.oauth = &oauth.Options{Store: &oauth.Store{Dir: dir}, Login: mcptest.Headless, RedirectURL: authRedirectURL, ClientMetadataURL: clientMetadataURL}
+	if id, ok := env["client_id"].(string); ok {
+		secret, _ := env["client_secret"].(string)
+		r.client = &config.OAuth{ClientID: id, ClientSecret: secret}
+	}
+	return r.session(ctx, url, func(u *upstream.Upstream) error {
+		_, err := call(ctx, u, "test-tool", map[string]any{})
+		return err
 	})
 }
 
