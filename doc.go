@@ -76,7 +76,10 @@
 // are) or fails at once, naming the server, its state and its last error.
 // A server whose sessions keep dying within a minute (six times in 30 s) is
 // in crash-loop: it is tried every 5 min, and a stable minute, a manual
-// reconnect or a new config ends the loop. A call that was never delivered
+// reconnect or a new config ends the loop. An http or sse server that asks
+// for an OAuth login that no stored token answers is in needs-auth until
+// `switchboard login NAME` stores one (see Options.OAuthDir); its calls
+// fail at once with [ErrLoginRequired]. A call that was never delivered
 // is replayed once on a new session; a call that may have run is replayed
 // only if its tool is read-only or idempotent.
 package switchboard

@@ -29,6 +29,10 @@
 //
 //	disabled: the config says so          closed: Close, from any state
 //
+//	needs-auth: an attempt, or a request, met a login that no stored token
+//	answers (Options.OAuth); tried when the store's login changes (looked
+//	at every 2 s), every 5 min, or on a manual reconnect
+//
 // After a failure the next attempt follows a schedule: at once, then after
 // 0.5, 1, 2 and 4 s (the ladder), then from 15 s doubling to 5 min, each
 // ±20%, for ever. The breaker counts crashes, sessions that were established
@@ -45,7 +49,7 @@
 // may have the step's early attempt. Traffic never adds attempts beyond the
 // schedule but one early attempt per step between two scheduled ones,
 // which the first request that waits asks for. A request to a server in
-// crash-loop, disconnected, disabled or closed fails at once, naming the
+// crash-loop, needs-auth, disconnected, disabled or closed fails at once, naming the
 // state and the last cause ([*UnavailableError]). Whatever the state, the
 // last lists stay, so a down server's tools stay listed.
 //
