@@ -33,6 +33,8 @@ type AuthServer struct {
 	refreshes int             // refresh grants served
 	logins    int             // authorization code grants served
 	bearers   map[string]int  // the tokens the protected paths were shown
+	issuer    string          // the issuer its metadata names; "" for its own URL
+	hidden    bool            // it serves no metadata
 }
 
 // NewAuthServer starts an AuthServer that protects each path of routes
@@ -44,21 +46,38 @@ func NewAuthServer(routes map[string]http.Handler) *AuthServer {
 	for path, h := range routes {
 		prm := "/.well-known/oauth-protected-resource" + path
 		mux.HandleFunc("GET "+prm, func(w http.ResponseWriter, r *http.Request) {
+			if a.metadata() == "" {
+				http.NotFound(w, r)
+				return
+			}
 			writeJSON(w, http.StatusOK, map[string]any{"resource": a.URL + path, "authorization_servers": []string{a.URL}, "scopes_supported": []string{"tools"}})
 		})
 		mux.Handle(path, auth.RequireBearerToken(a.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.URL + prm})(h))
 	}
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"issuer": a.URL, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
+		issuer := a.metadata()
+		if issuer == "" {
+			http.NotFound(w, r)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"issuer": issuer, "authorization_endpoint": a.URL + "/authorize", "token_endpoint": a.URL + "/token",
 			"registration_endpoint": a.URL + "/register", "code_challenge_methods_supported": []string{"S256"},
 			"response_types_supported": []string{"code"}, "scopes_supported": []string{"tools", "offline_access"}})
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+		if a.metadata() == "" {
+			http.NotFound(w, r)
+			return
+		}
 		var meta map[string]any
 		json.NewDecoder(r.Body).Decode(&meta)
 		writeJSON(w, http.StatusCreated, map[string]any{"client_id": "registered-client", "redirect_uris": meta["redirect_uris"], "token_endpoint_auth_method": "none"})
 	})
 	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		if a.metadata() == "" {
+			http.NotFound(w, r)
+			return
+		}
 		q := r.URL.Query()
 		to, err := url.Parse(q.Get("redirect_uri"))
 		if err != nil {
@@ -83,6 +102,10 @@ func (a *AuthServer) verify(_ context.Context, token string, _ *http.Request) (*
 }
 
 func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
+	if a.metadata() == "" {
+		http.NotFound(w, r)
+		return
+	}
 	r.ParseForm()
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -112,6 +135,38 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// metadata returns the issuer the metadata names, or "" if the server
+// serves none.
+func (a *AuthServer) metadata() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.hidden:
+		return ""
+	case a.issuer != "":
+		return a.issuer
+	}
+	return a.URL
+}
+
+// SetIssuer makes the authorization server's metadata name another
+// issuer than the server it came from, which a client must refuse.
+func (a *AuthServer) SetIssuer(issuer string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.issuer = issuer
+}
+
+// HideMetadata makes the server serve no metadata, protected resource or
+// authorization server, and nothing at the endpoints a client falls back
+// to without it (/register, /authorize, /token): its challenges lead
+// nowhere.
+func (a *AuthServer) HideMetadata() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.hidden = true
 }
 
 // SetExpiresIn sets the lifetime of the access tokens issued from now on.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,7 +150,17 @@ func (h *Handler) use(rec *Record) {
 	h.rec = rec
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
 	refreshing := rec.config().TokenSource(ctx, rec.Token)
-	h.ts = &savingSource{h: h, base: oauth2.ReuseTokenSourceWithExpiry(rec.Token, refreshing, refreshMargin)}
+	h.ts = &savingSource{h: h, base: oauth2.ReuseTokenSourceWithExpiry(rec.Token, refreshing, margin(rec.Token))}
+}
+
+// margin is how long before tok's expiry it is refreshed: refreshMargin,
+// or half its lifetime for a token that lives less than two margins, which
+// would otherwise be refreshed for every request.
+func margin(tok *oauth2.Token) time.Duration {
+	if tok.ExpiresIn > 0 {
+		return min(refreshMargin, time.Duration(tok.ExpiresIn)*time.Second/2)
+	}
+	return refreshMargin
 }
 
 // TokenSource returns the source of the server's tokens, or nil while it
@@ -182,7 +193,7 @@ func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 // want of scopes is the server's answer, not ours to change.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.login != nil {
-		return h.login.Authorize(ctx, req, resp)
+		return h.loginFailed(h.login.Authorize(ctx, req, resp))
 	}
 	defer resp.Body.Close()
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
@@ -238,6 +249,20 @@ func (h *Handler) load() (*Record, error) {
 // saved notes that the server's record was just written. h.mu is held.
 func (h *Handler) saved() {
 	h.loaded, h.stamp = true, h.opts.Store.Stamp(h.key)
+}
+
+// loginFailed says what the flow's error means for the user, if it is one
+// whose fix is in their hands: a server that registers no clients, or
+// publishes no metadata to find its registration at, needs a client
+// registered beforehand, named in the config.
+func (h *Handler) loginFailed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "failed to register client") && (h.opts.OAuth == nil || h.opts.OAuth.ClientID == ""):
+		return fmt.Errorf("%w (the authorization server takes no client registration, or publishes no metadata: register a client with it, and set its oauth.clientId in the config of %s)", err, h.opts.Server)
+	}
+	return err
 }
 
 // refreshed returns the record with tok, the refresh of its token, and

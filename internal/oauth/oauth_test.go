@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -94,21 +95,37 @@ func TestLoginThenServe(t *testing.T) {
 	}
 }
 
+// TestRefreshBeforeExpiry: a stored token that expires within the margin is
+// refreshed before it is used, once for many concurrent requests.
 func TestRefreshBeforeExpiry(t *testing.T) {
 	a := newAuthServer(t)
-	a.SetExpiresIn(30 * time.Second) // within the refresh margin: refreshed before it is used
 	store := &Store{Dir: t.TempDir()}
 	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
 		t.Fatal(err)
 	}
-	_, before := a.Counts()
-	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", false)); err != nil {
+	key := Key("s", a.URL+"/mcp")
+	rec, err := store.Load(key, "s")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if logins, refreshes := a.Counts(); logins != 1 || refreshes <= before {
-		t.Errorf("%d logins, %d refreshes (%d before): want the token refreshed before it expired", logins, refreshes, before)
+	rec.Token.Expiry = time.Now().Add(30 * time.Second) // an hour's token, in its last minute
+	if err := store.Save(key, rec); err != nil {
+		t.Fatal(err)
 	}
-	rec, err := store.Load(Key("s", a.URL+"/mcp"), "s")
+	h := handler(t, a, store, "s", false)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := call(t.Context(), a.URL+"/mcp", h); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if logins, refreshes := a.Counts(); logins != 1 || refreshes != 1 {
+		t.Errorf("%d logins, %d refreshes: want one refresh, before the token expired", logins, refreshes)
+	}
+	rec, err = store.Load(key, "s")
 	if err != nil || rec.Token.AccessToken == "access-1" {
 		t.Errorf("the store kept %v (%v), want the refreshed token", rec.Token.AccessToken, err)
 	}
@@ -271,5 +288,55 @@ func TestConfiguredClientAndScopes(t *testing.T) {
 	if asked.Get("client_id") != "pre-registered" || !slices.Equal(scopes, []string{"offline_access", "read", "write"}) ||
 		asked.Get("resource") != a.URL+"/mcp" || asked.Get("code_challenge_method") != "S256" {
 		t.Errorf("the authorization request: %v", asked)
+	}
+}
+
+// TestLoginRefusesBadMetadata: a login to a server whose metadata names
+// another issuer, or that serves none, fails, exchanges no code, stores
+// nothing, and says what was wrong.
+func TestLoginRefusesBadMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(*mcptest.AuthServer)
+		want  string
+	}{
+		{"issuer mismatch", func(a *mcptest.AuthServer) { a.SetIssuer("https://elsewhere.example") }, "issuer"},
+		{"no metadata", (*mcptest.AuthServer).HideMetadata, "publishes no metadata: register a client with it, and set its oauth.clientId in the config of s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAuthServer(t)
+			tc.spoil(a)
+			store := &Store{Dir: t.TempDir()}
+			err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("login = %v; want an error about the %s", err, tc.want)
+			}
+			if logins, _ := a.Counts(); logins != 0 {
+				t.Errorf("%d codes exchanged, want none", logins)
+			}
+			if rec, err := store.Load(Key("s", a.URL+"/mcp"), "s"); rec != nil || err != nil {
+				t.Errorf("stored %v, %v; want nothing", rec, err)
+			}
+		})
+	}
+}
+
+// TestShortLivedTokensAreNotRefreshedPerRequest: a token that lives less
+// than two margins is refreshed in its second half, not at every request.
+func TestShortLivedTokensAreNotRefreshedPerRequest(t *testing.T) {
+	a := newAuthServer(t)
+	a.SetExpiresIn(45 * time.Second)
+	store := &Store{Dir: t.TempDir()}
+	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
+		t.Fatal(err)
+	}
+	h := handler(t, a, store, "s", false)
+	for range 3 {
+		if err := call(t.Context(), a.URL+"/mcp", h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, refreshes := a.Counts(); refreshes != 0 {
+		t.Errorf("%d refreshes of a fresh 45 s token, want none", refreshes)
 	}
 }
