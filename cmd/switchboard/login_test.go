@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -162,21 +161,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 // fetchAuth GETs url with the gateway's client token, and returns the body.
 func fetchAuth(t *testing.T, url, accept string) string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer gateway-client-token")
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
+	return fetchAs(t, url, accept, "gateway-client-token")
 }
 
 // gatewayReport reads the gateway's /status as JSON.

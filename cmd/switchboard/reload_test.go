@@ -244,9 +244,18 @@ func TestReconnectVerb(t *testing.T) {
 // body of a 200 answer.
 func fetch(t *testing.T, url, accept string) string {
 	t.Helper()
+	return fetchAs(t, url, accept, "")
+}
+
+// fetchAs is fetch with a bearer token, if not empty.
+func fetchAs(t *testing.T, url, accept, token string) string {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if accept != "" {
 		req.Header.Set("Accept", accept)
