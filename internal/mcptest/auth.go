@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,19 +29,23 @@ type AuthServer struct {
 	mu        sync.Mutex
 	expiresIn int // seconds, of each access token
 	n         int
-	access    map[string]bool // valid access tokens
-	refresh   map[string]bool // valid refresh tokens
-	refreshes int             // refresh grants served
-	logins    int             // authorization code grants served
-	bearers   map[string]int  // the tokens the protected paths were shown
-	issuer    string          // the issuer its metadata names; "" for its own URL
-	hidden    bool            // it serves no metadata
+	access    map[string]bool   // valid access tokens
+	refresh   map[string]bool   // valid refresh tokens
+	refreshes int               // refresh grants served
+	logins    int               // authorization code grants served
+	bearers   map[string]int    // the tokens the protected paths were shown
+	issuer    string            // the issuer its metadata names; "" for its own URL
+	hidden    bool              // it serves no metadata
+	codes     map[string]string // the scope asked for with each code issued
+	scopes    map[string]string // the scope granted with each access or refresh token
+	required  string            // a scope every MCP request needs; "" for none
 }
 
 // NewAuthServer starts an AuthServer that protects each path of routes
 // ("/mcp", say) with its handler. Close stops it.
 func NewAuthServer(routes map[string]http.Handler) *AuthServer {
-	a := &AuthServer{expiresIn: 3600, access: map[string]bool{}, refresh: map[string]bool{}, bearers: map[string]int{}}
+	a := &AuthServer{expiresIn: 3600, access: map[string]bool{}, refresh: map[string]bool{}, bearers: map[string]int{},
+		codes: map[string]string{}, scopes: map[string]string{}}
 	mux := http.NewServeMux()
 	a.Server = httptest.NewServer(mux)
 	for path, h := range routes {
@@ -52,7 +57,7 @@ func NewAuthServer(routes map[string]http.Handler) *AuthServer {
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"resource": a.URL + path, "authorization_servers": []string{a.URL}, "scopes_supported": []string{"tools"}})
 		})
-		mux.Handle(path, auth.RequireBearerToken(a.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.URL + prm})(h))
+		mux.Handle(path, auth.RequireBearerToken(a.verify, &auth.RequireBearerTokenOptions{ResourceMetadataURL: a.URL + prm})(a.stepUp(h, a.URL+prm)))
 	}
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		issuer := a.metadata()
@@ -84,7 +89,11 @@ func NewAuthServer(routes map[string]http.Handler) *AuthServer {
 			http.Error(w, "bad redirect_uri", http.StatusBadRequest)
 			return
 		}
-		to.RawQuery = url.Values{"code": {"code-1"}, "state": {q.Get("state")}}.Encode()
+		a.mu.Lock()
+		code := fmt.Sprintf("code-%d", len(a.codes)+1)
+		a.codes[code] = q.Get("scope")
+		a.mu.Unlock()
+		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	})
 	mux.HandleFunc("POST /token", a.token)
@@ -98,7 +107,31 @@ func (a *AuthServer) verify(_ context.Context, token string, _ *http.Request) (*
 	if !a.access[token] {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{Scopes: []string{"tools"}, Expiration: time.Now().Add(time.Hour)}, nil
+	return &auth.TokenInfo{Scopes: strings.Fields(a.scopes[token]), Expiration: time.Now().Add(time.Hour)}, nil
+}
+
+// stepUp answers 403 insufficient_scope to a request whose token lacks the
+// required scope (see RequireScope).
+func (a *AuthServer) stepUp(h http.Handler, prm string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		required := a.required
+		a.mu.Unlock()
+		if info := auth.TokenInfoFromContext(r.Context()); required != "" && (info == nil || !slices.Contains(info.Scopes, required)) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, required, prm))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// RequireScope makes every MCP request need scope, which the tokens issued
+// so far may lack: a step-up.
+func (a *AuthServer) RequireScope(scope string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.required = scope
 }
 
 func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
@@ -109,9 +142,11 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	r.ParseForm()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	var scope string
 	switch r.Form.Get("grant_type") {
 	case "authorization_code":
 		a.logins++
+		scope = a.codes[r.Form.Get("code")]
 	case "refresh_token":
 		if !a.refresh[r.Form.Get("refresh_token")] {
 			// The description repeats the token, as careless servers do:
@@ -121,6 +156,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		}
 		delete(a.refresh, r.Form.Get("refresh_token"))
 		a.refreshes++
+		scope = a.scopes[r.Form.Get("refresh_token")]
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "unsupported_grant_type"})
 		return
@@ -128,6 +164,7 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	a.n++
 	at, rt := fmt.Sprintf("access-%d", a.n), fmt.Sprintf("refresh-%d", a.n)
 	a.access[at], a.refresh[rt] = true, true
+	a.scopes[at], a.scopes[rt] = scope, scope
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": a.expiresIn})
 }
 

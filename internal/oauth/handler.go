@@ -36,6 +36,9 @@ type Options struct {
 	Server string
 	URL    string
 	OAuth  *config.OAuth
+	// Config is the file that configures the server, for the command
+	// line of a LoginError.
+	Config string
 	// Store keeps the tokens.
 	Store *Store
 	// HTTPClient makes the metadata, registration and token requests.
@@ -53,6 +56,10 @@ type Options struct {
 	// ClientMetadataURL, if set, is the URL of this client's metadata
 	// document, for authorization servers that accept one as a client ID.
 	ClientMetadataURL string
+	// Scopes, with Login, are scopes to ask for besides those the config
+	// or the server names (a step-up's), and make the login a fresh one:
+	// the stored token is not used.
+	Scopes []string
 }
 
 // A Handler authorizes the requests to one server (it is the go-sdk
@@ -75,7 +82,7 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // For returns o completed for srv, a resolved http or sse server.
 func (o Options) For(srv *config.Server) Options {
-	o.Server, o.URL, o.OAuth = srv.Name, srv.URL, srv.OAuth
+	o.Server, o.URL, o.OAuth, o.Config = srv.Name, srv.URL, srv.OAuth, srv.Source
 	return o
 }
 
@@ -117,6 +124,9 @@ func (h *Handler) loginConfig() *auth.AuthorizationCodeHandlerConfig {
 		NewTokenSource: func(_ context.Context, cfg *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			rec := &Record{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.Endpoint.TokenURL,
 				AuthStyle: cfg.Endpoint.AuthStyle, Scopes: slices.Clone(cfg.Scopes), Token: tok}
+			if h.configured(rec) {
+				rec.ClientSecret = "" // the config's, which stays there
+			}
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			if err := h.opts.Store.Save(h.key, rec); err != nil {
@@ -137,10 +147,41 @@ func (h *Handler) loginConfig() *auth.AuthorizationCodeHandlerConfig {
 				cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
 			}
 		}
-		if len(o.Scopes) > 0 {
-			scopes := slices.Clone(o.Scopes)
-			cfg.ScopeFilter = func([]string) []string { return slices.Clone(scopes) }
+	}
+	// The configured scopes replace those the server names; a step-up's
+	// add to either.
+	var configured []string
+	if o := h.opts.OAuth; o != nil {
+		configured = o.Scopes
+	}
+	if extra := h.opts.Scopes; len(configured) > 0 || len(extra) > 0 {
+		cfg.ScopeFilter = func(named []string) []string {
+			out := slices.Clone(named)
+			if len(configured) > 0 {
+				out = slices.Clone(configured)
+			}
+			for _, s := range extra {
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+			return out
 		}
+	}
+	return cfg
+}
+
+// configured reports whether rec's client is the one the config names.
+func (h *Handler) configured(rec *Record) bool {
+	return h.opts.OAuth != nil && h.opts.OAuth.ClientID != "" && rec.ClientID == h.opts.OAuth.ClientID
+}
+
+// config is the oauth2 configuration that refreshes rec's token: with the
+// configured client's secret, which the store never holds.
+func (h *Handler) config(rec *Record) *oauth2.Config {
+	cfg := rec.config()
+	if h.configured(rec) {
+		cfg.ClientSecret = h.opts.OAuth.ClientSecret
 	}
 	return cfg
 }
@@ -149,7 +190,7 @@ func (h *Handler) loginConfig() *auth.AuthorizationCodeHandlerConfig {
 func (h *Handler) use(rec *Record) {
 	h.rec = rec
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
-	refreshing := rec.config().TokenSource(ctx, rec.Token)
+	refreshing := h.config(rec).TokenSource(ctx, rec.Token)
 	h.ts = &savingSource{h: h, base: oauth2.ReuseTokenSourceWithExpiry(rec.Token, refreshing, margin(rec.Token))}
 }
 
@@ -197,11 +238,18 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	defer resp.Body.Close()
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	bearer := slices.IndexFunc(challenges, func(c oauthex.Challenge) bool { return strings.EqualFold(c.Scheme, "bearer") })
 	if resp.StatusCode == http.StatusForbidden {
-		if !slices.ContainsFunc(challenges, func(c oauthex.Challenge) bool { return c.Params["error"] == "insufficient_scope" }) {
-			return nil
+		if bearer < 0 || challenges[bearer].Params["error"] != "insufficient_scope" {
+			return nil // the server's answer, not ours to change
 		}
-		return h.needsLogin("it asks for more scopes than the login granted")
+		// Step-up: this request needs more than the login granted. Only
+		// a new login, which asks for them, can get them.
+		return &LoginError{Server: h.opts.Server, Config: h.opts.Config, Scopes: strings.Fields(challenges[bearer].Params["scope"]),
+			Reason: "it asks for more scopes than the login granted"}
+	}
+	if bearer < 0 {
+		return fmt.Errorf("oauth: the server refused the request (%s) without an OAuth challenge: check its credentials in the config", resp.Status)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -226,9 +274,15 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	expired := *h.rec.Token
 	expired.Expiry = time.Unix(1, 0)
-	tok, err := h.rec.config().TokenSource(context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient), &expired).Token()
-	if err != nil {
+	tok, err := h.config(h.rec).TokenSource(context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient), &expired).Token()
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re) && (re.ErrorCode != "" || re.Response != nil && re.Response.StatusCode < 500):
 		return h.needsLogin("the refresh of its token was refused: " + refreshError(err))
+	case err != nil:
+		// The authorization server is down, or the request was cancelled:
+		// this request fails, and the login stands.
+		return fmt.Errorf("oauth: the token of %s could not be refreshed: %s", h.opts.Server, refreshError(err))
 	}
 	h.use(h.refreshed(tok))
 	return nil
@@ -243,6 +297,12 @@ func (h *Handler) load() (*Record, error) {
 		return nil, err
 	}
 	h.loaded, h.stamp = true, stamp
+	switch {
+	case h.login != nil && len(h.opts.Scopes) > 0:
+		return nil, nil // a fresh login, for more scopes
+	case rec != nil && h.opts.OAuth != nil && h.opts.OAuth.ClientID != "" && rec.ClientID != h.opts.OAuth.ClientID:
+		return nil, nil // made with another client than the config names now
+	}
 	return rec, nil
 }
 
@@ -256,9 +316,14 @@ func (h *Handler) saved() {
 // publishes no metadata to find its registration at, needs a client
 // registered beforehand, named in the config.
 func (h *Handler) loginFailed(err error) error {
+	var re *oauth2.RetrieveError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &re):
+		// The token endpoint's answer may repeat the code and the
+		// verifier: say only its error code.
+		return fmt.Errorf("oauth: logging in to %s: the authorization server refused the code: %s", h.opts.Server, refreshError(re))
 	case strings.Contains(err.Error(), "failed to register client") && (h.opts.OAuth == nil || h.opts.OAuth.ClientID == ""):
 		return fmt.Errorf("%w (the authorization server takes no client registration, or publishes no metadata: register a client with it, and set its oauth.clientId in the config of %s)", err, h.opts.Server)
 	}
@@ -284,18 +349,51 @@ func (h *Handler) refreshed(tok *oauth2.Token) *Record {
 
 // needsLogin says that the server needs a login, and why.
 func (h *Handler) needsLogin(why string) error {
-	return &LoginError{Server: h.opts.Server, Reason: why}
+	return &LoginError{Server: h.opts.Server, Config: h.opts.Config, Reason: why}
 }
 
 // A LoginError says that a server needs a login, why, and what to run. It
 // wraps ErrLoginRequired.
 type LoginError struct {
 	Server string // the configured name
+	Config string // the config file that names it, if known
 	Reason string
+	// Scopes, for a step-up, are those the request needs: the login has
+	// to ask for them. The session stands for the other requests.
+	Scopes []string
 }
 
 func (e *LoginError) Error() string {
-	return fmt.Sprintf("%v: %s; run: switchboard login %s", ErrLoginRequired, e.Reason, e.Server)
+	return fmt.Sprintf("%v: %s; run: %s", ErrLoginRequired, e.Reason, e.Command())
+}
+
+// Command is the command line that logs in to the server.
+func (e *LoginError) Command() string {
+	return LoginCommand(e.Server, e.Config, e.Scopes)
+}
+
+// LoginCommand is the command line that logs in to the server called name,
+// from the config file config ("" or the embedded default's: none given),
+// asking for scopes.
+func LoginCommand(name, config string, scopes []string) string {
+	cmd := "switchboard login " + shellQuote(name)
+	if config != "" && !strings.HasPrefix(config, "<") { // "<embedded default>" is found without a flag
+		cmd += " --config " + shellQuote(config)
+	}
+	if len(scopes) > 0 {
+		cmd += " --scopes " + shellQuote(strings.Join(scopes, ","))
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell, if it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:@+=", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (e *LoginError) Unwrap() error { return ErrLoginRequired }

@@ -32,7 +32,7 @@ import (
 // takes to refresh it without the login's discovery.
 type Record struct {
 	ClientID     string           `json:"client_id"`
-	ClientSecret string           `json:"client_secret,omitempty"` // from dynamic registration
+	ClientSecret string           `json:"client_secret,omitempty"` // from dynamic registration; a configured client's stays in the config
 	TokenURL     string           `json:"token_url"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
 	Scopes       []string         `json:"scopes,omitempty"`

@@ -107,9 +107,12 @@ func (u *Upstream) do(ctx context.Context, set *settings, req request, replayabl
 			return nil
 		}
 		if login := loginRequired(err); login != nil {
-			// The token was refused and could not be renewed: the server
-			// waits for a login (see lose). Nothing ran.
-			u.abandon(s, login)
+			// Nothing ran. A step-up concerns this request alone; else the
+			// token was refused and could not be renewed: the server waits
+			// for a login (see lose).
+			if len(login.Scopes) == 0 {
+				u.abandon(s, login)
+			}
 			return u.errorf(req.String(), login)
 		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)

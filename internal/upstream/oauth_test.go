@@ -172,3 +172,67 @@ func TestConfiguredAuthorizationHeaderWins(t *testing.T) {
 		t.Errorf("logins = %d, want none", logins)
 	}
 }
+
+// TestIdleProbeMeetsALoginRefusal: an idle session whose probe is refused
+// for want of a login (the tokens were revoked) moves to needs-auth, and
+// the call that probed fails at once with a login required, not after
+// the server's timeout.
+func TestIdleProbeMeetsALoginRefusal(t *testing.T) {
+	p := newProtected(t)
+	store := &oauth.Store{Dir: t.TempDir()}
+	p.login(t, store, "s", config.HTTP, "/mcp")
+	timeout := int64(5000)
+	u := New(config.Server{Name: "s", URL: p.URL + "/mcp", Timeout: &timeout}, &Options{OAuth: &oauth.Options{Store: store}})
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p.Revoke(true)
+	u.mu.Lock()
+	u.sess.lastUsed.Store(0) // idle since the epoch: probed before its next use
+	u.mu.Unlock()
+	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
+	if !errors.Is(err, oauth.ErrLoginRequired) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("call = %v; want a login required, at once", err)
+	}
+	if got := u.State(); got != NeedsAuth {
+		t.Errorf("state = %v, want needs-auth", got)
+	}
+}
+
+// TestStepUpFailsTheRequestOnly: a request refused for want of a scope
+// (403 insufficient_scope) fails, naming the login that asks for it; the
+// session stays up. A fresh login with that scope, stored by another
+// process, serves the next request on the same session.
+func TestStepUpFailsTheRequestOnly(t *testing.T) {
+	p := newProtected(t)
+	store := &oauth.Store{Dir: t.TempDir()}
+	p.login(t, store, "s", config.HTTP, "/mcp")
+	u := New(config.Server{Name: "s", URL: p.URL + "/mcp", Source: "/etc/my mcp.json"}, &Options{OAuth: &oauth.Options{Store: store}})
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	p.RequireScope("admin")
+	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
+	if !errors.Is(err, oauth.ErrLoginRequired) || !strings.Contains(err.Error(), "run: switchboard login s --config '/etc/my mcp.json' --scopes admin") {
+		t.Fatalf("call = %v; want the login that asks for admin", err)
+	}
+	if got := u.State(); got != Connected {
+		t.Errorf("state = %v; a step-up keeps the session", got)
+	}
+	// The login of `switchboard login s --scopes admin`.
+	lu := New(config.Server{Name: "s", URL: p.URL + "/mcp"}, &Options{OAuth: &oauth.Options{
+		Store: store, Login: mcptest.Headless, RedirectURL: "http://127.0.0.1:1/callback", Scopes: []string{"admin"}}})
+	defer lu.Close()
+	if err := lu.Connect(t.Context()); err != nil {
+		t.Fatalf("login with the scope: %v", err)
+	}
+	res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
+	if err != nil || mcptest.Text(res) != "3" {
+		t.Fatalf("call after the step-up login = %v, %v", res, err)
+	}
+	if logins, _ := p.Counts(); logins != 2 || u.Snapshot().Reconnects != 0 {
+		t.Errorf("logins %d, reconnects %d; want 2 and none", logins, u.Snapshot().Reconnects)
+	}
+}

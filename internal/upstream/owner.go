@@ -321,6 +321,11 @@ func (o *owner) lose() bool {
 		}
 	}
 	u.earlyUsed = false
+	if u.state == NeedsAuth || u.state == CrashLoop {
+		// No attempt comes at once: whoever waits for one (a request that
+		// found the session dead first) hears why now.
+		u.finishNextLocked(&UnavailableError{State: u.state, Err: u.lastErr})
+	}
 	u.mu.Unlock()
 	u.retire(s)
 	o.s, o.lost, o.failures, o.at = nil, true, 0, now
