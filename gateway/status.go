@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // statusPage is /status: one small page, with no external assets, that
@@ -27,7 +28,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
-{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}{{with .Action}}<br>run: <code>{{.}}</code>{{end}}</td></tr>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
 `))
@@ -66,7 +67,7 @@ type StatusRow struct {
 	P99Seconds float64 `json:"p99_seconds,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	// Action is the command that brings the server back, when one does:
-	// "switchboard login NAME" for a server in needs-auth.
+	// "switchboard login NAME --config FILE" for a server in needs-auth.
 	Action string `json:"action,omitempty"`
 }
 
@@ -114,7 +115,7 @@ func (g *Gateway) statusReport() StatusReport {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
 			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-"}
 		if s.State == switchboard.StateNeedsAuth {
-			row.Action = "switchboard login " + s.Name
+			row.Action = oauth.LoginCommand(s.Name, s.Source, nil)
 		}
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {

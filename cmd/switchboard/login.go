@@ -5,8 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -21,8 +22,9 @@ import (
 // A stored login that the server still takes is kept.
 func (e *env) login(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("login", "NAME [--config F]... [--no-browser] [--wait D]")
+	fs := e.flags("login", "NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
+	scopes := fs.String("scopes", "", "comma-separated `scopes` to ask for besides the usual ones (a step-up); logs in afresh")
 	noBrowser := fs.Bool("no-browser", false, "print the URL to open; start no browser")
 	wait := fs.Duration("wait", oauth.DefaultLoginWait, "how long to wait for the browser to come back")
 	name, err := nameArg(fs, args, "login")
@@ -57,27 +59,55 @@ func (e *env) login(ctx context.Context, args []string) error {
 	if *noBrowser {
 		open = oauth.PrintURL(e.stderr)
 	}
-	var asked atomic.Bool
 	fetch := loop.Fetcher(open, *wait)
-	// The browser takes its time: --wait bounds the login, not the
-	// server's timeout.
+	var (
+		mu     sync.Mutex
+		asked  bool
+		failed error
+	)
+	login := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failed != nil {
+			// go-sdk tries a second handshake when the first fails: one
+			// login that did not come back is enough.
+			return nil, failed
+		}
+		asked = true
+		res, err := fetch(ctx, args)
+		failed = err
+		return res, err
+	}
+	// The browser takes its time: the login is bounded by --wait and the
+	// server's timeout, not by the latter alone.
+	ctx, cancel := context.WithTimeout(ctx, *wait+srv.TimeoutDuration())
+	defer cancel()
 	none := int64(0)
 	srv.Timeout, srv.Enabled = &none, nil
+	var extra []string
+	if *scopes != "" {
+		extra = strings.Split(*scopes, ",")
+	}
 	u := upstream.New(srv, &upstream.Options{
 		Client: implementation(),
 		Logger: e.logger(slog.LevelWarn),
-		OAuth: &oauth.Options{Store: store, RedirectURL: loop.RedirectURL,
-			Login: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-				asked.Store(true)
-				return fetch(ctx, args)
-			}},
+		OAuth:  &oauth.Options{Store: store, RedirectURL: loop.RedirectURL, Login: login, Scopes: extra},
 	})
 	defer u.Close()
 	if err := u.Connect(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("login %s: no answer within %v: %w", name, *wait+srv.TimeoutDuration(), err)
+		}
 		return fmt.Errorf("login %s: %w", name, err)
 	}
 	tools := count(len(u.Snapshot().Tools), "tool")
-	if !asked.Load() {
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case !asked && store.Stamp(oauth.Key(name, resolvedURL(u))) == "":
+		fmt.Fprintf(e.stdout, "%s: needs no login (%s)\n", name, tools)
+		return nil
+	case !asked:
 		fmt.Fprintf(e.stdout, "%s: already logged in (%s); to log in again, run: switchboard logout %s\n", name, tools, name)
 		return nil
 	}
@@ -108,9 +138,21 @@ func loginServer(cfg *config.Config, name string) (config.Server, error) {
 	return srv, nil
 }
 
+// resolvedURL is the URL u connected to, with its ${VAR} resolved.
+func resolvedURL(u *upstream.Upstream) string {
+	cfg := u.Config()
+	srv, _, err := cfg.Resolve(os.LookupEnv)
+	if err != nil {
+		return ""
+	}
+	return srv.URL
+}
+
 // logout forgets the stored login of a server, whatever its URL was.
 func (e *env) logout(_ context.Context, args []string) error {
 	fs := e.flags("logout", "NAME")
+	var paths configPaths
+	fs.Var(&paths, "config", "accepted, and not needed: logins are stored by server name")
 	name, err := nameArg(fs, args, "logout")
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,13 +44,13 @@ func TestLoginThroughTheGateway(t *testing.T) {
 	}
 
 	g := startServe(t, "--config", path, "--auth-token-env", "SB_TEST_TOKEN")
-	g.waitLog(t, regexp.MustCompile(`server needs a login; run: switchboard login tracker`))
+	g.waitLog(t, regexp.MustCompile(`server needs a login.*run: switchboard login tracker --config `+regexp.QuoteMeta(path)))
 	var ready struct{ Servers map[string]string }
 	if code := getJSON(t, g.url+"/readyz", &ready); ready.Servers["tracker"] != "needs-auth" {
 		t.Errorf("/readyz = %d %v, want tracker needs-auth", code, ready.Servers)
 	}
 	report := gatewayReport(t, g.url)
-	if len(report.Servers) != 1 || report.Servers[0].State != "needs-auth" || report.Servers[0].Action != "switchboard login tracker" {
+	if len(report.Servers) != 1 || report.Servers[0].State != "needs-auth" || report.Servers[0].Action != "switchboard login tracker --config "+path {
 		t.Errorf("/status = %+v, want needs-auth with the login to run", report.Servers)
 	}
 
@@ -173,4 +174,40 @@ func gatewayReport(t *testing.T, url string) (report struct {
 		t.Fatal(err)
 	}
 	return report
+}
+
+// TestLoginThatNeverComesBack: a login whose browser never comes back
+// fails after --wait, once (not once per handshake go-sdk tries), and
+// stores nothing; a server that needs no login says so.
+func TestLoginThatNeverComesBack(t *testing.T) {
+	isolate(t)
+	srv := mcptest.NewServer(mcptest.Script{})
+	a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": srv.Handler()})
+	t.Cleanup(a.Close)
+	t.Cleanup(func() { srv.Close() })
+	open := httptestServer(t, srv.Handler())
+	path := writeConfig(t, nil, map[string]any{
+		"tracker": map[string]any{"type": "http", "url": a.URL + "/mcp"},
+		"open":    map[string]any{"type": "http", "url": open + "/mcp"},
+	})
+	t.Setenv("BROWSER", "true")
+	out, stderr, code := cli(t, "login", "tracker", "--config", path, "--wait", "100ms")
+	if code != 1 || !strings.Contains(stderr, "the login's redirect never came back within 100ms") || strings.Count(stderr, "Open this URL") != 1 {
+		t.Errorf("login without a redirect: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if out, _, _ := cli(t, "logout", "tracker"); out != "tracker: no login stored\n" {
+		t.Errorf("after a failed login, logout says %q", out)
+	}
+	if out, stderr, code := cli(t, "login", "open", "--config", path); code != 0 || out != "open: needs no login (6 tools)\n" {
+		t.Errorf("login to a server that needs none: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+// httptestServer serves h on a local port until the test ends, and
+// returns its URL.
+func httptestServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	s := httptest.NewServer(h)
+	t.Cleanup(s.Close)
+	return s.URL
 }

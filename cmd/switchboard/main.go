@@ -12,7 +12,7 @@
 //	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
 //	switchboard check   [--config F]...
 //	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
-//	switchboard login   NAME [--config F]... [--no-browser] [--wait D]
+//	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
@@ -100,7 +100,7 @@ Usage:
   switchboard status  --gateway URL [--auth-token-env NAME] [--json]
   switchboard check   [--config F]...
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
-  switchboard login   NAME [--config F]... [--no-browser] [--wait D]
+  switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version

@@ -235,7 +235,7 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 	case switchboard.StateCrashLoop:
 		logger.Error("server crashed too often (crash-loop); retrying every 5 min", attrs...)
 	case switchboard.StateNeedsAuth:
-		logger.Warn("server needs a login; run: switchboard login "+ev.Server, attrs...)
+		logger.Warn("server needs a login (the error says how)", attrs...)
 	case switchboard.StateDisconnected, switchboard.StateDisabled:
 		logger.Info("server "+ev.State.String(), attrs...)
 	}
