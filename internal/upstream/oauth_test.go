@@ -44,6 +44,27 @@ func (p *protected) login(t *testing.T, store *oauth.Store, name string, typ con
 	}
 }
 
+// loggedIn returns a protected server, logged in to as srv (whose URL it
+// sets) into a store of its own, and an upstream connected to it with opts
+// (whose OAuth it sets), closed when the test ends.
+func loggedIn(t *testing.T, srv config.Server, opts *Options) (*protected, *Upstream) {
+	t.Helper()
+	p := newProtected(t)
+	store := &oauth.Store{Dir: t.TempDir()}
+	p.login(t, store, srv.Name, config.HTTP, "/mcp")
+	srv.URL = p.URL + "/mcp"
+	if opts == nil {
+		opts = &Options{}
+	}
+	opts.OAuth = &oauth.Options{Store: store}
+	u := New(srv, opts)
+	t.Cleanup(func() { u.Close() })
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return p, u
+}
+
 // TestNeedsAuthUntilLogin: a server that asks for a login with none stored
 // is needs-auth; its seeded tools stay listed, and a call says what to
 // run, naming the server. A login stored by another process (the CLI) is
@@ -97,14 +118,7 @@ func TestNeedsAuthUntilLogin(t *testing.T) {
 // TestRefreshOnUnauthorizedMidSession: a token the server stops taking is
 // refreshed once, and the call goes through, on the same session.
 func TestRefreshOnUnauthorizedMidSession(t *testing.T) {
-	p := newProtected(t)
-	store := &oauth.Store{Dir: t.TempDir()}
-	p.login(t, store, "s", config.HTTP, "/mcp")
-	u := New(config.Server{Name: "s", URL: p.URL + "/mcp"}, &Options{OAuth: &oauth.Options{Store: store}})
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	p, u := loggedIn(t, config.Server{Name: "s"}, nil)
 	p.Revoke(false)
 	res, err := callTool(t.Context(), u, "add", map[string]any{"a": 2, "b": 2})
 	if err != nil || mcptest.Text(res) != "4" {
@@ -122,15 +136,8 @@ func TestRefreshOnUnauthorizedMidSession(t *testing.T) {
 // and whose refresh is refused too moves the server to needs-auth; no
 // token appears in the error, the state or the events.
 func TestRevokedRefreshTokenMovesToNeedsAuth(t *testing.T) {
-	p := newProtected(t)
-	store := &oauth.Store{Dir: t.TempDir()}
-	p.login(t, store, "s", config.HTTP, "/mcp")
 	var events eventLog
-	u := New(config.Server{Name: "s", URL: p.URL + "/mcp"}, &Options{OAuth: &oauth.Options{Store: store}, OnEvent: events.add})
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	p, u := loggedIn(t, config.Server{Name: "s"}, &Options{OnEvent: events.add})
 	p.Revoke(true)
 	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 2, "b": 2})
 	if !errors.Is(err, oauth.ErrLoginRequired) || !strings.Contains(err.Error(), "run: switchboard login s") {
@@ -178,15 +185,8 @@ func TestConfiguredAuthorizationHeaderWins(t *testing.T) {
 // the call that probed fails at once with a login required, not after
 // the server's timeout.
 func TestIdleProbeMeetsALoginRefusal(t *testing.T) {
-	p := newProtected(t)
-	store := &oauth.Store{Dir: t.TempDir()}
-	p.login(t, store, "s", config.HTTP, "/mcp")
 	timeout := int64(5000)
-	u := New(config.Server{Name: "s", URL: p.URL + "/mcp", Timeout: &timeout}, &Options{OAuth: &oauth.Options{Store: store}})
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	p, u := loggedIn(t, config.Server{Name: "s", Timeout: &timeout}, nil)
 	p.Revoke(true)
 	u.mu.Lock()
 	u.sess.lastUsed.Store(0) // idle since the epoch: probed before its next use
@@ -205,14 +205,8 @@ func TestIdleProbeMeetsALoginRefusal(t *testing.T) {
 // session stays up. A fresh login with that scope, stored by another
 // process, serves the next request on the same session.
 func TestStepUpFailsTheRequestOnly(t *testing.T) {
-	p := newProtected(t)
-	store := &oauth.Store{Dir: t.TempDir()}
-	p.login(t, store, "s", config.HTTP, "/mcp")
-	u := New(config.Server{Name: "s", URL: p.URL + "/mcp", Source: "/etc/my mcp.json"}, &Options{OAuth: &oauth.Options{Store: store}})
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	p, u := loggedIn(t, config.Server{Name: "s", Source: "/etc/my mcp.json"}, nil)
+	store := u.opts.OAuth.Store
 	p.RequireScope("admin")
 	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
 	if !errors.Is(err, oauth.ErrLoginRequired) || !strings.Contains(err.Error(), "run: switchboard login s --config '/etc/my mcp.json' --scopes admin") {
