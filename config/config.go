@@ -217,6 +217,20 @@ func (s *Server) TransportType() Transport {
 	return ""
 }
 
+// LogsIn reports whether the server may log in with OAuth: it is an http
+// or sse server whose headers do not set Authorization themselves.
+func (s *Server) LogsIn() bool {
+	if t := s.TransportType(); t != HTTP && t != SSE {
+		return false
+	}
+	for name := range s.Headers {
+		if strings.EqualFold(name, "Authorization") {
+			return false
+		}
+	}
+	return true
+}
+
 // DisplayURL returns the server's URL without userinfo, query or fragment,
 // for logs and status. See [RedactURL].
 func (s *Server) DisplayURL() string { return RedactURL(s.URL) }

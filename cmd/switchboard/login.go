@@ -127,13 +127,11 @@ func loginServer(cfg *config.Config, name string) (config.Server, error) {
 		}
 		return srv, fmt.Errorf("login %s: no server is configured as %s", name, name)
 	}
-	if srv.TransportType() == config.Stdio {
+	switch {
+	case srv.TransportType() == config.Stdio:
 		return srv, fmt.Errorf("login %s: it is a local command (stdio): there is nothing to log in to", name)
-	}
-	for header := range srv.Headers {
-		if strings.EqualFold(header, "Authorization") {
-			return srv, fmt.Errorf("login %s: its config sets the Authorization header (in %s), which it uses instead of a login", name, srv.Source)
-		}
+	case !srv.LogsIn():
+		return srv, fmt.Errorf("login %s: its config sets the Authorization header (in %s), which it uses instead of a login", name, srv.Source)
 	}
 	return srv, nil
 }

@@ -217,14 +217,24 @@ func (h *Handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case rec == nil:
+		if rec == nil {
 			h.rec, h.ts = nil, nil
-		case h.rec == nil || rec.Token.AccessToken != h.rec.Token.AccessToken:
-			h.use(rec)
+		} else {
+			h.adopt(rec)
 		}
 	}
 	return h.ts, nil
+}
+
+// adopt makes rec, just read from the store, the record served, unless its
+// token is the one served already (a source in use keeps its state). It
+// reports whether the record changed. h.mu is held.
+func (h *Handler) adopt(rec *Record) bool {
+	if h.rec != nil && rec.Token.AccessToken == h.rec.Token.AccessToken {
+		return false
+	}
+	h.use(rec)
+	return true
 }
 
 // Authorize answers a 401 or 403 from the server. A login stored since
@@ -260,9 +270,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	case stored == nil:
 		h.rec, h.ts = nil, nil
 		return h.needsLogin("no login is stored")
-	case h.rec == nil || stored.Token.AccessToken != h.rec.Token.AccessToken:
-		h.use(stored) // a new login, or a refresh by another process: try it
-		return nil
+	}
+	if h.adopt(stored) {
+		return nil // a new login, or a refresh by another process: try it
 	}
 	if sent := req.Header.Get("Authorization"); sent != "" && sent != "Bearer "+h.rec.Token.AccessToken {
 		return nil // a newer token than the one refused, from a concurrent refresh: try it
@@ -300,7 +310,7 @@ func (h *Handler) load() (*Record, error) {
 	switch {
 	case h.login != nil && len(h.opts.Scopes) > 0:
 		return nil, nil // a fresh login, for more scopes
-	case rec != nil && h.opts.OAuth != nil && h.opts.OAuth.ClientID != "" && rec.ClientID != h.opts.OAuth.ClientID:
+	case rec != nil && h.opts.OAuth != nil && h.opts.OAuth.ClientID != "" && !h.configured(rec):
 		return nil, nil // made with another client than the config names now
 	}
 	return rec, nil
@@ -367,6 +377,8 @@ func (e *LoginError) Error() string {
 	return fmt.Sprintf("%v: %s; run: %s", ErrLoginRequired, e.Reason, e.Command())
 }
 
+func (e *LoginError) Unwrap() error { return ErrLoginRequired }
+
 // Command is the command line that logs in to the server.
 func (e *LoginError) Command() string {
 	return LoginCommand(e.Server, e.Config, e.Scopes)
@@ -395,8 +407,6 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func (e *LoginError) Unwrap() error { return ErrLoginRequired }
 
 // refreshError describes a failed refresh by the authorization server's
 // error code alone: its response body is not ours to repeat.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,11 +123,8 @@ func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, err
 		// Two retries of a broken stream, not go-sdk's five: a server that
 		// died is then seen within about 5 s rather than 25, and our own
 		// schedule, which keeps the tools listed, takes over from there.
-		t := &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent, MaxRetries: streamRetries}
-		if auth != nil {
-			t.OAuthHandler = auth
-		}
-		return t, nil
+		return &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: s.client, MaxEventSize: maxEvent, MaxRetries: streamRetries,
+			OAuthHandler: auth}, nil
 	default:
 		return nil, fmt.Errorf("unknown transport type %q", srv.Type)
 	}
@@ -138,13 +134,8 @@ func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, err
 // nil if it does not log in: the upstream has no OAuth options, or the
 // config sets the Authorization header itself.
 func (u *Upstream) authorizer(srv *config.Server) (auth.OAuthHandler, error) {
-	if u.opts.OAuth == nil {
+	if u.opts.OAuth == nil || !srv.LogsIn() {
 		return nil, nil
-	}
-	for name := range srv.Headers {
-		if strings.EqualFold(name, "Authorization") {
-			return nil, nil
-		}
 	}
 	opts := u.opts.OAuth.For(srv)
 	if opts.Logger == nil {
@@ -382,10 +373,7 @@ func (u *Upstream) ping(parent context.Context, s *session, serial chan struct{}
 // discover probes a modern HTTP server with server/discover: a fresh
 // client connection, which in the stateless era is that one request.
 func (s *session) discover(ctx context.Context, c *mcp.Client) error {
-	t := &mcp.StreamableClientTransport{Endpoint: s.endpoint, HTTPClient: s.client, DisableStandaloneSSE: true}
-	if s.auth != nil {
-		t.OAuthHandler = s.auth
-	}
+	t := &mcp.StreamableClientTransport{Endpoint: s.endpoint, HTTPClient: s.client, DisableStandaloneSSE: true, OAuthHandler: s.auth}
 	cs, err := c.Connect(ctx, t,
 		&mcp.ClientSessionOptions{ProtocolVersion: modernProtocolVersion})
 	if err != nil {
