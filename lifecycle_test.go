@@ -485,6 +485,45 @@ func TestDeferredToolsFromTheCache(t *testing.T) {
 	})
 }
 
+// TestCachedToolsExposedBeforeTheFirstDial: behind the gate, the view
+// with every server's cached tools is made before any server is dialed, so
+// that servers starting at once cannot starve its making past the gate.
+func TestCachedToolsExposedBeforeTheFirstDial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("a", mcptest.Script{Tools: tools("t")})
+		f.add("b", mcptest.Script{Tools: tools("u")})
+		cfgs := []config.Server{server("a"), server("b")}
+		dir := t.TempDir()
+		first := New(&config.Config{Servers: cfgs}, &Options{Dial: f.dial, CacheDir: dir, StartupGate: -1})
+		if err := first.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		first.Close()
+
+		var m *Manager
+		var mu sync.Mutex
+		seen := make(map[string][]string) // what Tools returned when each server was dialed
+		dial := func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			mu.Lock()
+			seen[srv.Name] = names(m.Tools(ctx, nil))
+			mu.Unlock()
+			return f.dial(ctx, srv)
+		}
+		m = New(&config.Config{Servers: cfgs}, &Options{Dial: dial, CacheDir: dir, StartupGate: DefaultStartupGate})
+		defer m.Close()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"a__t", "b__u"}
+		mu.Lock()
+		defer mu.Unlock()
+		if diff := cmp.Diff(map[string][]string{"a": want, "b": want}, seen); diff != "" {
+			t.Errorf("tools when each server was dialed (-want +got):\n%s", diff)
+		}
+	})
+}
+
 func TestNoCacheEntryToolsArriveLater(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)

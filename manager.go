@@ -343,16 +343,16 @@ func (m *Manager) Connect(ctx context.Context) error {
 // cached tools until it lists its own. It reports whether the gate ended
 // the wait.
 func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) (gated bool, err error) {
-	start := func(up *upstream.Upstream) <-chan struct{} {
+	start := func(up *upstream.Upstream, begin <-chan struct{}) <-chan struct{} {
 		if up.State() == upstream.Disconnected {
-			return up.Start()
+			return up.StartAfter(begin)
 		}
 		return up.Restart()
 	}
 	if m.opts.Sequential {
 		for _, up := range pass {
 			select {
-			case <-start(up):
+			case <-start(up, nil):
 			case <-ctx.Done():
 				return false, context.Cause(ctx)
 			}
@@ -370,18 +370,26 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		cached = m.readCache(pass)
 	}
 	// Each server exposes the tools it had last time until it lists its
-	// own; the seeds and the starts make one new view, not one each.
+	// own; the seeds and the starts make one new view, not one each. With a
+	// gate, that view is made before the servers' first attempts: once
+	// their processes start, on a busy machine, making it could take the
+	// whole gate.
+	var begin chan struct{}
+	if timer != nil {
+		begin = make(chan struct{})
+	}
 	release := m.events.hold()
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
 		if cached != nil {
 			up.Seed(cached[i]) // a server that has listed its own keeps them
 		}
-		settled[i] = start(up)
+		settled[i] = start(up, begin)
 	}
 	release()
 	if timer != nil {
-		m.events.flush() // the seeds and starts, in the views within the gate
+		m.events.flush()
+		close(begin)
 	}
 	for _, done := range settled {
 		select {

@@ -15,15 +15,23 @@ import (
 // is closed already when there is none (the server is connected, or waits
 // for a later attempt, or is disabled or closed). It launches the owner
 // goroutine on first use. A running upstream is left alone.
-func (u *Upstream) Start() <-chan struct{} {
+func (u *Upstream) Start() <-chan struct{} { return u.StartAfter(nil) }
+
+// StartAfter is Start, except that the owner goroutine, if this call
+// launches it, makes its first attempt only once begin is closed (nil: at
+// once). The server is connecting from the call. It is for a caller that
+// starts many servers at once and must first publish what they expose:
+// once their processes start, they could starve it of the CPU.
+func (u *Upstream) StartAfter(begin <-chan struct{}) <-chan struct{} {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return doneOf(u.startLocked())
+	return doneOf(u.startLocked(begin))
 }
 
 // startLocked asks for the server to be connected, and returns the attempt
-// in progress or due, or nil.
-func (u *Upstream) startLocked() *op {
+// in progress or due, or nil. An owner goroutine it launches waits for
+// begin first, unless begin is nil.
+func (u *Upstream) startLocked(begin <-chan struct{}) *op {
 	switch u.state {
 	case Closed, Disabled:
 		return nil
@@ -34,7 +42,7 @@ func (u *Upstream) startLocked() *op {
 	signal(u.wake)
 	if !u.started {
 		u.started = true
-		go u.run()
+		go u.run(begin)
 	}
 	if u.attempting || u.state == Connecting || u.state == Reconnecting {
 		return u.next
@@ -64,7 +72,7 @@ var closed = func() chan struct{} {
 // it goes on in the background.
 func (u *Upstream) Connect(ctx context.Context) error {
 	u.mu.Lock()
-	a := u.startLocked()
+	a := u.startLocked(nil)
 	state, cause := u.state, u.lastErr
 	u.mu.Unlock()
 	switch {
@@ -181,7 +189,7 @@ func (u *Upstream) restartLocked() {
 	u.restart = true
 	u.interruptLocked()
 	u.setStateLocked(Connecting, nil)
-	u.startLocked()
+	u.startLocked(nil)
 }
 
 // interruptLocked ends the owner's I/O in progress, if any.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -319,6 +320,59 @@ func TestSeedKeptWhenTheServerListsTheSame(t *testing.T) {
 		}
 		if ms.Counts().ListTools != 1 {
 			t.Errorf("%d lists, want 1", ms.Counts().ListTools)
+		}
+	})
+}
+
+// TestStartAfterHoldsTheFirstAttempt: a server started after a signal is
+// connecting at once, and dialed only once the signal comes.
+func TestStartAfterHoldsTheFirstAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Tools: specs("t")})
+		defer srv.Close()
+		var dials atomic.Int32
+		u := New(config.Server{Name: "held", Command: "in-memory"}, &Options{
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+				dials.Add(1)
+				return srv.ConnectInMemory(ctx)
+			},
+		})
+		defer u.Close()
+		begin := make(chan struct{})
+		done := u.StartAfter(begin)
+		synctest.Wait()
+		if got := u.State(); got != Connecting {
+			t.Errorf("state before the signal = %v, want connecting", got)
+		}
+		if got := dials.Load(); got != 0 {
+			t.Fatalf("dialed %d times before the signal, want 0", got)
+		}
+		close(begin)
+		<-done
+		if got, n := u.State(), dials.Load(); got != Connected || n != 1 {
+			t.Errorf("after the signal: state %v, %d dials; want connected, 1", got, n)
+		}
+	})
+}
+
+// TestCloseWhileStartIsHeld: Close does not wait for a signal that never
+// comes, and nothing is dialed.
+func TestCloseWhileStartIsHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int32
+		u := New(config.Server{Name: "held", Command: "in-memory"}, &Options{
+			Dial: func(context.Context, config.Server) (mcp.Transport, error) {
+				dials.Add(1)
+				return nil, errors.New("dialed")
+			},
+		})
+		done := u.StartAfter(make(chan struct{}))
+		if err := u.Close(); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		<-done
+		if got, n := u.State(), dials.Load(); got != Closed || n != 0 {
+			t.Errorf("state %v, %d dials; want closed, none", got, n)
 		}
 	})
 }

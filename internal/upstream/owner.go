@@ -15,10 +15,16 @@ import (
 //
 // Each step takes the pending command, then either idles (not wanted),
 // serves the current session, or waits for the next attempt and makes it.
-func (u *Upstream) run() {
+func (u *Upstream) run(begin <-chan struct{}) {
 	o := &owner{u: u}
 	defer close(u.done)
 	defer u.closers.Wait()
+	if begin != nil {
+		select {
+		case <-begin:
+		case <-u.ctx.Done():
+		}
+	}
 	for o.step() {
 	}
 	o.shutdown()
