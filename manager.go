@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -370,15 +372,19 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		cached = m.readCache(pass)
 	}
 	// Each server exposes the tools it had last time until it lists its
-	// own; the seeds and the starts make one new view, not one each. With a
-	// gate, that view is made before the servers' first attempts: once
-	// their processes start, on a busy machine, making it could take the
-	// whole gate.
+	// own; the seeds and the starts make one new view, not one each. With
+	// tools from the cache, that view is made before the first attempts of
+	// the servers started here for the first time: once their processes
+	// start, on a busy machine, making it could take the whole gate.
 	var begin chan struct{}
-	if timer != nil {
+	open := func() {}
+	if slices.ContainsFunc(cached, func(tools []*mcp.Tool) bool { return len(tools) > 0 }) {
 		begin = make(chan struct{})
+		open = sync.OnceFunc(func() { close(begin) })
+		defer open() // after a panic too: no server waits for it forever
 	}
 	release := m.events.hold()
+	defer release()
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
 		if cached != nil {
@@ -388,9 +394,9 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	}
 	release()
 	if timer != nil {
-		m.events.flush()
-		close(begin)
+		m.events.flush() // the seeds and starts, in the views within the gate
 	}
+	open()
 	for _, done := range settled {
 		select {
 		case <-done:

@@ -220,7 +220,8 @@ func (e *events) reset(set *serverSet) {
 
 // hold makes the events queued until release one batch, applied as one:
 // for changes to many servers at once, which would otherwise each cost a
-// new view. The caller must not wait for anything in between.
+// new view. The caller must not wait for anything in between. A second
+// release does nothing more.
 func (e *events) hold() (release func()) {
 	e.mu.Lock()
 	e.held = true

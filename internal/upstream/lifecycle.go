@@ -21,7 +21,7 @@ func (u *Upstream) Start() <-chan struct{} { return u.StartAfter(nil) }
 // launches it, makes its first attempt only once begin is closed (nil: at
 // once). The server is connecting from the call. It is for a caller that
 // starts many servers at once and must first publish what they expose:
-// once their processes start, they could starve it of the CPU.
+// once their processes start, they could starve that work of the CPU.
 func (u *Upstream) StartAfter(begin <-chan struct{}) <-chan struct{} {
 	u.mu.Lock()
 	defer u.mu.Unlock()

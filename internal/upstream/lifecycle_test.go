@@ -367,6 +367,7 @@ func TestCloseWhileStartIsHeld(t *testing.T) {
 			},
 		})
 		done := u.StartAfter(make(chan struct{}))
+		synctest.Wait() // the owner waits for the signal
 		if err := u.Close(); err != nil {
 			t.Errorf("Close = %v", err)
 		}
