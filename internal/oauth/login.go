@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -30,6 +32,9 @@ type Loopback struct {
 	ln      net.Listener
 	srv     *http.Server
 	results chan redirect
+
+	mu    sync.Mutex
+	state string // of the login under way ("": not known): see callback
 }
 
 // redirect is what came back on the redirect URL.
@@ -63,6 +68,18 @@ func (l *Loopback) Close() error { return l.srv.Close() }
 func (l *Loopback) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	got := redirect{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
+	// A redirect of another login (an older tab, a forged link) is not this
+	// one's answer: it neither ends nor fails it. An error without a state
+	// counts, as some servers send one: it can only fail the login.
+	l.mu.Lock()
+	want := l.state
+	l.mu.Unlock()
+	if want != "" && got.state != want && (got.state != "" || q.Get("error") == "") {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, "<!doctype html><title>switchboard login</title><p>This is not the login switchboard is waiting for: finish the one in the tab its latest login opened.</p>\n")
+		return
+	}
 	page := "Logged in. You can close this tab and return to the terminal."
 	if e := q.Get("error"); e != "" || got.code == "" {
 		if e == "" {
@@ -83,6 +100,11 @@ func (l *Loopback) callback(w http.ResponseWriter, r *http.Request) {
 // authorization URL with open, and waits, at most wait, for the redirect.
 func (l *Loopback) Fetcher(open func(url string) error, wait time.Duration) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if u, err := url.Parse(args.URL); err == nil {
+			l.mu.Lock()
+			l.state = u.Query().Get("state")
+			l.mu.Unlock()
+		}
 		if err := open(args.URL); err != nil {
 			return nil, err
 		}

@@ -229,6 +229,50 @@ func TestLoopbackRedirect(t *testing.T) {
 	}
 }
 
+// TestLoopbackIgnoresAnotherLoginsRedirect: a redirect whose state is not
+// the login's (an older tab, a forged link) gets a 400 and leaves the
+// login waiting for its own; an error without a state still fails it.
+func TestLoopbackIgnoresAnotherLoginsRedirect(t *testing.T) {
+	l, err := ListenLoopback(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	fetch := l.Fetcher(func(string) error {
+		for _, q := range []string{"?code=evil&state=other", "?code=evil", "?error=access_denied&state=other"} {
+			if got := visit(t, l.RedirectURL+q); got != http.StatusBadRequest {
+				t.Errorf("a redirect %s: status %d, want 400", q, got)
+			}
+		}
+		go browse(l.RedirectURL + "?code=c0de&state=st")
+		return nil
+	}, time.Minute)
+	res, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?state=st"})
+	if err != nil || res.Code != "c0de" || res.State != "st" {
+		t.Fatalf("fetch = %+v, %v; want the login's own code", res, err)
+	}
+
+	fetch = l.Fetcher(func(string) error {
+		go browse(l.RedirectURL + "?error=access_denied")
+		return nil
+	}, time.Minute)
+	if _, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?state=st2"}); err == nil || !strings.Contains(err.Error(), "access_denied") {
+		t.Errorf("a refusal without a state: %v, want the login failed", err)
+	}
+}
+
+// visit is browse that reports the status.
+func visit(t *testing.T, u string) int {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // browse is a browser that visits u, with no connection kept.
 func browse(u string) {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
