@@ -132,30 +132,54 @@ func awaitRedirect(ctx context.Context, results <-chan redirect, wait time.Durat
 	}
 }
 
-// Browser returns how to send the user to a URL: the command in $BROWSER
-// if it is set, else the system's opener, if there is one. It always
-// prints the URL to w, for a machine without a browser.
+// Browser returns how to send the user to a URL: the first command of
+// $BROWSER that starts, if it is set, else the system's opener, if there
+// is one. It always prints the URL to w, for a machine without a browser.
 func Browser(w io.Writer) func(url string) error {
 	show := PrintURL(w)
 	return func(url string) error {
 		show(url)
-		var argv []string
-		if b := strings.Fields(os.Getenv("BROWSER")); len(b) > 0 {
-			argv = append(b, url)
-		} else if opener := systemOpener(); opener != "" {
-			argv = []string{opener, url}
+		commands := browserCommands(os.Getenv("BROWSER"), url)
+		if len(commands) == 0 {
+			if opener := systemOpener(); opener != "" {
+				commands = [][]string{{opener, url}}
+			}
 		}
-		if len(argv) == 0 {
+		for _, argv := range commands {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintf(w, "(could not start %s: %v)\n", argv[0], err)
+				continue
+			}
+			go cmd.Wait()
 			return nil
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintf(w, "(could not start %s: %v)\n", argv[0], err)
-			return nil
-		}
-		go cmd.Wait()
 		return nil
 	}
+}
+
+// browserCommands reads $BROWSER as the convention has it: a list of
+// commands separated by colons, to try in order, each given the URL in
+// place of a "%s", or after its last argument if it has none.
+func browserCommands(browser, url string) [][]string {
+	var commands [][]string
+	for entry := range strings.SplitSeq(browser, string(os.PathListSeparator)) {
+		argv := strings.Fields(entry)
+		if len(argv) == 0 {
+			continue
+		}
+		placed := false
+		for i, arg := range argv {
+			if strings.Contains(arg, "%s") {
+				argv[i], placed = strings.ReplaceAll(arg, "%s", url), true
+			}
+		}
+		if !placed {
+			argv = append(argv, url)
+		}
+		commands = append(commands, argv)
+	}
+	return commands
 }
 
 // PrintURL returns how to send the user to a URL on a machine without a

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
@@ -382,5 +383,23 @@ func TestShortLivedTokensAreNotRefreshedPerRequest(t *testing.T) {
 	}
 	if _, refreshes := a.Counts(); refreshes != 0 {
 		t.Errorf("%d refreshes of a fresh 45 s token, want none", refreshes)
+	}
+}
+
+func TestBrowserCommands(t *testing.T) {
+	const u = "https://issuer/authorize?a=1&b=2"
+	for _, tc := range []struct {
+		browser string
+		want    [][]string
+	}{
+		{"", nil},
+		{"firefox", [][]string{{"firefox", u}}},
+		{"firefox --new-tab", [][]string{{"firefox", "--new-tab", u}}},
+		{"w3m:lynx", [][]string{{"w3m", u}, {"lynx", u}}},
+		{"chromium --app=%s::open", [][]string{{"chromium", "--app=" + u}, {"open", u}}},
+	} {
+		if diff := cmp.Diff(tc.want, browserCommands(tc.browser, u)); diff != "" {
+			t.Errorf("BROWSER=%q (-want +got):\n%s", tc.browser, diff)
+		}
 	}
 }
