@@ -29,12 +29,17 @@ type Loopback struct {
 	// RedirectURL is where the authorization server sends the browser back.
 	RedirectURL string
 
-	ln      net.Listener
-	srv     *http.Server
-	results chan redirect
+	ln  net.Listener
+	srv *http.Server
 
-	mu    sync.Mutex
-	state string // of the login under way ("": not known): see callback
+	mu      sync.Mutex
+	waiting *awaited // the login under way, or nil
+}
+
+// awaited is a login that waits for its redirect.
+type awaited struct {
+	state   string        // the authorization request's ("": it had none)
+	results chan redirect // buffered, 1: the first of its redirects counts
 }
 
 // redirect is what came back on the redirect URL.
@@ -53,7 +58,6 @@ func ListenLoopback(port int) (*Loopback, error) {
 	l := &Loopback{
 		RedirectURL: fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port),
 		ln:          ln,
-		results:     make(chan redirect, 1),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", l.callback)
@@ -68,47 +72,59 @@ func (l *Loopback) Close() error { return l.srv.Close() }
 func (l *Loopback) callback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	got := redirect{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss")}
-	// A redirect of another login (an older tab, a forged link) is not this
-	// one's answer: it neither ends nor fails it. An error without a state
-	// counts, as some servers send one: it can only fail the login.
-	l.mu.Lock()
-	want := l.state
-	l.mu.Unlock()
-	if want != "" && got.state != want && (got.state != "" || q.Get("error") == "") {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprint(w, "<!doctype html><title>switchboard login</title><p>This is not the login switchboard is waiting for: finish the one in the tab its latest login opened.</p>\n")
-		return
-	}
 	page := "Logged in. You can close this tab and return to the terminal."
 	if e := q.Get("error"); e != "" || got.code == "" {
 		if e == "" {
 			e = "no authorization code"
 		}
-		got.err = fmt.Errorf("the authorization server refused the login: %s", e)
+		// Quoted: the text is the browser's, and goes to a terminal.
+		got.err = fmt.Errorf("the authorization server refused the login: %q", e)
 		page = "The login failed: " + e + ". See the terminal."
 	}
-	select {
-	case l.results <- got:
-	default: // a second redirect: the first one counts
+	// Only the login under way takes a redirect, and only one with its
+	// state: one of another login (an older tab, a forged link) neither
+	// ends nor fails it.
+	l.mu.Lock()
+	cur := l.waiting
+	ours := cur != nil && got.state == cur.state
+	if ours {
+		select {
+		case cur.results <- got:
+		default: // a second redirect: the first one counts
+		}
 	}
+	l.mu.Unlock()
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if !ours {
+		w.WriteHeader(http.StatusBadRequest)
+		page = "This is not the login switchboard is waiting for: finish the latest one."
+	}
 	fmt.Fprintf(w, "<!doctype html><title>switchboard login</title><p>%s</p>\n", html.EscapeString(page))
 }
 
 // Fetcher returns the flow's step that sends the user to the
 // authorization URL with open, and waits, at most wait, for the redirect.
+// It serves one login at a time.
 func (l *Loopback) Fetcher(open func(url string) error, wait time.Duration) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		cur := &awaited{results: make(chan redirect, 1)}
 		if u, err := url.Parse(args.URL); err == nil {
-			l.mu.Lock()
-			l.state = u.Query().Get("state")
-			l.mu.Unlock()
+			cur.state = u.Query().Get("state")
 		}
+		l.mu.Lock()
+		l.waiting = cur
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			if l.waiting == cur {
+				l.waiting = nil
+			}
+			l.mu.Unlock()
+		}()
 		if err := open(args.URL); err != nil {
 			return nil, err
 		}
-		return awaitRedirect(ctx, l.results, wait)
+		return awaitRedirect(ctx, cur.results, wait)
 	}
 }
 
@@ -132,30 +148,35 @@ func awaitRedirect(ctx context.Context, results <-chan redirect, wait time.Durat
 	}
 }
 
-// Browser returns how to send the user to a URL: the first command of
-// $BROWSER that starts, if it is set, else the system's opener, if there
-// is one. It always prints the URL to w, for a machine without a browser.
+// Browser returns how to send the user to a URL: the first command that
+// starts of those in $BROWSER, then the system's opener, if there is one.
+// It always prints the URL to w, for a machine without a browser.
 func Browser(w io.Writer) func(url string) error {
 	show := PrintURL(w)
 	return func(url string) error {
 		show(url)
 		commands := browserCommands(os.Getenv("BROWSER"), url)
-		if len(commands) == 0 {
-			if opener := systemOpener(); opener != "" {
-				commands = [][]string{{opener, url}}
-			}
+		if opener := systemOpener(); opener != "" {
+			commands = append(commands, []string{opener, url})
 		}
-		for _, argv := range commands {
-			cmd := exec.Command(argv[0], argv[1:]...)
-			if err := cmd.Start(); err != nil {
-				fmt.Fprintf(w, "(could not start %s: %v)\n", argv[0], err)
-				continue
-			}
-			go cmd.Wait()
-			return nil
-		}
+		startFirst(w, commands)
 		return nil
 	}
+}
+
+// startFirst starts the first of commands that starts, and returns it (nil:
+// none did). It tells w of each that did not.
+func startFirst(w io.Writer, commands [][]string) []string {
+	for _, argv := range commands {
+		cmd := exec.Command(argv[0], argv[1:]...)
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(w, "(could not start %s: %v)\n", argv[0], err)
+			continue
+		}
+		go cmd.Wait()
+		return argv
+	}
+	return nil
 }
 
 // browserCommands reads $BROWSER as the convention has it: a list of

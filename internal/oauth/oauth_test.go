@@ -214,36 +214,47 @@ func TestLoopbackRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	const authorize = "https://issuer/authorize?x=1&state=st"
 	opened := make(chan string, 1)
 	fetch := l.Fetcher(func(u string) error {
 		opened <- u
 		go browse(l.RedirectURL + "?code=c0de&state=st&iss=https%3A%2F%2Fissuer") // the browser, once the user approves
 		return nil
 	}, time.Minute)
-	res, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?x=1"})
-	if err != nil || res.Code != "c0de" || res.State != "st" || res.Iss != "https://issuer" || <-opened != "https://issuer/authorize?x=1" {
+	res, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: authorize})
+	if err != nil || res.Code != "c0de" || res.State != "st" || res.Iss != "https://issuer" || <-opened != authorize {
 		t.Fatalf("fetch = %+v, %v", res, err)
 	}
-	go browse(l.RedirectURL + "?error=access_denied")
-	if _, err := l.Fetcher(func(string) error { return nil }, time.Minute)(t.Context(), &auth.AuthorizationArgs{}); err == nil || !strings.Contains(err.Error(), "access_denied") {
-		t.Errorf("a refused login: %v", err)
+	fetch = l.Fetcher(func(string) error {
+		go browse(l.RedirectURL + "?error=access_denied%1b%5b31m&state=st2")
+		return nil
+	}, time.Minute)
+	_, err = fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?state=st2"})
+	if err == nil || !strings.Contains(err.Error(), `"access_denied\x1b[31m"`) {
+		t.Errorf("a refused login: %v; want the refusal, quoted", err)
 	}
 }
 
-// TestLoopbackIgnoresAnotherLoginsRedirect: a redirect whose state is not
-// the login's (an older tab, a forged link) gets a 400 and leaves the
-// login waiting for its own; an error without a state still fails it.
+// TestLoopbackIgnoresAnotherLoginsRedirect: only the login under way takes
+// a redirect, and only one with its state: any other (an older tab, a
+// forged link, a refusal without the state, a redirect while no login
+// waits) gets a 400 and neither ends nor fails a login.
 func TestLoopbackIgnoresAnotherLoginsRedirect(t *testing.T) {
 	l, err := ListenLoopback(0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	refused := func(q string) {
+		t.Helper()
+		if got := visit(t, l.RedirectURL+q); got != http.StatusBadRequest {
+			t.Errorf("a redirect %s: status %d, want 400", q, got)
+		}
+	}
+	refused("?code=early&state=st") // before the login
 	fetch := l.Fetcher(func(string) error {
-		for _, q := range []string{"?code=evil&state=other", "?code=evil", "?error=access_denied&state=other"} {
-			if got := visit(t, l.RedirectURL+q); got != http.StatusBadRequest {
-				t.Errorf("a redirect %s: status %d, want 400", q, got)
-			}
+		for _, q := range []string{"?code=evil&state=other", "?code=evil", "?error=access_denied", "?error=access_denied&state=other"} {
+			refused(q)
 		}
 		go browse(l.RedirectURL + "?code=c0de&state=st")
 		return nil
@@ -252,13 +263,14 @@ func TestLoopbackIgnoresAnotherLoginsRedirect(t *testing.T) {
 	if err != nil || res.Code != "c0de" || res.State != "st" {
 		t.Fatalf("fetch = %+v, %v; want the login's own code", res, err)
 	}
+	refused("?code=again&state=st") // the login is over: a reload of its tab
 
 	fetch = l.Fetcher(func(string) error {
-		go browse(l.RedirectURL + "?error=access_denied")
+		go browse(l.RedirectURL + "?code=n3xt&state=st2")
 		return nil
 	}, time.Minute)
-	if _, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?state=st2"}); err == nil || !strings.Contains(err.Error(), "access_denied") {
-		t.Errorf("a refusal without a state: %v, want the login failed", err)
+	if res, err := fetch(t.Context(), &auth.AuthorizationArgs{URL: "https://issuer/authorize?state=st2"}); err != nil || res.Code != "n3xt" {
+		t.Errorf("the next login = %+v, %v; want its own code", res, err)
 	}
 }
 
@@ -398,8 +410,23 @@ func TestBrowserCommands(t *testing.T) {
 		{"w3m:lynx", [][]string{{"w3m", u}, {"lynx", u}}},
 		{"chromium --app=%s::open", [][]string{{"chromium", "--app=" + u}, {"open", u}}},
 	} {
-		if diff := cmp.Diff(tc.want, browserCommands(tc.browser, u)); diff != "" {
+		browser := strings.ReplaceAll(tc.browser, ":", string(os.PathListSeparator))
+		if diff := cmp.Diff(tc.want, browserCommands(browser, u)); diff != "" {
 			t.Errorf("BROWSER=%q (-want +got):\n%s", tc.browser, diff)
 		}
+	}
+}
+
+// TestBrowserTriesTheNext: a browser command that does not start is
+// reported, and the next one is tried.
+func TestBrowserTriesTheNext(t *testing.T) {
+	const u = "https://issuer/authorize"
+	var out strings.Builder
+	started := startFirst(&out, [][]string{{"/nonexistent/browser", u}, {"true", u}, {"false", u}})
+	if diff := cmp.Diff([]string{"true", u}, started); diff != "" {
+		t.Errorf("started (-want +got):\n%s", diff)
+	}
+	if got := out.String(); !strings.Contains(got, "could not start /nonexistent/browser") {
+		t.Errorf("output %q; want the missing browser reported", got)
 	}
 }
