@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 
@@ -104,7 +103,7 @@ func (e *env) login(ctx context.Context, args []string) error {
 	mu.Lock()
 	defer mu.Unlock()
 	switch {
-	case !asked && store.Stamp(oauth.Key(name, resolvedURL(u))) == "":
+	case !asked && u.LoginStamp() == "":
 		fmt.Fprintf(e.stdout, "%s: needs no login (%s)\n", name, tools)
 		return nil
 	case !asked:
@@ -134,16 +133,6 @@ func loginServer(cfg *config.Config, name string) (config.Server, error) {
 		return srv, fmt.Errorf("login %s: its config sets the Authorization header (in %s), which it uses instead of a login", name, srv.Source)
 	}
 	return srv, nil
-}
-
-// resolvedURL is the URL u connected to, with its ${VAR} resolved.
-func resolvedURL(u *upstream.Upstream) string {
-	cfg := u.Config()
-	srv, _, err := cfg.Resolve(os.LookupEnv)
-	if err != nil {
-		return ""
-	}
-	return srv.URL
 }
 
 // logout forgets the stored login of a server, whatever its URL was.

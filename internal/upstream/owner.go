@@ -157,7 +157,7 @@ func (o *owner) retry() bool {
 			case <-t.C:
 				due = true
 			case <-poll:
-				due = u.loginStamp() != o.login
+				due = u.LoginStamp() != o.login
 			case <-early:
 				o.attempt(true)
 				return true
@@ -177,9 +177,9 @@ func (o *owner) retry() bool {
 // up within it.
 const loginPoll = 2 * time.Second
 
-// loginStamp identifies the login stored for the server now ("" if none,
-// or if the upstream does not log in).
-func (u *Upstream) loginStamp() string {
+// LoginStamp identifies the login stored for the server now, as
+// oauth.Store.Stamp does ("" if none, or if the upstream does not log in).
+func (u *Upstream) LoginStamp() string {
 	if u.opts.OAuth == nil || u.opts.OAuth.Store == nil {
 		return ""
 	}
@@ -192,7 +192,7 @@ func (u *Upstream) loginStamp() string {
 // needsLogin sets the schedule of a server that waits for a login: an
 // attempt when the stored login changes, or at the background maximum.
 func (o *owner) needsLogin() {
-	o.login, o.lost = o.u.loginStamp(), false
+	o.login, o.lost = o.u.LoginStamp(), false
 	o.at = time.Now().Add(jittered(backgroundMax, o.u.opts.Rand))
 }
 
