@@ -417,12 +417,19 @@ func (d *entryDecoder) whole(field string, v *hujson.Value) (int64, bool) {
 	return 0, false
 }
 
+// int is whole for an int field, clamped to 32 bits: a value out of its
+// range stays out of it on every platform, for Validate to refuse.
+func (d *entryDecoder) int(field string, v *hujson.Value) (int, bool) {
+	n, ok := d.whole(field, v)
+	return int(max(min(n, math.MaxInt32), math.MinInt32)), ok
+}
+
 func (d *entryDecoder) retry(field string, v *hujson.Value) {
 	d.members(field, `want an object such as {"max": 3, "backoffMs": 1000}`, v, func(key, sub string, ev *hujson.Value) {
 		switch key {
 		case "max":
-			if n, ok := d.whole(sub, ev); ok {
-				d.s.Retry.Max = int(max(min(n, math.MaxInt32), math.MinInt32))
+			if n, ok := d.int(sub, ev); ok {
+				d.s.Retry.Max = n
 			}
 		case "backoffMs":
 			d.s.Retry.BackoffMs = d.millis(sub, ev)
@@ -464,8 +471,8 @@ func (d *entryDecoder) oauth(field string, v *hujson.Value) {
 		case "scopes":
 			o.Scopes = d.strings(sub, ev)
 		case "callbackPort":
-			if n, ok := d.whole(sub, ev); ok {
-				o.CallbackPort = int(max(min(n, math.MaxInt32), math.MinInt32))
+			if n, ok := d.int(sub, ev); ok {
+				o.CallbackPort = n
 			}
 		default:
 			d.warn(sub, "unknown field, ignored")
