@@ -464,8 +464,9 @@ func (m *Manager) Settle(ctx context.Context) bool {
 // Reconnect reconnects the servers called names, or, when no name is
 // given, every enabled server but those the host disconnected (Connect
 // brings those back): each drops its session, has its past crashes
-// forgiven, and connects afresh, keeping its resource subscriptions. It
-// waits for all of them (no startup gate). In strict mode it returns their
+// forgiven, and connects afresh, keeping its resource subscriptions, and
+// so do the processes its client sessions have of it (config
+// processPerSession). It waits for all of them (no startup gate). In strict mode it returns their
 // failures; otherwise it returns nil, and [Manager.Status] tells. A name
 // that is not configured, or whose server is disabled or rejected, is an
 // error, and nothing is done.
@@ -524,9 +525,12 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 	}
 	defer unlock()
 	pass := choose()
-	settled := make([]<-chan struct{}, len(pass))
-	for i, up := range pass {
-		settled[i] = up.Restart()
+	var settled []<-chan struct{}
+	for _, up := range pass {
+		settled = append(settled, up.Restart())
+		for _, own := range m.perSession.ofServer(up.Name()) {
+			settled = append(settled, own.Restart())
+		}
 	}
 	for _, done := range settled {
 		select {
@@ -547,7 +551,8 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 }
 
 // Disconnect stops the server called name: its session is closed (a stdio
-// server's whole process group ends), nothing is attempted any more, and
+// server's whole process group ends, and so do the processes its client
+// sessions have of it), nothing is attempted any more, and
 // its tools, prompts and resources are removed, with one EventChanged. It
 // stays configured, with its subscriptions: Connect connects it again. It
 // is serialized with Connect, Reconnect and Close.
@@ -569,6 +574,10 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	m.events.flush()
 	if err != nil && !errors.Is(err, upstream.ErrKilled) {
 		return fmt.Errorf("disconnect %q: %w", name, publicError(err))
+	}
+	deadline, _ := ctx.Deadline()
+	if err := closeAll(m.perSession.take(name), deadline); err != nil {
+		return fmt.Errorf("disconnect %q: closing its processes per session: %w", name, err)
 	}
 	return nil
 }

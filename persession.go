@@ -4,9 +4,8 @@ package switchboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,11 +21,23 @@ import (
 // upstream, started on its first request and closed when the peer's
 // session ends or the manager closes. Nothing the server asks while serving
 // a request can then reach another client.
+//
+// A server's processes follow what the host does to the server: a reload
+// that changes its entry changes theirs (or ends them, if it no longer
+// runs a process per session), Reconnect restarts them, and Disconnect or
+// a reload that removes the server ends them; the session's next request
+// starts a new one.
 type sessionServers struct {
 	mu     sync.Mutex
-	byKey  map[sessionKey]*upstream.Upstream
+	byKey  map[sessionKey]*sessionServer
 	closed bool
-	reaped sync.WaitGroup // one goroutine per upstream, until it is closed
+	reaped sync.WaitGroup // one goroutine per upstream, until it is closed or taken
+}
+
+// sessionServer is the process of one server for one session.
+type sessionServer struct {
+	*upstream.Upstream
+	taken chan struct{} // closed by take: whoever took it closes it
 }
 
 type sessionKey struct {
@@ -54,7 +65,7 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	case closed:
 		return nil, fmt.Errorf("server %q: %w", up.Name(), ErrClosed)
 	case own != nil:
-		return own, nil
+		return own.Upstream, nil
 	}
 	// The process is the client's own: it gets the client's roots, which
 	// the server may ask for as soon as it starts. Asked before the lock:
@@ -68,9 +79,10 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		return nil, fmt.Errorf("server %q: %w", up.Name(), ErrClosed)
 	}
 	if own := s.byKey[key]; own != nil {
-		return own, nil // another request of the session was first
+		return own.Upstream, nil // another request of the session was first
 	}
-	own = upstream.New(up.Config(), &upstream.Options{
+	own = &sessionServer{taken: make(chan struct{})}
+	own.Upstream = upstream.New(up.Config(), &upstream.Options{
 		Client:    m.opts.Client,
 		Logger:    m.opts.Logger.With("server", up.Name(), "process", "per-session"),
 		LookupEnv: m.opts.LookupEnv,
@@ -83,7 +95,7 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		_ = own.SetLoggingLevel(ctx, level) // not connected: kept for its session
 	}
 	if s.byKey == nil {
-		s.byKey = make(map[sessionKey]*upstream.Upstream)
+		s.byKey = make(map[sessionKey]*sessionServer)
 	}
 	s.byKey[key] = own
 	own.Start()
@@ -91,13 +103,20 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		select {
 		case <-p.Done():
 		case <-m.closing.Done():
+		case <-own.taken:
+			return
 		}
 		s.mu.Lock()
-		delete(s.byKey, key)
+		mine := s.byKey[key] == own
+		if mine {
+			delete(s.byKey, key)
+		}
 		s.mu.Unlock()
-		own.CloseBy(time.Now().Add(m.opts.CloseTimeout))
+		if mine { // else taken meanwhile, and closed by its taker
+			own.CloseBy(time.Now().Add(m.opts.CloseTimeout))
+		}
 	})
-	return own, nil
+	return own.Upstream, nil
 }
 
 // peerRoots returns the roots of p's client, or nil if it offers none or
@@ -128,7 +147,7 @@ func (m *Manager) PeerRootsChanged(p Peer) {
 	var own []*upstream.Upstream
 	for k, u := range s.byKey {
 		if k.session == p.Session() {
-			own = append(own, u)
+			own = append(own, u.Upstream)
 		}
 	}
 	if len(own) == 0 {
@@ -160,20 +179,49 @@ func (s *sessionServers) close() {
 
 // all returns the upstreams of every session.
 func (s *sessionServers) all() []*upstream.Upstream {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Collect(maps.Values(s.byKey))
+	return s.of(func(sessionKey) bool { return true })
 }
 
-// count returns how many upstreams per session server has, for tests.
-func (s *sessionServers) count(server string) int {
+// ofServer returns the upstreams that the sessions have of server.
+func (s *sessionServers) ofServer(server string) []*upstream.Upstream {
+	return s.of(func(k sessionKey) bool { return k.server == server })
+}
+
+func (s *sessionServers) of(keep func(sessionKey) bool) []*upstream.Upstream {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for k := range s.byKey {
-		if k.server == server {
-			n++
+	var out []*upstream.Upstream
+	for k, own := range s.byKey {
+		if keep(k) {
+			out = append(out, own.Upstream)
 		}
 	}
-	return n
+	return out
+}
+
+// take removes the upstreams of server from the set and returns them, for
+// the caller to close: each session starts another on its next request.
+func (s *sessionServers) take(server string) []*upstream.Upstream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*upstream.Upstream
+	for k, own := range s.byKey {
+		if k.server == server {
+			delete(s.byKey, k)
+			close(own.taken)
+			out = append(out, own.Upstream)
+		}
+	}
+	return out
+}
+
+// closeAll closes ups, each by deadline, and returns their errors joined.
+func closeAll(ups []*upstream.Upstream, deadline time.Time) error {
+	var errs []error
+	for _, up := range ups {
+		if err := up.CloseBy(deadline); err != nil {
+			errs = append(errs, publicError(err))
+		}
+	}
+	return errors.Join(errs...)
 }

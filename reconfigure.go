@@ -2,7 +2,6 @@ package switchboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,7 +25,9 @@ type Reconfiguration struct {
 // whose entry changed takes the change (see the upstream's rules: a change
 // that only the manager uses, such as a prefix or a filter, reconnects
 // nothing); an untouched one keeps its process, its session and its calls
-// in flight. An entry that cfg rejects keeps the running server of that
+// in flight. The processes that client sessions have of a server (config
+// processPerSession) follow it: closed with it, or when the change ends
+// processPerSession, and otherwise taking the change as it does. An entry that cfg rejects keeps the running server of that
 // name as it was, if any, and is otherwise shown as failed with its error.
 // The views change once, and subscribers hear of what changed, with
 // EventChanged only when the exposed names did.
@@ -107,10 +108,19 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 
 	// The new set first, so that the events of what follows find it.
 	m.events.reset(set)
+	ending := removed
 	for _, up := range changed {
-		up.Reconfigure(changes[up])
+		srv := changes[up]
+		up.Reconfigure(srv)
 		if up.State() == upstream.Disconnected && !m.held[up] {
 			up.Start() // enabled again
+		}
+		if srv.ProcessPerSession && srv.IsEnabled() {
+			for _, own := range m.perSession.ofServer(up.Name()) {
+				own.Reconfigure(srv)
+			}
+		} else {
+			ending = append(ending, m.perSession.take(up.Name())...)
 		}
 	}
 	for _, up := range started {
@@ -118,14 +128,10 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 			up.Start()
 		}
 	}
-	var errs []error
-	deadline := time.Now().Add(m.opts.CloseTimeout)
 	for _, up := range removed {
-		if err := up.CloseBy(deadline); err != nil {
-			errs = append(errs, publicError(err))
-		}
+		ending = append(ending, m.perSession.take(up.Name())...)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := closeAll(ending, time.Now().Add(m.opts.CloseTimeout)); err != nil {
 		return r, fmt.Errorf("reconfigure: closing removed servers: %w", err)
 	}
 	return r, nil

@@ -149,7 +149,7 @@ func (m *Manager) Status() []ServerStatus {
 	for i, s := range v.statuses {
 		out[i] = s.clone()
 		if up := v.byName[s.Name]; up != nil && up.PerSession() {
-			out[i].SessionProcesses = m.perSession.count(s.Name)
+			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
 	}
 	return out

@@ -485,6 +485,92 @@ func TestProcessPerSessionLifetime(t *testing.T) {
 	})
 }
 
+// TestProcessPerSessionFollowsTheHost: a session's own process follows what
+// the host does to its server: Reconnect restarts it; a reload that moves
+// the server moves it too, one that ends processPerSession or removes the
+// server ends it, and so does Disconnect; the session's next request then
+// starts one on what the config says.
+func TestProcessPerSessionFollowsTheHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Behavior: mcptest.Echo}}}
+		a, b := mcptest.NewServer(script), mcptest.NewServer(script)
+		t.Cleanup(func() { a.Close(); b.Close() })
+		dial := func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			if slices.Contains(srv.Args, "b") {
+				return b.ConnectInMemory(ctx)
+			}
+			return a.ConnectInMemory(ctx)
+		}
+		onA := entry("s", false)
+		onA.ProcessPerSession = true
+		onB := onA
+		onB.Args = []string{"b"}
+		sharedOnB := onB
+		sharedOnB.ProcessPerSession = false
+		m, g := start(t, []config.Server{onA}, &switchboard.Options{Dial: dial}, nil)
+		cs := client(t, g, nil)
+		call := func(on *mcptest.Server) {
+			t.Helper()
+			before := on.Counts().Calls
+			if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+				t.Fatalf("call: %v %v", res, err)
+			}
+			if on.Counts().Calls != before+1 {
+				t.Fatalf("the call did not reach the server it should have")
+			}
+		}
+		open := func(step string, onA, onB, own int) {
+			t.Helper()
+			synctest.Wait()
+			if na, nb := a.OpenSessions(), b.OpenSessions(); na != onA || nb != onB {
+				t.Errorf("%s: sessions open on a and b: %d and %d, want %d and %d", step, na, nb, onA, onB)
+			}
+			if st := m.Status(); len(st) > 0 && st[0].SessionProcesses != own {
+				t.Errorf("%s: status: %d processes per session, want %d", step, st[0].SessionProcesses, own)
+			}
+		}
+		reload := func(servers ...config.Server) {
+			t.Helper()
+			if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: servers}); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		call(a)
+		open("first call", 2, 0, 1)
+		starts := a.Counts().Starts
+		if err := m.Reconnect(t.Context(), "s"); err != nil {
+			t.Fatal(err)
+		}
+		open("reconnect", 2, 0, 1)
+		if got := a.Counts().Starts - starts; got != 2 {
+			t.Errorf("reconnect: %d handshakes, want 2 (the shared process and the session's)", got)
+		}
+		reload(onB)
+		open("moved to b", 0, 2, 1)
+		call(b)
+		open("called on b", 0, 2, 1)
+		reload(sharedOnB)
+		open("shared again", 0, 1, 0)
+		call(b)
+		open("called the shared process", 0, 1, 0)
+		reload(onB)
+		call(b)
+		open("a process per session again", 0, 2, 1)
+		if err := m.Disconnect(t.Context(), "s"); err != nil {
+			t.Fatal(err)
+		}
+		open("disconnected", 0, 0, 0)
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		call(b)
+		open("connected again", 0, 2, 1)
+		reload()
+		open("removed", 0, 0, 0)
+	})
+}
+
 // TestElicitationReachesTheCallingClient: an elicitation request, in form
 // and URL modes, reaches the client whose call caused it, and its answer
 // goes back, over HTTP and stdio.
