@@ -19,7 +19,7 @@ import (
 
 // TestLoginThroughTheGateway is the whole story of a server that requires
 // OAuth, from outside: the gateway shows it in needs-auth, with the
-// command to run, and its call says so; `switchboard login` (with a
+// command to run (and does not count it as failed), and its call says so; `switchboard login` (with a
 // browser that approves at once) stores a token, which the running gateway
 // takes up; calls go through; no token appears in a log, a page, a metric,
 // the tool cache or the CLI's output, and the gateway's own client token
@@ -41,7 +41,9 @@ func TestLoginThroughTheGateway(t *testing.T) {
 	}
 
 	g := startServe(t, "--config", path, "--auth-token-env", "SB_TEST_TOKEN")
-	g.waitLog(t, regexp.MustCompile(`server needs a login.*run: switchboard login tracker --config `+regexp.QuoteMeta(path)))
+	g.waitLogs(t,
+		regexp.MustCompile(`server needs a login.*run: switchboard login tracker --config `+regexp.QuoteMeta(path)),
+		regexp.MustCompile(`servers settled" connected=0 failed=0 needs_auth=1 `))
 	var ready struct{ Servers map[string]string }
 	if code := getJSON(t, g.url+"/readyz", &ready); ready.Servers["tracker"] != "needs-auth" {
 		t.Errorf("/readyz = %d %v, want tracker needs-auth", code, ready.Servers)

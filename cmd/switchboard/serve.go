@@ -192,7 +192,15 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 		once.Do(func() {
 			unsubscribe()
 			g.Sync()
-			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(m.Failed()), "tools", len(m.Tools(ctx, nil)))
+			needsAuth := 0
+			for _, s := range m.Status() {
+				if s.State == switchboard.StateNeedsAuth {
+					needsAuth++
+				}
+			}
+			// Failed counts the servers waiting for a login too; they are
+			// not broken, and a login brings them up.
+			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(m.Failed())-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
 		})
 	}
 	unsubscribe = m.Subscribe(func(ev switchboard.Event) {
