@@ -433,6 +433,17 @@ func failures(pass []*upstream.Upstream) error {
 	return errors.Join(errs...)
 }
 
+// closeAll closes ups, each by deadline, and returns their errors joined.
+func closeAll(ups []*upstream.Upstream, deadline time.Time) error {
+	var errs []error
+	for _, up := range ups {
+		if err := up.CloseBy(deadline); err != nil {
+			errs = append(errs, publicError(err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // disconnect disconnects servers in reverse configured order, each within
 // CloseTimeout.
 func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) {
@@ -597,19 +608,15 @@ func (m *Manager) Close() error {
 	if m.closed.Swap(true) {
 		return m.closeErr
 	}
-	servers := m.view.Load().servers
-	var errs []error
-	for i := len(servers) - 1; i >= 0; i-- {
-		if err := servers[i].CloseBy(deadline); err != nil {
-			errs = append(errs, publicError(err))
-		}
-	}
+	servers := slices.Clone(m.view.Load().servers)
+	slices.Reverse(servers)
+	err := closeAll(servers, deadline)
 	m.perSession.close()
 	m.events.close()
 	if m.writes != nil {
 		m.writes.close()
 	}
 	m.subs.close()
-	m.closeErr = errors.Join(errs...)
+	m.closeErr = err
 	return m.closeErr
 }

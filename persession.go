@@ -4,7 +4,6 @@ package switchboard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -213,15 +212,4 @@ func (s *sessionServers) take(server string) []*upstream.Upstream {
 		}
 	}
 	return out
-}
-
-// closeAll closes ups, each by deadline, and returns their errors joined.
-func closeAll(ups []*upstream.Upstream, deadline time.Time) error {
-	var errs []error
-	for _, up := range ups {
-		if err := up.CloseBy(deadline); err != nil {
-			errs = append(errs, publicError(err))
-		}
-	}
-	return errors.Join(errs...)
 }
