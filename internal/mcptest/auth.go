@@ -2,6 +2,8 @@ package mcptest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -22,7 +24,11 @@ import (
 // server metadata, dynamic client registration, an authorization endpoint
 // that approves at once, a token endpoint that issues, refreshes and
 // revokes, and each protected path, which wants a bearer token it issued
-// and answers 401 with a challenge otherwise.
+// and answers 401 with a challenge otherwise. It is as strict as a real
+// one about a login: the authorization request must carry a client, a PKCE
+// challenge (S256) and the protected resource (RFC 8707), and a code is
+// exchanged once, by the client it was issued to, for the same redirect
+// URI and resource, with the verifier of its challenge.
 type AuthServer struct {
 	*httptest.Server
 
@@ -36,7 +42,9 @@ type AuthServer struct {
 	bearers   map[string]int    // the tokens the protected paths were shown
 	issuer    string            // the issuer its metadata names; "" for its own URL
 	hidden    bool              // it serves no metadata
-	codes     map[string]string // the scope asked for with each code issued
+	issued    int               // codes issued
+	codes     map[string]grant  // the codes issued and not yet exchanged
+	resources map[string]bool   // the protected resources' URLs
 	scopes    map[string]string // the scope granted with each access or refresh token
 	required  string            // a scope every MCP request needs; "" for none
 }
@@ -45,10 +53,11 @@ type AuthServer struct {
 // ("/mcp", say) with its handler. Close stops it.
 func NewAuthServer(routes map[string]http.Handler) *AuthServer {
 	a := &AuthServer{expiresIn: 3600, access: map[string]bool{}, refresh: map[string]bool{}, bearers: map[string]int{},
-		codes: map[string]string{}, scopes: map[string]string{}}
+		codes: map[string]grant{}, scopes: map[string]string{}, resources: map[string]bool{}}
 	mux := http.NewServeMux()
 	a.Server = httptest.NewServer(mux)
 	for path, h := range routes {
+		a.resources[a.URL+path] = true
 		prm := "/.well-known/oauth-protected-resource" + path
 		mux.HandleFunc("GET "+prm, func(w http.ResponseWriter, r *http.Request) {
 			if a.metadata() == "" {
@@ -85,15 +94,27 @@ func NewAuthServer(routes map[string]http.Handler) *AuthServer {
 		}
 		q := r.URL.Query()
 		to, err := url.Parse(q.Get("redirect_uri"))
-		if err != nil {
-			http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		if err != nil || q.Get("redirect_uri") == "" || q.Get("client_id") == "" {
+			// Nowhere safe to redirect to (RFC 6749 §4.1.2.1).
+			http.Error(w, "bad redirect_uri or client_id", http.StatusBadRequest)
 			return
 		}
+		answer := url.Values{"state": {q.Get("state")}}
 		a.mu.Lock()
-		code := fmt.Sprintf("code-%d", len(a.codes)+1)
-		a.codes[code] = q.Get("scope")
+		switch {
+		case q.Get("response_type") != "code" || q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
+			answer.Set("error", "invalid_request")
+		case !a.resources[q.Get("resource")]:
+			answer.Set("error", "invalid_target")
+		default:
+			a.issued++
+			code := fmt.Sprintf("code-%d", a.issued)
+			a.codes[code] = grant{scope: q.Get("scope"), challenge: q.Get("code_challenge"), client: q.Get("client_id"),
+				redirect: q.Get("redirect_uri"), resource: q.Get("resource")}
+			answer.Set("code", code)
+		}
 		a.mu.Unlock()
-		to.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}}.Encode()
+		to.RawQuery = answer.Encode()
 		http.Redirect(w, r, to.String(), http.StatusFound)
 	})
 	mux.HandleFunc("POST /token", a.token)
@@ -145,8 +166,19 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	var scope string
 	switch r.Form.Get("grant_type") {
 	case "authorization_code":
+		code := r.Form.Get("code")
+		g, ok := a.codes[code]
+		delete(a.codes, code) // once only, even when refused
+		client := r.Form.Get("client_id")
+		if id, _, basic := r.BasicAuth(); basic {
+			client, _ = url.QueryUnescape(id) // client_secret_basic (RFC 6749 §2.3.1)
+		}
+		if !ok || !g.redeems(client, r.Form) {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "invalid_grant"})
+			return
+		}
 		a.logins++
-		scope = a.codes[r.Form.Get("code")]
+		scope = g.scope
 	case "refresh_token":
 		if !a.refresh[r.Form.Get("refresh_token")] {
 			// The description repeats the token, as careless servers do:
@@ -166,6 +198,21 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	a.access[at], a.refresh[rt] = true, true
 	a.scopes[at], a.scopes[rt] = scope, scope
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": at, "refresh_token": rt, "token_type": "Bearer", "expires_in": a.expiresIn})
+}
+
+// A grant is what an authorization code was issued for.
+type grant struct {
+	scope, challenge, client, redirect, resource string
+}
+
+// redeems reports whether client's token request form may exchange g's
+// code: the same client, redirect URI and resource (if it names one), and
+// the verifier of g's challenge (RFC 7636 §4.6).
+func (g grant) redeems(client string, form url.Values) bool {
+	sum := sha256.Sum256([]byte(form.Get("code_verifier")))
+	return client == g.client && form.Get("redirect_uri") == g.redirect &&
+		(form.Get("resource") == "" || form.Get("resource") == g.resource) &&
+		base64.RawURLEncoding.EncodeToString(sum[:]) == g.challenge
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
