@@ -433,15 +433,16 @@ func failures(pass []*upstream.Upstream) error {
 	return errors.Join(errs...)
 }
 
-// closeAll closes ups, each by deadline, and returns their errors joined.
-func closeAll(ups []*upstream.Upstream, deadline time.Time) error {
-	var errs []error
-	for _, up := range ups {
-		if err := up.CloseBy(deadline); err != nil {
-			errs = append(errs, publicError(err))
-		}
+// closeAll closes ups at once, each by deadline, so that each gets its
+// grace before a kill, and returns the error of each that failed.
+func closeAll(ups []*upstream.Upstream, deadline time.Time) []error {
+	errs := make([]error, len(ups))
+	var wg sync.WaitGroup
+	for i, up := range ups {
+		wg.Go(func() { errs[i] = publicError(up.CloseBy(deadline)) })
 	}
-	return errors.Join(errs...)
+	wg.Wait()
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
 // disconnect disconnects servers in reverse configured order, each within
@@ -477,10 +478,10 @@ func (m *Manager) Settle(ctx context.Context) bool {
 // brings those back): each drops its session, has its past crashes
 // forgiven, and connects afresh, keeping its resource subscriptions, and
 // so do the processes its client sessions have of it (config
-// processPerSession). It waits for all of them (no startup gate). In strict mode it returns their
-// failures; otherwise it returns nil, and [Manager.Status] tells. A name
-// that is not configured, or whose server is disabled or rejected, is an
-// error, and nothing is done.
+// processPerSession). It waits for all of them (no startup gate). In
+// strict mode it returns their failures; otherwise it returns nil, and
+// [Manager.Status] tells. A name that is not configured, or whose server
+// is disabled or rejected, is an error, and nothing is done.
 func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
 	v := m.view.Load()
 	if len(names) == 0 {
@@ -581,14 +582,16 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	m.held[up] = true
 	ctx, cancel := context.WithTimeout(ctx, m.opts.CloseTimeout)
 	defer cancel()
-	err = up.Disconnect(ctx)
+	errs := []error{publicError(up.Disconnect(ctx))}
+	// Its sessions' processes end too, whatever became of the shared one,
+	// with a grace of their own. Taken after the shared one stopped: no
+	// request starts another since (see servesPerSession).
+	errs = append(errs, closeAll(m.perSession.take(name), time.Now().Add(m.opts.CloseTimeout))...)
 	m.events.flush()
-	if err != nil && !errors.Is(err, upstream.ErrKilled) {
-		return fmt.Errorf("disconnect %q: %w", name, publicError(err))
-	}
-	deadline, _ := ctx.Deadline()
-	if err := closeAll(m.perSession.take(name), deadline); err != nil {
-		return fmt.Errorf("disconnect %q: closing its processes per session: %w", name, err)
+	// A process that had to be killed is disconnected all the same.
+	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, upstream.ErrKilled) })
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("disconnect %q: %w", name, err)
 	}
 	return nil
 }
@@ -608,15 +611,19 @@ func (m *Manager) Close() error {
 	if m.closed.Swap(true) {
 		return m.closeErr
 	}
-	servers := slices.Clone(m.view.Load().servers)
-	slices.Reverse(servers)
-	err := closeAll(servers, deadline)
+	servers := m.view.Load().servers
+	var errs []error
+	for i := len(servers) - 1; i >= 0; i-- {
+		if err := servers[i].CloseBy(deadline); err != nil {
+			errs = append(errs, publicError(err))
+		}
+	}
 	m.perSession.close()
 	m.events.close()
 	if m.writes != nil {
 		m.writes.close()
 	}
 	m.subs.close()
-	m.closeErr = err
+	m.closeErr = errors.Join(errs...)
 	return m.closeErr
 }

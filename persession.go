@@ -80,6 +80,11 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	if own := s.byKey[key]; own != nil {
 		return own.Upstream, nil // another request of the session was first
 	}
+	if !m.servesPerSession(up) {
+		// Changed since the request looked: the host took the processes
+		// of this server meanwhile, and starts no more.
+		return up, nil
+	}
 	own = &sessionServer{taken: make(chan struct{})}
 	own.Upstream = upstream.New(up.Config(), &upstream.Options{
 		Client:    m.opts.Client,
@@ -116,6 +121,21 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		}
 	})
 	return own.Upstream, nil
+}
+
+// servesPerSession reports whether up is still the upstream of its server,
+// a process per session and neither disabled nor disconnected by the host:
+// whatever ends the processes of a server (Reconfigure, Disconnect) makes
+// it false first, and then takes them, under the same lock as serverFor.
+func (m *Manager) servesPerSession(up *upstream.Upstream) bool {
+	if m.view.Load().byName[up.Name()] != up || !up.PerSession() {
+		return false
+	}
+	switch up.State() {
+	case upstream.Disabled, upstream.Disconnected, upstream.Closed:
+		return false
+	}
+	return true
 }
 
 // peerRoots returns the roots of p's client, or nil if it offers none or

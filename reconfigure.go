@@ -2,6 +2,7 @@ package switchboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,9 +27,10 @@ type Reconfiguration struct {
 // that only the manager uses, such as a prefix or a filter, reconnects
 // nothing); an untouched one keeps its process, its session and its calls
 // in flight. The processes that client sessions have of a server (config
-// processPerSession) follow it: closed with it, or when the change ends
-// processPerSession, and otherwise taking the change as it does. An entry that cfg rejects keeps the running server of that
-// name as it was, if any, and is otherwise shown as failed with its error.
+// processPerSession) follow it: closed with it, or when the change disables
+// it or ends processPerSession, and otherwise taking the change as it
+// does. An entry that cfg rejects keeps the running server of that name as
+// it was, if any, and is otherwise shown as failed with its error.
 // The views change once, and subscribers hear of what changed, with
 // EventChanged only when the exposed names did.
 func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfiguration, error) {
@@ -131,8 +133,8 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 	for _, up := range removed {
 		ending = append(ending, m.perSession.take(up.Name())...)
 	}
-	if err := closeAll(ending, time.Now().Add(m.opts.CloseTimeout)); err != nil {
-		return r, fmt.Errorf("reconfigure: closing removed servers: %w", err)
+	if err := errors.Join(closeAll(ending, time.Now().Add(m.opts.CloseTimeout))...); err != nil {
+		return r, fmt.Errorf("reconfigure: closing the servers and processes it ends: %w", err)
 	}
 	return r, nil
 }

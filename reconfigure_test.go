@@ -1,6 +1,8 @@
 package switchboard
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -119,4 +121,59 @@ func TestReconfigureAppliesTheDiff(t *testing.T) {
 			t.Errorf("a after a broken edit: %s %v, dialed %d times", st.Name, st.State, f.dialed("a"))
 		}
 	})
+}
+
+// TestNoProcessPerSessionAfterTheServerEnds: a request that found a
+// processPerSession server before the host disconnected it, or removed it
+// by a reload, starts no process of its own once that is done: it gets the
+// shared upstream, which says it is unavailable. A process started then
+// would outlive every later reload, reconnect and disconnect.
+func TestNoProcessPerSessionAfterTheServerEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo"}}})
+		entry := server("s")
+		entry.ProcessPerSession = true
+		m := f.manager(entry)
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		ctx := WithPeer(t.Context(), &endingPeer{done: make(chan struct{})})
+		stale := m.view.Load().byName["s"]
+		startsNone := func(step string) {
+			t.Helper()
+			got, err := m.serverFor(ctx, stale)
+			if err != nil || got != stale {
+				t.Errorf("%s: serverFor = %p, %v; want the shared upstream %p", step, got, err, stale)
+			}
+			synctest.Wait()
+			if n, open := len(m.perSession.ofServer("s")), srv.OpenSessions(); n != 0 || open != 0 {
+				t.Errorf("%s: %d processes per session, %d sessions open; want none", step, n, open)
+			}
+		}
+		if err := m.Disconnect(t.Context(), "s"); err != nil {
+			t.Fatal(err)
+		}
+		startsNone("disconnected")
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Reconfigure(t.Context(), &config.Config{}); err != nil {
+			t.Fatal(err)
+		}
+		startsNone("removed")
+	})
+}
+
+// endingPeer is a peer whose session can end, with no roots to offer.
+type endingPeer struct {
+	Peer // nil: the other methods are not called
+	done chan struct{}
+}
+
+func (p *endingPeer) Session() any          { return p }
+func (p *endingPeer) Done() <-chan struct{} { return p.done }
+//lint:ignore SA1019 a peer offers roots while clients and servers use them.
+func (*endingPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errors.New("no roots")
 }

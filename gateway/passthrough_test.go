@@ -487,9 +487,9 @@ func TestProcessPerSessionLifetime(t *testing.T) {
 
 // TestProcessPerSessionFollowsTheHost: a session's own process follows what
 // the host does to its server: Reconnect restarts it; a reload that moves
-// the server moves it too, one that ends processPerSession or removes the
-// server ends it, and so does Disconnect; the session's next request then
-// starts one on what the config says.
+// the server moves it too; one that ends processPerSession, disables or
+// removes the server ends it, and so does Disconnect; the session's next
+// request then starts one on what the config says.
 func TestProcessPerSessionFollowsTheHost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Behavior: mcptest.Echo}}}
@@ -557,6 +557,14 @@ func TestProcessPerSessionFollowsTheHost(t *testing.T) {
 		reload(onB)
 		call(b)
 		open("a process per session again", 0, 2, 1)
+		disabled := onB
+		disabled.Enabled = new(bool)
+		reload(disabled)
+		open("disabled", 0, 0, 0)
+		reload(onB)
+		synctest.Wait() // connected again: a call before may find no tool yet
+		call(b)
+		open("enabled again", 0, 2, 1)
 		if err := m.Disconnect(t.Context(), "s"); err != nil {
 			t.Fatal(err)
 		}

@@ -19,9 +19,9 @@ import (
 
 // TestLoginThroughTheGateway is the whole story of a server that requires
 // OAuth, from outside: the gateway shows it in needs-auth, with the
-// command to run (and does not count it as failed), and its call says so; `switchboard login` (with a
-// browser that approves at once) stores a token, which the running gateway
-// takes up; calls go through; no token appears in a log, a page, a metric,
+// command to run (and does not count it as failed), and its call says so;
+// `switchboard login` (with a browser that approves at once) stores a
+// token, which the running gateway takes up; calls go through; no token appears in a log, a page, a metric,
 // the tool cache or the CLI's output, and the gateway's own client token
 // never goes upstream; logout forgets the token.
 func TestLoginThroughTheGateway(t *testing.T) {

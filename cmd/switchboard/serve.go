@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -192,15 +193,15 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 		once.Do(func() {
 			unsubscribe()
 			g.Sync()
-			needsAuth := 0
+			// Failed counts the servers waiting for a login too; they are
+			// not broken, and a login brings them up.
+			failed, needsAuth := m.Failed(), 0
 			for _, s := range m.Status() {
-				if s.State == switchboard.StateNeedsAuth {
+				if s.State == switchboard.StateNeedsAuth && slices.Contains(failed, s.Name) {
 					needsAuth++
 				}
 			}
-			// Failed counts the servers waiting for a login too; they are
-			// not broken, and a login brings them up.
-			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(m.Failed())-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
+			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(failed)-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
 		})
 	}
 	unsubscribe = m.Subscribe(func(ev switchboard.Event) {

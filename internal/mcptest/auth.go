@@ -28,7 +28,8 @@ import (
 // one about a login: the authorization request must carry a client, a PKCE
 // challenge (S256) and the protected resource (RFC 8707), and a code is
 // exchanged once, by the client it was issued to, for the same redirect
-// URI and resource, with the verifier of its challenge.
+// URI (and resource, if the token request names one), with the verifier of
+// its challenge.
 type AuthServer struct {
 	*httptest.Server
 

@@ -15,7 +15,7 @@ import (
 // own redirect URI fails in tests: an authorization request without a
 // challenge or the protected resource gets an error on the redirect, and a
 // code is exchanged once, with its verifier, by its client, for its
-// redirect URI.
+// redirect URI and resource.
 func TestAuthServerIsStrict(t *testing.T) {
 	a := NewAuthServer(map[string]http.Handler{"/mcp": http.NotFoundHandler()})
 	t.Cleanup(a.Close)
@@ -68,6 +68,8 @@ func TestAuthServerIsStrict(t *testing.T) {
 	other.ClientID = "d"
 	_, err = other.Exchange(ctx, code(), oauth2.VerifierOption(verifier), resource)
 	refused("another client", err)
+	_, err = cfg.Exchange(ctx, code(), oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", a.URL+"/other"))
+	refused("another resource", err)
 
 	c = code()
 	if _, err := cfg.Exchange(ctx, c, oauth2.VerifierOption(verifier), resource); err != nil {
