@@ -173,6 +173,7 @@ type endingPeer struct {
 
 func (p *endingPeer) Session() any          { return p }
 func (p *endingPeer) Done() <-chan struct{} { return p.done }
+
 //lint:ignore SA1019 a peer offers roots while clients and servers use them.
 func (*endingPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 	return nil, errors.New("no roots")
