@@ -455,22 +455,35 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 	}
 }
 
-// Settle waits while servers are making their first connection: each one
-// still connecting, or loading its first lists, within its timeout and
-// ctx. The views are then up to date with every change the servers made
-// so far. It reports whether it waited. The gateway settles before it
-// answers a list, so that a client that lists once, at start, sees every
-// server that can connect.
-func (m *Manager) Settle(ctx context.Context) bool {
-	var waited bool
+// Settle waits while servers are making their first connection with
+// nothing to show for it yet (no tools from the persistent cache, no
+// failed attempt): each one still connecting, or loading its first lists,
+// at most for the startup gate (Options.StartupGate) from when it began, or,
+// with a negative gate, within its timeout; and within ctx. The views are
+// then up to date with every change the servers made so far.
+//
+// The gateway settles before it answers a handshake or a list, so that a
+// client that lists once, at start, sees every server that connects within
+// the gate; a server that takes longer reaches the client later, with a
+// list_changed notification, and a server that has cached tools or has
+// failed once is never waited for.
+func (m *Manager) Settle(ctx context.Context) {
+	var wg sync.WaitGroup
 	for _, up := range m.view.Load().servers {
-		if up.Settling() {
-			up.Settle(ctx, up.Timeout())
-			waited = true
+		since, ok := up.Unproven()
+		if !ok {
+			continue
 		}
+		wait := up.Timeout()
+		if gate := m.opts.StartupGate; gate >= 0 {
+			if wait = time.Until(since.Add(gate)); wait <= 0 {
+				continue // its gate has passed
+			}
+		}
+		wg.Go(func() { up.Settle(ctx, wait) })
 	}
+	wg.Wait()
 	m.events.flush()
-	return waited
 }
 
 // Reconnect reconnects the servers called names, or, when no name is

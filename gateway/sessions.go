@@ -237,24 +237,19 @@ func (g *Gateway) askLevel(ctx context.Context) {
 	}
 }
 
-// listWait bounds how long a list waits for servers making their first
-// connection.
-const listWait = 5 * time.Second
-
-// settle waits, up to listWait, for the servers making their first
-// connection, and exposes what the manager's views hold: the change events
-// that would expose it may still be on their way.
+// settle waits for the servers making their first connection, no longer
+// than the startup gate (see [switchboard.Manager.Settle]), and exposes
+// what the manager's views hold: the change events that would expose it
+// may still be on their way.
 func (g *Gateway) settle(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, listWait)
-	defer cancel()
 	g.m.Settle(ctx)
 	g.Sync()
 }
 
 // intercept sees every request from clients before the go-sdk handles it:
-// the handshake and lists wait for servers still making their first
-// connection (see settle), so that what a client sees first is complete; it records logging levels, and completes the handshake's answer
-// with what the servers offer.
+// the handshake and lists wait, briefly, for servers still making their
+// first connection (see settle); it records logging levels, and completes
+// the handshake's answer with what the servers offer.
 func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {

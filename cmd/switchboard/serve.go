@@ -28,7 +28,7 @@ const defaultShutdownTimeout = 10 * time.Second
 // serve runs the gateway until SIGINT or SIGTERM.
 func (e *env) serve(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--shutdown-timeout D]")
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--startup-gate D] [--shutdown-timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
@@ -36,6 +36,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, /metrics, /status and /admin, with TOKEN read from the environment variable `NAME`")
 	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
 	shutdownTimeout := fs.Duration("shutdown-timeout", defaultShutdownTimeout, "on SIGTERM, how long calls in flight get to finish before the servers are closed")
+	gate := fs.Duration("startup-gate", switchboard.DefaultStartupGate, "how long the start, and a client's handshake or list, wait for servers making their first connection (0: not at all); later ones arrive with list_changed")
 	var origins originList
 	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
 	if err := parse(fs, args); err != nil {
@@ -43,6 +44,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if *gate < 0 {
+		return usageErrorf("serve: --startup-gate %v: must not be negative", *gate)
 	}
 	listenSet := false
 	fs.Visit(func(f *flag.Flag) { listenSet = listenSet || f.Name == "listen" })
@@ -68,7 +72,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	logger := e.logger(slog.LevelInfo)
 	tuneGC(os.LookupEnv, logger)
 	stats := metrics.New()
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer()})
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)})
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	stats.Follow(m)
 	g := gateway.New(m, &gateway.Options{
@@ -85,17 +89,25 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		g.ConfigReloaded(err)
 	})()
 	if *stdio {
-		return e.serveStdio(ctx, m, g)
+		return e.serveStdio(ctx, m, g, logger)
 	}
 	return e.serveHTTP(ctx, *listen, *shutdownTimeout, m, g, logger)
 }
 
-// serveStdio connects every server, then serves one client on stdin and
-// stdout until it disconnects or a signal arrives.
-func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway) error {
-	err := m.Connect(ctx)
+// startupGate is the manager's gate for --startup-gate d: the manager
+// takes 0 for its default, so no gate at all is the shortest one.
+func startupGate(d time.Duration) time.Duration {
+	if d == 0 {
+		return time.Nanosecond
+	}
+	return d
+}
+
+// serveStdio connects every server, behind the startup gate, then serves
+// one client on stdin and stdout until it disconnects or a signal arrives.
+func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
+	err := connectAtStart(ctx, m, g, logger)
 	if err == nil {
-		g.Sync()
 		err = g.ServeStdio(ctx)
 	}
 	e.stopSignals()
@@ -109,10 +121,11 @@ func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway
 	return err
 }
 
-// serveHTTP listens at once, so that /healthz answers while the servers
-// connect in the background, and shuts down gracefully on a signal: the
-// listener stops, in-flight calls get shutdownTimeout to finish, and every
-// server is closed.
+// serveHTTP listens at once, connects every server behind the startup gate
+// (requests that arrive meanwhile wait in the listen queue, so none waits
+// longer than the gate), then serves, and shuts down gracefully on a
+// signal: the listener stops, in-flight calls get shutdownTimeout to
+// finish, and every server is closed.
 func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.Duration, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -120,16 +133,13 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 		m.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
+	logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	// What the servers show by the gate (their own tools, or those they had
+	// last time) is exposed before the first request is served.
+	connectAtStart(ctx, m, g, logger)
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-
-	connected := make(chan struct{})
-	go func() {
-		defer close(connected)
-		reportStartup(ctx, m, g, logger)
-	}()
 
 	var serveErr error
 	select {
@@ -158,7 +168,6 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 	if err := <-shutdown; err != nil {
 		srv.Close()
 	}
-	<-connected
 	if !closed {
 		closeManager(m, logger)
 	}
@@ -174,17 +183,20 @@ func closeManager(m *switchboard.Manager, logger *slog.Logger) {
 	}
 }
 
-// reportStartup connects every server. When Connect returns (at the startup
-// gate) it exposes the tools so far; when no server is connecting any more,
-// it exposes them again and logs "servers settled", with a warning for each
-// server that failed.
-func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) {
+// connectAtStart connects every server and returns at the startup gate,
+// with the tools so far exposed; it fails only if ctx ends first. Once no
+// server is connecting any more, it exposes them again and logs "servers
+// settled", with the count of each outcome.
+func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
 	var (
 		returned    atomic.Bool
 		once        sync.Once
 		unsubscribe func()
 	)
 	settle := func() {
+		if ctx.Err() != nil {
+			return // shutting down: the servers close, and nothing settled
+		}
 		for _, s := range m.Status() {
 			if s.State == switchboard.StateConnecting {
 				return
@@ -211,11 +223,12 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 	})
 	if err := m.Connect(ctx); err != nil {
 		unsubscribe()
-		return
+		return err
 	}
 	g.Sync()
 	returned.Store(true)
 	settle()
+	return nil
 }
 
 // logState logs a server's change of state, once: when it connects, goes

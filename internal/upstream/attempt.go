@@ -69,6 +69,7 @@ func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, su
 			// Whatever the schedule says, the server waits for a login.
 			err, failState = u.errorf("connect", login), NeedsAuth
 		}
+		u.failedOnce = true
 		u.setStateLocked(failState, err)
 		u.publishLocked(Event{Kind: EventAttemptFailed, Err: err})
 		u.finishNextLocked(err)

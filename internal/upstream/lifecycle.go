@@ -126,15 +126,34 @@ func (u *Upstream) Settling() bool {
 	u.mu.Lock()
 	state := u.state
 	u.mu.Unlock()
+	return settling(state, u.loaded)
+}
+
+// settling reports whether an upstream in state, whose first lists are
+// loaded when loaded is closed, is settling.
+func settling(state State, loaded <-chan struct{}) bool {
 	if state == Connecting {
 		return true
 	}
 	select {
-	case <-u.loaded:
+	case <-loaded:
 		return false
 	default:
 		return state == Connected
 	}
+}
+
+// Unproven reports whether the upstream is settling (see Settling) with
+// nothing to show for it yet: no tools seeded from the cache and no failed
+// attempt, ever. Only such a server is worth a wait before a client's first
+// lists; since is when its current state began, which the wait counts from.
+func (u *Upstream) Unproven() (since time.Time, ok bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.seeded || u.failedOnce || !settling(u.state, u.loaded) {
+		return time.Time{}, false
+	}
+	return u.since, true
 }
 
 // Reconnect asks for a fresh connection now: it drops the current session,
@@ -301,6 +320,7 @@ func (u *Upstream) Seed(tools []*mcp.Tool) {
 		return
 	}
 	u.lists.tools, u.lists.toolIndex, u.lists.cached = tools, indexTools(tools), true
+	u.seeded = true
 	u.bumpLocked()
 	u.publishLocked(Event{Kind: EventList, List: Tools})
 }

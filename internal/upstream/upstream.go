@@ -137,6 +137,8 @@ type Upstream struct {
 	next       *op           // the attempt that will answer a request made now
 	attempting bool          // next is in progress
 	earlyUsed  bool          // this step between scheduled attempts has had its early attempt
+	seeded     bool          // tools were seeded from the cache, once
+	failedOnce bool          // an attempt has failed, once
 	lists      lists
 	subs       map[string]bool // the resources the host subscribed to
 	logLevel   string          // the logging level the host asked the server to log at; "" if none

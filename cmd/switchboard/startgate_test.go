@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// clientBudget is the patience of a client that gives up on a gateway
+// that keeps it waiting: the 3 s. A hanging server's own timeout
+// is 30 s, and the gateway once made every handshake and list wait 5 s for
+// it.
+const clientBudget = 3 * time.Second
+
+// TestServeNeverWaitsOnAHangingServer: beside a server that hangs on
+// initialize, a client that connects as soon as the gateway answers, over
+// Streamable HTTP or over --stdio, has its handshake and the healthy
+// server's tools within its budget; once the hanging server's tools are in
+// the persistent cache (a run where it answered), they are listed too.
+func TestServeNeverWaitsOnAHangingServer(t *testing.T) {
+	isolate(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // one cache for the runs below
+	command, args, env := mcptest.StdioCommand(mcptest.Script{})
+	// The flaky server's script comes from the gateway's environment, so
+	// that the config, and the cache entry's fingerprint, stay the same
+	// whether it answers or hangs.
+	env[mcptest.ScriptEnv] = "${SWITCHBOARD_TEST_FLAKY}"
+	cfg := writeConfig(t, map[string]mcptest.Script{"healthy": {}},
+		map[string]any{"flaky": map[string]any{"command": command, "args": args, "env": env}})
+	script := func(s mcptest.Script) {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("SWITCHBOARD_TEST_FLAKY", string(b))
+	}
+	hang := mcptest.Script{HangOnInitialize: true}
+
+	check := func(t *testing.T, want []string) {
+		t.Run("http", func(t *testing.T) {
+			g := startServe(t, "--config", cfg)
+			ctx, cancel := context.WithTimeout(t.Context(), clientBudget)
+			defer cancel()
+			if code := getJSON(t, g.url+"/healthz", nil); code != http.StatusOK {
+				t.Fatalf("/healthz = %d", code)
+			}
+			transport := &http.Transport{}
+			defer transport.CloseIdleConnections()
+			listWithin(ctx, t, want, func(opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+				return mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, opts).Connect(ctx,
+					&mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: &http.Client{Transport: transport}}, nil)
+			})
+			if err := g.stop(t, syscall.SIGTERM); err != nil {
+				t.Errorf("exit after SIGTERM: %v\n%s", err, g.log)
+			}
+		})
+		t.Run("stdio", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), clientBudget)
+			defer cancel()
+			listWithin(ctx, t, want, func(opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+				cmd := exec.Command(binary, "serve", "--stdio", "--config", cfg)
+				return mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, opts).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+			})
+		})
+	}
+
+	script(hang)
+	t.Run("cold cache", func(t *testing.T) { check(t, []string{"healthy__echo"}) })
+
+	script(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "remembered"}}})
+	g := startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE) // both connected: the flaky server's tools are cached
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, g.log)
+	}
+
+	script(hang)
+	t.Run("warm cache", func(t *testing.T) { check(t, []string{"flaky__remembered", "healthy__echo"}) })
+}
+
+// listWithin connects a client with connect and lists its tools until they
+// hold every name of want, listing again on each list_changed, within ctx:
+// a server that connects after the gate reaches the client that way.
+func listWithin(ctx context.Context, t *testing.T, want []string, connect func(*mcp.ClientOptions) (*mcp.ClientSession, error)) {
+	t.Helper()
+	changed := make(chan struct{}, 1)
+	cs, err := connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	if err != nil {
+		t.Fatalf("handshake within %v: %v", clientBudget, err)
+	}
+	defer cs.Close()
+	for {
+		names, err := mcptest.ToolNames(ctx, cs)
+		if err != nil {
+			t.Fatalf("tools/list within %v: %v", clientBudget, err)
+		}
+		if !slices.ContainsFunc(want, func(name string) bool { return !slices.Contains(names, name) }) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("tools %v within %v, want %v", names, clientBudget, strings.Join(want, ", "))
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// connectInBackground starts m.Connect and returns once every goroutine of
+// the bubble is blocked: the servers are started and Connect waits at its
+// gate. Connect's error is checked when the test ends.
+func connectInBackground(t *testing.T, m *Manager) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- m.Connect(context.Background()) }()
+	synctest.Wait()
+	t.Cleanup(func() {
+		if err := <-done; err != nil {
+			t.Errorf("Connect = %v", err)
+		}
+	})
+}
+
+// settleTook runs m.Settle and returns how long it took, on the bubble's
+// clock.
+func settleTook(t *testing.T, m *Manager) time.Duration {
+	t.Helper()
+	start := time.Now()
+	m.Settle(t.Context())
+	return time.Since(start)
+}
+
+// TestSettleWaitsNoLongerThanTheGate: a request that settles waits for the
+// servers making their first connection, never past the startup gate of
+// each; a server that connects within it is in the view, and one that
+// takes longer is not waited for, nor is a hanging one.
+func TestSettleWaitsNoLongerThanTheGate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("hang", mcptest.Script{HangOnInitialize: true})
+		f.add("quick", mcptest.Script{Tools: tools("q")})
+		f.delay("quick", 100*time.Millisecond)
+		f.add("late", mcptest.Script{Tools: tools("l")})
+		f.delay("late", time.Second)
+		m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("hang"), server("quick"), server("late"))
+		connectInBackground(t, m)
+
+		if took := settleTook(t, m); took != DefaultStartupGate {
+			t.Errorf("Settle during the gate took %v, want the rest of the %v gate", took, DefaultStartupGate)
+		}
+		if diff := cmp.Diff([]string{"quick__q"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after Settle (-want +got):\n%s", diff)
+		}
+		if took := settleTook(t, m); took != 0 {
+			t.Errorf("Settle after the gate took %v, want no wait: every gate has passed", took)
+		}
+	})
+}
+
+// TestSettleNeverWaitsForAServerWithSomethingToShow: a server with tools in
+// the persistent cache, or one that has failed once, is never waited for,
+// even within its gate.
+func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
+	t.Run("cached tools", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			dir := t.TempDir()
+			f := newFleet(t)
+			f.add("s", mcptest.Script{Tools: tools("t")})
+			first := f.managerWith(&Options{CacheDir: dir}, server("s"))
+			if err := first.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			first.Close() // its cache write is done
+
+			f = newFleet(t)
+			f.add("s", mcptest.Script{HangOnInitialize: true})
+			m := f.managerWith(&Options{CacheDir: dir, StartupGate: DefaultStartupGate}, server("s"))
+			connectInBackground(t, m)
+			if took := settleTook(t, m); took != 0 {
+				t.Errorf("Settle took %v, want no wait for a server with cached tools", took)
+			}
+			if diff := cmp.Diff([]string{"s__t"}, names(m.Tools(t.Context(), nil))); diff != "" {
+				t.Errorf("tools (-want +got):\n%s", diff)
+			}
+		})
+	})
+	t.Run("failed once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFleet(t)
+			f.add("s", mcptest.Script{Tools: tools("t")})
+			f.fail("s", errors.New("connection refused"))
+			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
+			connectInBackground(t, m) // the first attempt fails at once
+			// A manual reconnect makes it connecting again, slowly.
+			f.fail("s", nil)
+			f.delay("s", time.Second)
+			go m.Reconnect(context.Background(), "s")
+			synctest.Wait()
+			if st := m.Status()[0].State; st != StateConnecting {
+				t.Fatalf("state = %v, want connecting", st)
+			}
+			if took := settleTook(t, m); took != 0 {
+				t.Errorf("Settle took %v, want no wait for a server that has failed once", took)
+			}
+		})
+	})
+}
