@@ -74,6 +74,10 @@
 // within its timeout; one to a server that failed asks for one early
 // attempt (at most one between two scheduled ones, however many calls there
 // are) or fails at once, naming the server, its state and its last error.
+// While calls want an http or sse server that is down, a check that opens
+// no session (a TCP connect, or a HEAD request where a proxy answers for
+// the server) finds out every second whether it is back, and the next
+// attempt comes at once when it is.
 // A server whose sessions keep dying within a minute (six times in 30 s) is
 // in crash-loop: it is tried every 5 min, and a stable minute, a manual
 // reconnect or a new config ends the loop. An http or sse server that asks

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -106,5 +109,69 @@ func TestUpstreamRestartThroughGateway(t *testing.T) {
 	list := call("web__note_list", map[string]any{})
 	if strings.Count(list, "after") != 1 || strings.Contains(list, "before") {
 		t.Errorf("notes on the restarted server: %s; want exactly the one added after the restart", list)
+	}
+}
+
+// TestUpstreamInUseSoonAfterALongOutage: an HTTP server killed under a loop
+// of calls (one every 250 ms) and started again on the same address after
+// 9 s, past the ladder of quick attempts (the next scheduled one would come
+// 15 s after the last of those), is in use again within 2 s: while calls
+// want it, the gateway checks every second whether it is back.
+func TestUpstreamInUseSoonAfterALongOutage(t *testing.T) {
+	isolate(t)
+	addr := freeAddr(t)
+	demo := demoHTTP(t, addr)
+	cfg := writeConfig(t, nil, map[string]any{"web": map[string]any{"url": "http://" + addr + "/mcp"}})
+	g := startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE)
+	cs := connectHTTP(t, g.url)
+	defer cs.Close()
+
+	succeeded := make(chan time.Time, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	demo.Process.Kill()
+	demo.Wait()
+	wg.Go(func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "web__echo", Arguments: map[string]any{"text": "back?"}})
+			if err == nil && !res.IsError {
+				select {
+				case succeeded <- time.Now():
+				default:
+				}
+			}
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
+		}
+	})
+	outage := time.NewTimer(9 * time.Second)
+	select {
+	case at := <-succeeded:
+		t.Fatalf("a call succeeded at %v while the server was down", at)
+	case <-outage.C:
+	}
+	demoHTTP(t, addr)
+	back := time.Now()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case at := <-succeeded:
+		took := at.Sub(back)
+		t.Logf("the first call succeeded %v after the server was back", took.Round(time.Millisecond))
+		if took > 2*time.Second {
+			t.Errorf("the first call succeeded %v after the server was back, want within 2 s", took.Round(time.Millisecond))
+		}
+	case <-deadline.C:
+		t.Fatalf("no call succeeded within 10 s of the server's return:\n%s", g.log)
 	}
 }

@@ -12,6 +12,20 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
+// An attemptKind says why an attempt is made.
+type attemptKind int
+
+const (
+	// attemptScheduled is the schedule's: its failure moves the schedule
+	// on, and starts a new step between scheduled attempts.
+	attemptScheduled attemptKind = iota
+	// attemptEarly is the one a request asks for, once per step.
+	attemptEarly
+	// attemptChecked is one that a check that found the server back makes
+	// (see comeback.go).
+	attemptChecked
+)
+
 // attempt makes one connection attempt, which answers u.next. On success
 // the session becomes the current one (after its tools are listed, the
 // first time); on failure the upstream moves to failState with the error.
@@ -19,11 +33,11 @@ import (
 // that a command superseded (a stop, a new config, Close) attaches
 // nothing: its session is closed, never resurrected, and it reports
 // superseded.
-func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, superseded bool) {
+func (u *Upstream) attempt(failState State, kind attemptKind) (_ *session, _ error, superseded bool) {
 	ctx, release := u.ioContext()
 	u.mu.Lock()
 	u.attempting = true
-	u.earlyUsed = u.earlyUsed || early
+	u.earlyUsed = u.earlyUsed || kind == attemptEarly
 	first := !u.lists.listed
 	cfg := u.settings.Load().cfg
 	u.mu.Unlock()
@@ -62,7 +76,7 @@ func (u *Upstream) attempt(failState State, early bool) (_ *session, _ error, su
 		}
 		u.finishNextLocked(nil)
 	default:
-		if !early {
+		if kind == attemptScheduled {
 			u.newStepLocked() // before anyone hears of the failure
 		}
 		if login := loginRequired(err); login != nil {

@@ -174,30 +174,49 @@ func (u *Upstream) session(ctx context.Context, gone *session) (*session, error)
 			return s, nil
 		}
 		state, a, cause := u.state, u.next, u.lastErr
+		u.wantedLocked()
 		wait := u.attempting || state == Connecting || state == Connected || state == Reconnecting
 		if (state == Reconnecting || state == Failed) && !u.attempting && !u.earlyUsed {
 			wait = true
 			signal(u.early)
 		}
+		if wait {
+			u.waiting++
+		}
 		u.mu.Unlock()
 		if !wait {
 			return nil, &UnavailableError{State: state, Err: cause}
 		}
-		select {
-		case <-a.done:
-			var unavailable *UnavailableError
-			switch {
-			case errors.As(a.err, &unavailable): // a command ended the wait
-				return nil, unavailable
-			case a.err != nil:
-				return nil, &UnavailableError{State: u.State(), Err: a.err}
-			}
-		case <-ctx.Done():
-			if cause == nil {
-				return nil, &UnavailableError{State: state, Err: ctx.Err()}
-			}
-			return nil, &waitEnded{ctxErr: ctx.Err(), unavailable: &UnavailableError{State: state, Err: cause}}
+		if err := u.awaitAttempt(ctx, a, state, cause); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// awaitAttempt waits for the attempt a, which a request that found the
+// upstream in state, after cause, waits for, as one of u.waiting. It fails
+// if the attempt failed or ctx ended first.
+func (u *Upstream) awaitAttempt(ctx context.Context, a *op, state State, cause error) error {
+	defer func() {
+		u.mu.Lock()
+		u.waiting--
+		u.mu.Unlock()
+	}()
+	select {
+	case <-a.done:
+		var unavailable *UnavailableError
+		switch {
+		case errors.As(a.err, &unavailable): // a command ended the wait
+			return unavailable
+		case a.err != nil:
+			return &UnavailableError{State: u.State(), Err: a.err}
+		}
+		return nil
+	case <-ctx.Done():
+		if cause == nil {
+			return &UnavailableError{State: state, Err: ctx.Err()}
+		}
+		return &waitEnded{ctxErr: ctx.Err(), unavailable: &UnavailableError{State: state, Err: cause}}
 	}
 }
 

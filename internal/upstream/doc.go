@@ -46,12 +46,19 @@
 // Requests such as [Upstream.CallTool] run concurrently on the current
 // session. Without one, a request waits for the next attempt, within its
 // bounds: while connecting or reconnecting always; while failed only if it
-// may have the step's early attempt. Traffic never adds attempts beyond the
-// schedule but one early attempt per step between two scheduled ones,
-// which the first request that waits asks for. A request to a server in
-// crash-loop, needs-auth, disconnected, disabled or closed fails at once, naming the
-// state and the last cause ([*UnavailableError]). Whatever the state, the
-// last lists stay, so a down server's tools stay listed.
+// may have the step's early attempt. Traffic adds to the schedule one
+// early attempt per step between two scheduled ones, which the first
+// request that waits asks for, and the attempts of checks: while requests
+// want a server that is down (one waits, or one found it down within
+// 10 s), the owner checks, at most once a second and opening no session,
+// whether it is back (see [Check]; an http or sse server by default), and
+// attempts at once when it is. Each attempt that a check made and that
+// failed doubles the time to the next check, until a check finds the server
+// down again; a server in crash-loop or needs-auth is not checked. A
+// request to a server in crash-loop, needs-auth, disconnected, disabled or
+// closed fails at once, naming the state and the last cause
+// ([*UnavailableError]). Whatever the state, the last lists stay, so a
+// down server's tools stay listed.
 //
 // Every change is published as an [Event], in order, with a [Snapshot] of
 // the upstream as of the change, before anyone waiting for it wakes.

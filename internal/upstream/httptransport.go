@@ -27,6 +27,7 @@ type roundTripper struct {
 	maxBytes int64
 	life     context.Context // the upstream's connections' lifetime: a DELETE ends with it
 	notes    *noteCount      // the notifications on streams linked to a peer's request
+	front    *frontWatch     // nil, or told the status of every answer
 	auth     auth.OAuthHandler
 }
 
@@ -110,6 +111,9 @@ func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
 		resp = sessionRejection(resp)
 	}
 	d.record(resp.StatusCode, nil, retryAfter(resp.Header.Get("Retry-After")))
+	if t.front != nil {
+		t.front.saw(resp.StatusCode)
+	}
 	if req.Method == http.MethodPost && t.maxBytes > 0 {
 		resp.Body = &limitedBody{rc: resp.Body, left: t.maxBytes, max: t.maxBytes, d: d}
 	}

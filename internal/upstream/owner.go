@@ -40,6 +40,7 @@ type owner struct {
 	failures    int       // consecutive failed scheduled attempts
 	lost        bool      // the failures follow a lost connection: on the ladder they are Reconnecting
 	at          time.Time // when the next scheduled attempt is due
+	checks      checks    // whether the server is back, while requests want it
 	login       string    // in needs-auth: the stamp of the stored login that did not do
 }
 
@@ -103,6 +104,7 @@ func (o *owner) stop(done *op) {
 	}
 	o.b.reset()
 	o.failures, o.lost, o.at = 0, false, time.Time{}
+	o.checks = checks{}
 	done.finish(err)
 }
 
@@ -114,6 +116,7 @@ func (o *owner) restart() {
 		o.s = nil
 	}
 	o.failures, o.lost, o.at = 0, false, time.Time{}
+	o.checks = checks{}
 }
 
 // idle waits, while the server is not wanted, for a command. Requests that
@@ -135,20 +138,41 @@ func (o *owner) idle() bool {
 	}
 }
 
-// retry waits for the next scheduled attempt, or for a request that asks
-// for an early one, and makes it.
+// retry waits for the next scheduled attempt, for a request that asks for
+// an early one, or, while requests want the server, for a check that finds
+// it back (see comeback.go), and makes it.
 func (o *owner) retry() bool {
 	u := o.u
 	if wait := time.Until(o.at); wait > 0 {
-		var early <-chan struct{}
+		var early, demand <-chan struct{}
 		if !o.b.open && !u.earlyUsedNow() {
 			early = u.early
 		}
 		var poll <-chan time.Time
-		if u.State() == NeedsAuth {
+		needsAuth := u.State() == NeedsAuth
+		if needsAuth {
 			ticker := time.NewTicker(loginPoll)
 			defer ticker.Stop()
 			poll = ticker.C
+		}
+		// Checks, while there is demand, of a server that can be checked,
+		// but for one that crashes as it starts or waits for a login.
+		o.checks.check = u.check()
+		if o.checks.check != nil && !o.b.open && !needsAuth {
+			demand = u.demand
+		}
+		checkTimer := time.NewTimer(0)
+		checkTimer.Stop()
+		defer checkTimer.Stop()
+		var check <-chan time.Time
+		arm := func() {
+			if u.inDemand() {
+				checkTimer.Reset(time.Until(o.checks.next))
+				check = checkTimer.C
+			}
+		}
+		if demand != nil {
+			arm()
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
@@ -159,8 +183,22 @@ func (o *owner) retry() bool {
 			case <-poll:
 				due = u.LoginStamp() != o.login
 			case <-early:
-				o.attempt(true)
+				o.attempt(attemptEarly)
 				return true
+			case <-demand:
+				if check == nil {
+					arm()
+				}
+			case <-check:
+				check = nil
+				if !u.inDemand() {
+					continue // until a request wants the server again
+				}
+				if o.checkBack() {
+					o.attempt(attemptChecked)
+					return true
+				}
+				arm()
 			case <-u.wake:
 				return true
 			case <-u.ctx.Done():
@@ -168,8 +206,16 @@ func (o *owner) retry() bool {
 			}
 		}
 	}
-	o.attempt(false)
+	o.attempt(attemptScheduled)
 	return true
+}
+
+// checkBack checks whether the server is back, with I/O that a command
+// ends at once.
+func (o *owner) checkBack() bool {
+	ctx, release := o.u.ioContext()
+	defer release()
+	return o.checks.run(ctx)
 }
 
 // loginPoll is how often a server in needs-auth looks for a new login in
@@ -198,16 +244,20 @@ func (o *owner) needsLogin() {
 
 // attempt makes one connection attempt. A scheduled attempt that fails
 // moves the schedule on; an early one, which a request asked for between
-// two scheduled ones, leaves it as it was and never counts as a failure.
-func (o *owner) attempt(early bool) {
+// two scheduled ones, or one that a check made, leaves it as it was and
+// never counts as a failure.
+func (o *owner) attempt(kind attemptKind) {
 	u := o.u
-	failState := o.failState(early)
-	s, err, superseded := u.attempt(failState, early)
+	failState := o.failState(kind)
+	s, err, superseded := u.attempt(failState, kind)
+	if kind == attemptChecked {
+		o.checks.attempted(err)
+	}
 	switch {
 	case err == nil:
 		o.s, o.fresh, o.connectedAt, o.failures = s, true, time.Now(), 0
 		return
-	case early, superseded: // the command that superseded it sets the schedule
+	case kind != attemptScheduled, superseded: // the command that superseded it sets the schedule
 		return
 	}
 	o.failures++
@@ -225,11 +275,11 @@ func (o *owner) attempt(early bool) {
 }
 
 // failState is the state a failed attempt leaves: decided before the
-// attempt, so that its error and its end are published together. An early
-// attempt changes no state.
-func (o *owner) failState(early bool) State {
+// attempt, so that its error and its end are published together. Only a
+// scheduled attempt changes the state.
+func (o *owner) failState(kind attemptKind) State {
 	switch {
-	case early:
+	case kind != attemptScheduled:
 		return o.u.State()
 	case o.b.open:
 		return CrashLoop

@@ -111,7 +111,7 @@ func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, err
 			return nil, err
 		}
 		s.auth = auth
-		rt := &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: u.life, notes: &u.notes}
+		rt := &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: u.life, notes: &u.notes, front: &u.front}
 		s.client = &http.Client{Transport: rt}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {

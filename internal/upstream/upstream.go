@@ -51,6 +51,12 @@ type Options struct {
 	StopGrace time.Duration
 	// Rand, if set, replaces the source of jitter: a float in [0, 1).
 	Rand func() float64
+	// Check, if set, replaces the check of whether a server that is down is
+	// back, which the owner makes while requests want the server (see the
+	// package documentation). By default an http or sse server that the
+	// upstream dials itself is checked with a TCP connect or a plain HTTP
+	// request, and a stdio server is not checked.
+	Check Check
 	// OAuth, if set, logs in to the http and sse servers that ask for it:
 	// its store holds their tokens, and what else it sets (a Login for
 	// `switchboard login`) applies to each server. A server whose config
@@ -77,6 +83,7 @@ type Upstream struct {
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
 	peers   peers              // the requests in flight on behalf of peers
 	notes   noteCount          // see noteCount
+	front   frontWatch         // see frontWatch
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
@@ -87,6 +94,7 @@ type Upstream struct {
 	// Signals to the owner goroutine; buffered, sends never block.
 	wake    chan struct{} // a command is pending: see takeCommand
 	early   chan struct{} // a request waits: an early attempt, if this step has had none
+	demand  chan struct{} // a request found no session: check whether the server is back
 	refresh chan struct{} // a list changed: reload it
 
 	// listGen counts the list_changed notifications of each list, and
@@ -137,6 +145,8 @@ type Upstream struct {
 	next       *op           // the attempt that will answer a request made now
 	attempting bool          // next is in progress
 	earlyUsed  bool          // this step between scheduled attempts has had its early attempt
+	wantedAt   time.Time     // when a request last found no session
+	waiting    int           // requests waiting for a connection
 	seeded     bool          // tools were seeded from the cache, once
 	failedOnce bool          // an attempt has failed, once
 	lists      lists
@@ -224,6 +234,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		done:    make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		early:   make(chan struct{}, 1),
+		demand:  make(chan struct{}, 1),
 		refresh: make(chan struct{}, 1),
 		kill:    make(chan struct{}),
 		subs:    make(map[string]bool),

@@ -1,0 +1,346 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// A server that comes back is in use again at once (design §3b): while
+// requests want a server that is down, a cheap check finds out, at most
+// once a second, whether it is back, and an attempt follows at once.
+
+// downable is an in-memory server that can be down, with a check of
+// whether it is back. It records the time of every dial and check.
+type downable struct {
+	srv *mcptest.Server
+
+	mu       sync.Mutex
+	down     bool // dials are refused
+	answered bool // the check finds it back even while it is down
+	dials    []time.Time
+	checks   []time.Time
+}
+
+func newDownable(t *testing.T) *downable {
+	d := &downable{srv: mcptest.NewServer(mcptest.Script{})}
+	t.Cleanup(func() { d.srv.Close() })
+	return d
+}
+
+func (d *downable) dial(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+	d.mu.Lock()
+	down := d.down
+	d.dials = append(d.dials, time.Now())
+	d.mu.Unlock()
+	if down {
+		return nil, errRefused
+	}
+	return d.srv.ConnectInMemory(ctx)
+}
+
+func (d *downable) check(context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.checks = append(d.checks, time.Now())
+	if d.down && !d.answered {
+		return errRefused
+	}
+	return nil
+}
+
+// crash takes the server down, and drops its sessions.
+func (d *downable) crash() {
+	d.mu.Lock()
+	d.down = true
+	d.mu.Unlock()
+	d.srv.Restart()
+}
+
+func (d *downable) revive() {
+	d.mu.Lock()
+	d.down = false
+	d.mu.Unlock()
+}
+
+// since returns the times of ts from start on, as offsets from start.
+func since(ts []time.Time, start time.Time) []time.Duration {
+	var out []time.Duration
+	for _, t := range ts {
+		if !t.Before(start) {
+			out = append(out, t.Sub(start))
+		}
+	}
+	return out
+}
+
+// record returns a copy of the dials and checks so far.
+func (d *downable) record() (dials, checks []time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Time(nil), d.dials...), append([]time.Time(nil), d.checks...)
+}
+
+// lostAfterAMinute returns an upstream on d, without jitter, whose server
+// ran a stable minute (so that the loss is no crash for the breaker) and
+// then went down; and the time of the loss.
+func (d *downable) lostAfterAMinute(t *testing.T) (*Upstream, time.Time) {
+	t.Helper()
+	u := New(config.Server{Name: "back", Command: "in-memory"}, &Options{Dial: d.dial, Check: d.check, Rand: func() float64 { return 0.5 }})
+	t.Cleanup(func() { u.Close() })
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, time.Minute)
+	d.crash()
+	return u, time.Now()
+}
+
+// A timedCall is when a call was made, when it ended, and whether it
+// succeeded.
+type timedCall struct {
+	start, end time.Time
+	ok         bool
+}
+
+// callEvery calls echo on u every interval until stop is closed, and
+// returns a function that waits for the calls and returns them.
+func callEvery(u *Upstream, interval time.Duration, stop <-chan struct{}) func() []timedCall {
+	var (
+		mu    sync.Mutex
+		calls []timedCall
+		wg    sync.WaitGroup
+	)
+	wg.Go(func() {
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			wg.Go(func() {
+				start := time.Now()
+				_, err := callTool(context.Background(), u, "echo", nil)
+				mu.Lock()
+				calls = append(calls, timedCall{start, time.Now(), err == nil})
+				mu.Unlock()
+			})
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
+		}
+	})
+	return func() []timedCall {
+		wg.Wait()
+		return calls
+	}
+}
+
+// TestInUseAgainSoonAfterAnOutage: with a call every 250 ms, the first call
+// after the server is back succeeds within 2 s, whether it was down for
+// 3 s (the ladder), 15 s or a minute (the background schedule, whose
+// attempts are 15 s and more apart), and every call made after that
+// succeeds.
+func TestInUseAgainSoonAfterAnOutage(t *testing.T) {
+	for _, outage := range []time.Duration{3 * time.Second, 15 * time.Second, time.Minute} {
+		t.Run(fmt.Sprint(outage), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				d := newDownable(t)
+				u, _ := d.lostAfterAMinute(t)
+				stop := make(chan struct{})
+				wait := callEvery(u, 250*time.Millisecond, stop)
+				waitUntil(t, outage)
+				d.revive()
+				back := time.Now()
+				waitUntil(t, 5*time.Second)
+				close(stop)
+				calls := wait()
+
+				var first time.Time // the end of the first call that succeeded
+				failed := 0         // calls made 2 s after the server was back that failed
+				for _, c := range calls {
+					if c.ok && (first.IsZero() || c.end.Before(first)) {
+						first = c.end
+					}
+					if !c.ok && c.start.After(back.Add(2*time.Second)) {
+						failed++
+					}
+				}
+				if failed > 0 {
+					t.Errorf("%d calls made from 2 s after the server was back failed", failed)
+				}
+				switch {
+				case first.IsZero():
+					t.Fatal("no call succeeded")
+				case first.Before(back):
+					t.Errorf("a call succeeded %v before the server was back", back.Sub(first))
+				case first.Sub(back) > 2*time.Second:
+					t.Errorf("the first call succeeded %v after the server was back, want within 2 s", first.Sub(back))
+				}
+				if u.State() != Connected {
+					t.Errorf("state %v, want connected", u.State())
+				}
+			})
+		})
+	}
+}
+
+// TestChecksBackOffWhileAttemptsFail: where something answers for a server
+// that is down, so that every check finds it back while every attempt is
+// refused, the checks do not make an attempt a second: the time between
+// them doubles with each failed attempt, as the schedule's does.
+func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDownable(t)
+		d.answered = true
+		u, lost := d.lostAfterAMinute(t)
+		stop := make(chan struct{})
+		wait := callEvery(u, 250*time.Millisecond, stop)
+		waitUntil(t, 2*time.Minute)
+		close(stop)
+		wait()
+		dials, checks := d.record()
+
+		var gaps []time.Duration
+		at := since(checks, lost)
+		for i := 1; i < len(at); i++ {
+			gaps = append(gaps, at[i]-at[i-1])
+		}
+		// At 0, 2, 6, 14, 30 and 62 s; the next would be at 126 s.
+		want := []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second}
+		if diff := cmp.Diff(want, gaps); diff != "" {
+			t.Errorf("time between checks (-want +got):\n%s", diff)
+		}
+		// The schedule's 8 attempts in 2 min, at most one early attempt
+		// between two of them, and one attempt per check.
+		if n, most := len(since(dials, lost)), 8+8+len(at); n > most {
+			t.Errorf("%d attempts in 2 min, want at most %d", n, most)
+		}
+	})
+}
+
+// TestNoChecksWithoutDemand: a server that is down and that no request
+// wants is never checked; its attempts follow the schedule alone. Nor is
+// one in crash-loop, whatever the demand: the breaker rules.
+func TestNoChecksWithoutDemand(t *testing.T) {
+	t.Run("no request", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			d := newDownable(t)
+			_, lost := d.lostAfterAMinute(t)
+			waitUntil(t, 2*time.Minute)
+			dials, checks := d.record()
+			if n := len(since(checks, lost)); n != 0 {
+				t.Errorf("%d checks without a request", n)
+			}
+			want := []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond, 3500 * time.Millisecond, 7500 * time.Millisecond,
+				22500 * time.Millisecond, 52500 * time.Millisecond, 112500 * time.Millisecond}
+			if diff := cmp.Diff(want, since(dials, lost)); diff != "" {
+				t.Errorf("attempts (-want +got):\n%s", diff)
+			}
+		})
+	})
+	t.Run("crash-loop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			crashing := mcptest.NewServer(mcptest.Script{ExitAfterListTools: true})
+			defer crashing.Close()
+			var mu sync.Mutex
+			checks := 0
+			u := New(config.Server{Name: "loop", Command: "in-memory"}, &Options{
+				Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+					return crashing.ConnectInMemory(ctx)
+				},
+				Check: func(context.Context) error {
+					mu.Lock()
+					defer mu.Unlock()
+					checks++
+					return nil
+				},
+			})
+			defer u.Close()
+			u.Start()
+			waitFor(t, u, CrashLoop)
+			stop := make(chan struct{})
+			wait := callEvery(u, 250*time.Millisecond, stop)
+			waitUntil(t, time.Minute)
+			close(stop)
+			wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if checks != 0 {
+				t.Errorf("%d checks of a server in crash-loop", checks)
+			}
+		})
+	})
+}
+
+// TestReach: the check of an http server is a TCP connect, which finds a
+// server that listens and one that does not; where something answered for
+// the server with a 502, 503 or 504 (a load balancer, say, that accepts
+// connections while the server behind it is down), it is a HEAD request,
+// whose answer must be another.
+func TestReach(t *testing.T) {
+	ms := mcptest.NewServer(mcptest.Script{})
+	defer ms.Close()
+	hs, err := mcptest.StartHTTP(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hs.Close()
+
+	u := New(config.Server{Name: "r", URL: hs.URL}, nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.reach(t.Context()); err != nil {
+		t.Errorf("reach of a server that listens = %v", err)
+	}
+	if err := hs.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.reach(t.Context()); err == nil {
+		t.Error("reach of a server that does not listen = nil")
+	}
+
+	var front struct {
+		sync.Mutex
+		down bool
+	}
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		front.Lock()
+		down := front.down
+		front.Unlock()
+		if down {
+			http.Error(w, "no healthy upstream", http.StatusServiceUnavailable)
+			return
+		}
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}))
+	defer lb.Close()
+	front.down = true
+	behind := New(config.Server{Name: "lb", URL: lb.URL + "/mcp"}, nil)
+	defer behind.Close()
+	if err := behind.Connect(t.Context()); err == nil {
+		t.Fatal("Connect through a front whose server is down = nil")
+	}
+	if err := behind.reach(t.Context()); !errors.Is(err, errGatewayAnswer) {
+		t.Errorf("reach through a front whose server is down = %v, want %v", err, errGatewayAnswer)
+	}
+	front.Lock()
+	front.down = false
+	front.Unlock()
+	if err := behind.reach(t.Context()); err != nil {
+		t.Errorf("reach through a front whose server is back = %v", err)
+	}
+}
