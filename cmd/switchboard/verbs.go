@@ -43,7 +43,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	failed := reportFailures(e.stderr, cfg, m)
+	down, rejected := reportFailures(e.stderr, cfg, m)
 	tools := m.Tools(ctx, nil)
 	if *asJSON {
 		type jsonTool struct {
@@ -68,11 +68,24 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		}
 		err = tw.Flush()
 	}
-	if err == nil && failed > 0 {
-		fmt.Fprintf(e.stderr, "switchboard: %d of %s not connected; their tools are missing\n", failed, count(enabled(cfg), "enabled server"))
+	if err == nil && down+rejected > 0 {
+		fmt.Fprintf(e.stderr, "switchboard: %s; their tools are missing\n", missing(down, rejected, enabled(cfg)))
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// missing says how many of the enabled servers are not connected (down)
+// and how many the config rejected.
+func missing(down, rejected, enabled int) string {
+	of := count(enabled, "enabled server")
+	switch {
+	case rejected == 0:
+		return fmt.Sprintf("%d of %s not connected", down, of)
+	case down == 0:
+		return fmt.Sprintf("%d of %s rejected by the config", rejected, of)
+	}
+	return fmt.Sprintf("%d of %s not connected, %d rejected by the config", down, of, rejected)
 }
 
 // enabled counts the enabled entries of cfg, rejected ones included.
@@ -341,8 +354,12 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 
 // version prints the version of switchboard and of its protocol library.
 func (e *env) version(args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("version: unexpected argument %q", args[0])
+	fs := e.flags("version", "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("version: unexpected argument %q", fs.Arg(0))
 	}
 	sdk := "unknown"
 	if info, ok := debug.ReadBuildInfo(); ok {
