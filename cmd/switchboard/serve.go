@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // defaultShutdownTimeout bounds a graceful shutdown: in-flight calls get
@@ -123,7 +124,11 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	if url, all := openableURL(addr, ln.Addr()); all {
+		logger.Info("serving MCP", "url", url, "interfaces", "all")
+	} else {
+		logger.Info("serving MCP", "url", url)
+	}
 
 	connected := make(chan struct{})
 	go func() {
@@ -218,6 +223,10 @@ func reportStartup(ctx context.Context, m *switchboard.Manager, g *gateway.Gatew
 	settle()
 }
 
+// logStderrLines is how many of the last lines of a stdio server's stderr
+// its log lines show; its status and errors carry more.
+const logStderrLines = 5
+
 // logState logs a server's change of state, once: when it connects, goes
 // down (with the cause, redacted), is retried in the background, enters
 // crash-loop, comes back, or is disconnected. Closing at shutdown is not
@@ -228,7 +237,7 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 	}
 	attrs := []any{"server", ev.Server}
 	if ev.Err != nil {
-		attrs = append(attrs, "error", ev.Err)
+		attrs = append(attrs, "error", upstream.ShortStderr(ev.Err.Error(), logStderrLines))
 	}
 	switch ev.State {
 	case switchboard.StateConnected:

@@ -182,6 +182,10 @@ type Script struct {
 	// StateDir, for the command form only, is a directory where each
 	// process records its events, for [ReadCounts].
 	StateDir string `json:"stateDir,omitempty"`
+	// StderrLines, for the command form only, is how many lines each
+	// process writes to stderr at start: "mcptest: stderr line N", N from
+	// 1, as a server that logs there does.
+	StderrLines int `json:"stderrLines,omitempty"`
 }
 
 // implName returns the implementation name to report.
