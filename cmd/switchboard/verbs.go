@@ -246,6 +246,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer e.closeManager(m, &err)
+	m.Settle(ctx) // the servers' resources, listed after their tools, tell the collisions
 	statuses := m.Status()
 	if *asJSON {
 		type jsonStatus struct {
@@ -258,11 +259,14 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			PID       int                 `json:"pid,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
+			// Collisions are the resource URIs that the server offers but
+			// another one, configured first, serves.
+			Collisions []string `json:"collisions,omitempty"`
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText()})
+				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -271,7 +275,30 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	for _, s := range statuses {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range statuses {
+		printCollisions(e.stdout, s.Name, s.Collisions)
+	}
+	return nil
+}
+
+// shownCollisions is how many of a server's colliding resource URIs a
+// status table shows; --json lists them all.
+const shownCollisions = 3
+
+// printCollisions says, below a status table, which resource URIs server
+// offers that another server, configured first, serves, if any.
+func printCollisions(w io.Writer, server string, uris []string) {
+	if len(uris) == 0 {
+		return
+	}
+	shown := strings.Join(uris[:min(len(uris), shownCollisions)], ", ")
+	if more := len(uris) - shownCollisions; more > 0 {
+		shown += fmt.Sprintf(" and %d more (--json lists them)", more)
+	}
+	fmt.Fprintf(w, "%s: %s served by a server configured before it: %s\n", server, count(len(uris), "resource URI"), shown)
 }
 
 // check exits 0 only if every enabled server connects.
