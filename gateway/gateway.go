@@ -110,7 +110,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		serverOpts.UnsubscribeHandler = g.unsubscribeResource
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
-	g.server.AddReceivingMiddleware(g.intercept)
+	g.server.AddReceivingMiddleware(g.intercept, g.unlisted)
 	g.sessions.init()
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {

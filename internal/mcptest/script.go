@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,6 +70,10 @@ const (
 	// with the call's progress token, if it has one, and an info log message
 	// per step, then returns "done".
 	Progress Behavior = "progress"
+	// InvalidParams answers with the JSON-RPC error -32602 "Invalid params",
+	// which names neither the tool nor an argument, as servers of revisions
+	// before 2025-11-25 may answer arguments they refuse.
+	InvalidParams Behavior = "invalid-params"
 )
 
 // A PingMode says how a server answers ping.
@@ -315,6 +320,8 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return textResult(string(data)), nil
 		case Fail:
 			return errorResult(fmt.Sprintf("tool %s failed", name)), nil
+		case InvalidParams:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params"}
 		case Sleep:
 			ms, ok := args["ms"].(float64)
 			if _, present := args["ms"]; present && !ok {
