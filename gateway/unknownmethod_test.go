@@ -73,7 +73,7 @@ func TestUnknownMethodOverHTTP(t *testing.T) {
 			defer srv.Close()
 			defer srv.Client().CloseIdleConnections()
 			header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
-			post := func(body string) (int, string, string) {
+			post := func(body string) (int, http.Header, string) {
 				t.Helper()
 				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp", strings.NewReader(body))
 				if err != nil {
@@ -86,22 +86,11 @@ func TestUnknownMethodOverHTTP(t *testing.T) {
 				}
 				defer resp.Body.Close()
 				data, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, resp.Header.Get("Content-Type"), string(data)
+				return resp.StatusCode, resp.Header, string(data)
 			}
 			if !stateless {
-				req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/mcp",
-					strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"v"}}}`))
-				if err != nil {
-					t.Fatal(err)
-				}
-				req.Header = header.Clone()
-				resp, err := srv.Client().Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				header.Set("Mcp-Session-Id", resp.Header.Get("Mcp-Session-Id"))
+				_, h, _ := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"v"}}}`)
+				header.Set("Mcp-Session-Id", h.Get("Mcp-Session-Id"))
 			}
 			for _, tc := range []struct {
 				body, contentType, answer string
@@ -115,8 +104,8 @@ func TestUnknownMethodOverHTTP(t *testing.T) {
 				{`{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, "text/plain; charset=utf-8", `missing required "params"`, http.StatusBadRequest},
 				{`[{"jsonrpc":"2.0","id":9,"method":"frobnicate/this"}]`, "text/plain; charset=utf-8", "batching is not supported", http.StatusBadRequest},
 			} {
-				code, contentType, answer := post(tc.body)
-				if code != tc.code || contentType != tc.contentType || !strings.Contains(answer, tc.answer) {
+				code, h, answer := post(tc.body)
+				if contentType := h.Get("Content-Type"); code != tc.code || contentType != tc.contentType || !strings.Contains(answer, tc.answer) {
 					t.Errorf("POST %s = %d, %q, %q; want %d, %q, %q", tc.body, code, contentType, answer, tc.code, tc.contentType, tc.answer)
 				}
 			}
