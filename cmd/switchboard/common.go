@@ -148,10 +148,19 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 }
 
 // connect connects every server of cfg, waiting for each to connect or fail
-// (within its timeout): a verb reports what is, not what was cached. The
-// caller closes the manager.
-func (e *env) connect(ctx context.Context, cfg *config.Config) (*switchboard.Manager, error) {
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1})
+// (within its timeout): a verb reports what is, not what was cached. With
+// lists, it waits for every server's prompts and resources too, which
+// follow its tools. The caller closes the manager.
+func (e *env) connect(ctx context.Context, cfg *config.Config, lists bool) (*switchboard.Manager, error) {
+	opts := &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1}
+	if lists {
+		for _, s := range cfg.Servers {
+			if s.IsEnabled() {
+				opts.WaitFor = append(opts.WaitFor, s.Name)
+			}
+		}
+	}
+	m := switchboard.New(cfg, opts)
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err

@@ -38,7 +38,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
@@ -138,7 +138,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, owners(cfg, name))
+	m, err := e.connect(ctx, owners(cfg, name), false)
 	if err != nil {
 		return err
 	}
@@ -241,12 +241,11 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, true) // the resources tell the collisions
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	m.Settle(ctx) // the servers' resources, listed after their tools, tell the collisions
 	statuses := m.Status()
 	if *asJSON {
 		type jsonStatus struct {
@@ -316,7 +315,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
