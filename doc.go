@@ -19,8 +19,10 @@
 // comes first. A server still connecting then exposes the tools it had last
 // time, from a persistent cache, and a call to one of them waits for it;
 // with nothing cached, its tools arrive later with an [EventChanged], and a
-// call to one of them, known by its prefix, waits for it meanwhile. A
-// server that fails is recorded, shown by [Manager.Status], and retried on
+// call to one of them, known by its prefix, waits for it meanwhile. The
+// servers a host needs before it goes on, named in [Options].WaitFor, are
+// waited for past the gate, until they have listed their tools, prompts and
+// resources, or failed. A server that fails is recorded, shown by [Manager.Status], and retried on
 // its schedule; the others go on, unless [Options].Strict is set.
 // [Manager.Reconnect] and [Manager.ReconnectFailed] give servers a fresh
 // connection at once; [Manager.Disconnect] stops one until Connect, or a

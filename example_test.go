@@ -75,6 +75,47 @@ func Example() {
 	// Hello, Ada!
 }
 
+// A host that needs some servers before it goes on names them in WaitFor:
+// Connect waits for them past the startup gate, and for no other. Here
+// "slow" takes a second to answer, which the gate would not wait for, and
+// "hung" never answers, which costs the gate and no more.
+func ExampleOptions_waitFor() {
+	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {
+		"hello": {"command": "greeter-server"},
+		"slow":  {"command": "greeter-server"},
+		"hung":  {"command": "greeter-server"}
+	}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	servers := map[string]*mcp.Server{"hello": greeter(), "slow": greeter()}
+	m := switchboard.New(cfg, &switchboard.Options{
+		Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			wait := map[string]time.Duration{"slow": time.Second, "hung": time.Hour}[srv.Name]
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return inProcess(servers)(ctx, srv)
+		},
+		NoCache: true, // else the tools of last time come first, from the cache
+		WaitFor: []string{"hello", "slow"},
+	})
+	defer m.Close()
+
+	ctx := context.Background()
+	if err := m.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range m.Tools(ctx, nil) {
+		fmt.Println(t.Name)
+	}
+	// Output:
+	// hello__greet
+	// slow__greet
+}
+
 func ExampleManager_Status() {
 	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {
 		"hello":  {"command": "greeter-server"},

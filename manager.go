@@ -64,6 +64,12 @@ type Options struct {
 	// until they connect. Default: DefaultStartupGate; negative: wait for
 	// every server.
 	StartupGate time.Duration
+	// WaitFor names the servers the host needs before it goes on: Connect
+	// waits for each of them, past the startup gate, until it has connected
+	// and listed its tools, prompts and resources, or failed, within its
+	// timeout and Connect's context. The other servers keep to the gate. A
+	// name that no enabled server has is logged and ignored.
+	WaitFor []string
 	// CacheDir is the directory of the persistent tool cache. Default: the
 	// user cache directory (see os.UserCacheDir), under switchboard/tools.
 	CacheDir string
@@ -157,6 +163,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 	if o.StartupGate == 0 {
 		o.StartupGate = DefaultStartupGate
 	}
+	o.WaitFor = slices.Clone(o.WaitFor)
 	m := &Manager{
 		opts:      o,
 		created:   time.Now(),
@@ -321,6 +328,10 @@ func (m *Manager) Connect(ctx context.Context) error {
 		gate = -1
 	}
 	gated, err := m.connect(ctx, pass, gate)
+	if err == nil && len(m.opts.WaitFor) > 0 {
+		err = m.awaitNeeded(ctx)
+		gated = false // what settled is in the views when Connect returns
+	}
 	if err == nil && m.opts.Strict {
 		if err = failures(pass); err != nil {
 			m.disconnect(ctx, pass)
@@ -407,6 +418,25 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		}
 	}
 	return false, nil
+}
+
+// awaitNeeded waits, within ctx, for the servers named in Options.WaitFor
+// that are connecting or loading their first lists, each within its
+// timeout.
+func (m *Manager) awaitNeeded(ctx context.Context) error {
+	v := m.view.Load()
+	for _, name := range m.opts.WaitFor {
+		up := v.byName[name]
+		if up == nil || up.State() == upstream.Disabled {
+			m.opts.Logger.Warn("Options.WaitFor names no enabled server", "server", name)
+			continue
+		}
+		up.Settle(ctx, up.Timeout())
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+	return nil
 }
 
 // readCache returns the cached tools of each server of pass (nil: none).

@@ -31,7 +31,12 @@
 //
 // Errors of a tool call become results with isError set, so that a model
 // can read them: a server that is down is named, with its state and last
-// error. A JSON-RPC error that the server answered with passes through
-// unchanged, and a client's cancellation is never turned into a result; it
-// cancels the server's request, which is never replayed.
+// error, without its URL or address; so is the server of a tool that the
+// gateway never listed, whose prefix names a server that never connected.
+// A JSON-RPC error that the server answered with passes through unchanged,
+// but for an invalid-params one that does not name the tool, which is
+// named by its server and tool. A client's cancellation is never turned
+// into a result; it cancels the server's request, which is never replayed.
+// A request for a method the gateway does not serve gets JSON-RPC error
+// -32601 naming it, over Streamable HTTP as over stdio.
 package gateway

@@ -23,38 +23,79 @@ import (
 // progress token, say), on behalf of the client's session.
 func (g *Gateway) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if err := checkArguments(req.Params.Arguments); err != nil {
-			where := ""
-			if t, ok := g.m.Lookup(name); ok {
-				where = fmt.Sprintf("server %q: ", t.Server)
-			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
-		}
-		params := &mcp.CallToolParams{Meta: hopMeta(req.Params.Meta), Name: name,
-			InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
-		if len(req.Params.Arguments) > 0 {
-			params.Arguments = req.Params.Arguments
-		}
-		peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
-		if err != nil {
-			return nil, err
-		}
-		defer end()
-		res, err := g.m.CallTool(peerCtx, nil, params)
-		if err == nil {
-			return res, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // the client went away: nothing to tell it
-		}
-		if rpcErr, ok := answer(err); ok {
-			return nil, rpcErr // the server's own protocol error, unchanged
-		}
-		return &mcp.CallToolResult{
-			IsError: true,
-			Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + err.Error()}},
-		}, nil
+		res, err := g.forwardCall(ctx, name, req)
+		return toolAnswer(ctx, res, err)
 	}
+}
+
+// forwardCall calls the tool with the given public name through the
+// manager, with the client's arguments and _meta, on behalf of its session.
+func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if err := checkArguments(req.Params.Arguments); err != nil {
+		where := ""
+		if t, ok := g.m.Lookup(name); ok {
+			where = fmt.Sprintf("server %q: ", t.Server)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
+	}
+	params := &mcp.CallToolParams{Meta: hopMeta(req.Params.Meta), Name: name,
+		InputResponses: req.Params.InputResponses, RequestState: req.Params.RequestState}
+	if len(req.Params.Arguments) > 0 {
+		params.Arguments = req.Params.Arguments
+	}
+	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	res, err := g.m.CallTool(peerCtx, nil, params)
+	if rpcErr, ok := answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {
+		err = g.namedInvalidParams(name, err, rpcErr)
+	}
+	return res, err
+}
+
+// namedInvalidParams returns err, the manager's error for the tool called
+// name, which its server answered with rpcErr, -32602 (invalid params): an
+// answer that names the tool goes to the client unchanged; one that does
+// not is named as the manager names it, by its server and the tool.
+func (g *Gateway) namedInvalidParams(name string, err error, rpcErr *jsonrpc.Error) error {
+	var where *switchboard.ServerError
+	t, _ := g.m.Lookup(name)
+	if !errors.As(err, &where) || strings.Contains(rpcErr.Message, name) || t.Original != "" && strings.Contains(rpcErr.Message, t.Original) {
+		return err
+	}
+	named := *rpcErr
+	named.Message = (&switchboard.ServerError{Server: where.Server, Op: where.Op, Err: rpcErr}).Error()
+	return &named
+}
+
+// toolAnswer is the answer to a client's tool call that returned res and
+// err: the result; the server's own protocol error, unchanged; else an
+// error result that says what went wrong, naming the server (one that is
+// unavailable, say), with no URL or address.
+func toolAnswer(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err == nil {
+		return res, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // the client went away: nothing to tell it
+	}
+	if rpcErr, ok := answer(err); ok {
+		return nil, rpcErr
+	}
+	return &mcp.CallToolResult{
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + errorText(err)}},
+	}, nil
+}
+
+// errorText is the text of err, the failure of a tool call, for a client:
+// as a status shows it, with every URL, network address and host name of a
+// server replaced. (The errors of other requests keep their URLs: they name
+// the resources they concern.)
+func errorText(err error) string {
+	return switchboard.ServerStatus{Err: err}.ErrorText()
 }
 
 // getPrompt gets a prompt, by its public name, from its server.

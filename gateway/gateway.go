@@ -110,7 +110,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		serverOpts.UnsubscribeHandler = g.unsubscribeResource
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
-	g.server.AddReceivingMiddleware(g.intercept)
+	g.server.AddReceivingMiddleware(g.intercept, g.unlisted)
 	g.sessions.init()
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
@@ -140,7 +140,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(methodNotFound(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           g.opts.Stateless,
@@ -148,7 +148,7 @@ func (g *Gateway) Handler() http.Handler {
 			SessionTimeout:      g.sessionTimeout(),
 			MaxRequestBodyBytes: g.opts.MaxRequestBytes,
 		},
-	)))))
+	))))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	if g.opts.Metrics != nil {

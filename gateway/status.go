@@ -22,7 +22,7 @@ table{border-collapse:collapse}th,td{padding:.35em .8em;text-align:left;border-b
 th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .state{font-weight:600;padding:.1em .5em;border-radius:.3em}
 .ok{background:#d7f5dd;color:#135c22}.wait{background:#fff1c2;color:#6b4e00}.bad{background:#ffd6d6;color:#8a1010}.off{background:#eee;color:#555}
-.err{font-family:ui-monospace,monospace;font-size:12px;max-width:48em;word-break:break-word}
+.err,code{font-family:ui-monospace,monospace;font-size:12px;max-width:48em;word-break:break-word}
 </style></head><body>
 <h1>switchboard {{.Version}}</h1>
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
@@ -30,6 +30,10 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
 {{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
+{{with .Collided}}<h2>Resource collisions</h2>
+<p>A resource URI that several servers offer is served by the one configured first. These servers offer URIs that another one serves:</p>
+<ul id="collisions">{{range .}}<li data-server="{{.Name}}">{{.Name}}: {{range $i, $uri := .Collisions}}{{if $i}}, {{end}}<code>{{$uri}}</code>{{end}}</li>
+{{end}}</ul>{{end}}
 </body></html>
 `))
 
@@ -69,6 +73,9 @@ type StatusRow struct {
 	// Action is the command that brings the server back, when one does:
 	// "switchboard login NAME --config FILE" for a server in needs-auth.
 	Action string `json:"action,omitempty"`
+	// Collisions are the resource URIs that the server offers but another
+	// one, configured first, serves.
+	Collisions []string `json:"collisions,omitempty"`
 }
 
 // A StatusReport is what /status answers to a client that accepts JSON
@@ -79,6 +86,7 @@ type StatusReport struct {
 	UptimeSeconds int64       `json:"uptime_seconds"`
 	Uptime        string      `json:"-"` // for the page
 	Servers       []StatusRow `json:"servers"`
+	Collided      []StatusRow `json:"-"` // for the page: the servers with collisions
 	Reload        *ReloadRow  `json:"last_reload,omitempty"`
 }
 
@@ -113,7 +121,7 @@ func (g *Gateway) statusReport() StatusReport {
 	down := 0
 	for _, s := range statuses {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
-			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-"}
+			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-", Collisions: s.Collisions}
 		if s.State == switchboard.StateNeedsAuth {
 			row.Action = oauth.LoginCommand(s.Name, s.Source, nil)
 		}
@@ -127,6 +135,9 @@ func (g *Gateway) statusReport() StatusReport {
 			down++
 		}
 		report.Servers = append(report.Servers, row)
+		if len(row.Collisions) > 0 {
+			report.Collided = append(report.Collided, row)
+		}
 	}
 	if r := g.reload.Load(); r != nil {
 		report.Reload = &ReloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}

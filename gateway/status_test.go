@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -80,4 +84,43 @@ func TestStatusPage(t *testing.T) {
 			t.Errorf("/status as JSON shows %q", leak)
 		}
 	}
+}
+
+// TestStatusShowsCollisions: a resource URI that two servers offer is
+// served by the one configured first; /status names the other's, on the
+// page and in JSON.
+func TestStatusShowsCollisions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := []mcptest.ResourceSpec{{URI: "mem://shared", Name: "shared"}, {URI: "mem://also", Name: "also"}}
+		a := mcptest.NewServer(mcptest.Script{Resources: shared})
+		b := mcptest.NewServer(mcptest.Script{Resources: append(shared, mcptest.ResourceSpec{URI: "mem://b", Name: "b"})})
+		_, g := setup(t, upstreams{"a": a, "b": b}, []config.Server{entry("a", false), entry("b", false)}, nil)
+		synctest.Wait() // the resources are listed
+		h := g.Handler()
+		get := func(accept string) string { // in process: the bubble has no network
+			req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/status", nil)
+			req.Header.Set("Accept", accept)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec.Body.String()
+		}
+
+		page := get("text/html")
+		want := `<ul id="collisions"><li data-server="b">b: <code>mem://also</code>, <code>mem://shared</code></li>`
+		if !strings.Contains(page, want) || strings.Contains(page, `<li data-server="a">`) {
+			t.Errorf("/status lacks %s\n%s", want, page)
+		}
+		body := get("application/json")
+		var report StatusReport
+		if err := json.Unmarshal([]byte(body), &report); err != nil {
+			t.Fatalf("/status as JSON: %v\n%s", err, body)
+		}
+		got := map[string][]string{}
+		for _, s := range report.Servers {
+			got[s.Name] = s.Collisions
+		}
+		if diff := cmp.Diff(map[string][]string{"a": nil, "b": {"mem://also", "mem://shared"}}, got); diff != "" {
+			t.Errorf("/status as JSON, collisions (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -278,8 +278,8 @@ func TestCallStartsOnlyTheOwner(t *testing.T) {
 }
 
 // TestToolsReportsFailedServers: `tools` prints what it has, names each
-// server that is not connected once on stderr (a rejected entry too), and
-// exits 1.
+// server that is not connected once on stderr (a rejected entry too), says
+// how many are not connected and how many the config rejected, and exits 1.
 func TestToolsReportsFailedServers(t *testing.T) {
 	isolate(t)
 	cfg := writeConfig(t, map[string]mcptest.Script{"ok": {}}, map[string]any{
@@ -299,7 +299,7 @@ func TestToolsReportsFailedServers(t *testing.T) {
 			t.Errorf("stderr names %s %d times, want %d:\n%s", server, n, want, stderr)
 		}
 	}
-	if !strings.Contains(stderr, "2 of 3 enabled servers not connected") {
+	if !strings.Contains(stderr, "1 of 3 enabled servers not connected, 1 rejected by the config; their tools are missing") {
 		t.Errorf("stderr does not say how many servers are missing:\n%s", stderr)
 	}
 }

@@ -52,23 +52,71 @@ func (e *env) flags(verb, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: switchboard %s %s\n", verb, synopsis)
+		fmt.Fprintln(e.stderr, strings.TrimSpace("Usage: switchboard "+verb+" "+synopsis))
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
 // parse parses args into fs, turning help into success and bad flags into
-// usage errors.
+// usage errors. Flags may come before, between and after the positional
+// arguments (call TOOL ARGS --config F); "--" ends the flags, so that what
+// follows it is positional even if it starts with "-". The positional
+// arguments are left as fs.Args().
 func parse(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return &exitError{code: 0}
+	var positional []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			return &exitError{code: 0}
+		}
+		if err != nil {
+			return errUsage // the flag package has printed why
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if endsFlags(fs, args[:len(args)-len(rest)]) {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	if err != nil {
-		return errUsage // the flag package has printed why
+	// Parsing "--" and the positional arguments sets no flag and leaves
+	// them as fs.Args().
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// endsFlags reports whether the flag package stopped at "--" when it parsed
+// parsed: "--" is then the last argument it took, and not the value of the
+// flag before it (--config --).
+func endsFlags(fs *flag.FlagSet, parsed []string) bool {
+	n := len(parsed)
+	if n == 0 || parsed[n-1] != "--" {
+		return false
 	}
-	return nil
+	return n == 1 || !takesValue(fs, parsed[n-2])
+}
+
+// takesValue reports whether arg is a flag of fs that takes the next
+// argument as its value: one that is not boolean, without "=value".
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	name, ok := strings.CutPrefix(arg, "-")
+	if !ok {
+		return false
+	}
+	name = strings.TrimPrefix(name, "-")
+	if name == "" || strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
 }
 
 // loadConfig loads the config and reports its warnings on stderr, and the
@@ -100,10 +148,19 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 }
 
 // connect connects every server of cfg, waiting for each to connect or fail
-// (within its timeout): a verb reports what is, not what was cached. The
-// caller closes the manager.
-func (e *env) connect(ctx context.Context, cfg *config.Config) (*switchboard.Manager, error) {
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1})
+// (within its timeout): a verb reports what is, not what was cached. With
+// lists, it waits for every server's prompts and resources too, which
+// follow its tools. The caller closes the manager.
+func (e *env) connect(ctx context.Context, cfg *config.Config, lists bool) (*switchboard.Manager, error) {
+	opts := &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1}
+	if lists {
+		for _, s := range cfg.Servers {
+			if s.IsEnabled() {
+				opts.WaitFor = append(opts.WaitFor, s.Name)
+			}
+		}
+	}
+	m := switchboard.New(cfg, opts)
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err
@@ -113,24 +170,25 @@ func (e *env) connect(ctx context.Context, cfg *config.Config) (*switchboard.Man
 
 // reportFailures prints the error of every server that is not connected,
 // but for the entries the config rejected, which loadConfig reported. It
-// returns how many enabled servers are not connected, rejected entries
-// included.
-func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager) int {
-	rejected := make(map[string]bool)
+// returns how many enabled servers are not connected, and how many entries
+// the config rejected.
+func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager) (down, rejected int) {
+	isRejected := make(map[string]bool)
 	for _, r := range cfg.Rejected {
-		rejected[r.Name] = true
+		isRejected[r.Name] = true
 	}
-	n := 0
 	for _, s := range m.Status() {
-		if s.State == switchboard.StateConnected || s.State == switchboard.StateDisabled {
-			continue
-		}
-		n++
-		if s.Err != nil && !rejected[s.Name] {
-			fmt.Fprintf(w, "switchboard: %v\n", s.Err)
+		switch {
+		case isRejected[s.Name]:
+			rejected++
+		case s.State != switchboard.StateConnected && s.State != switchboard.StateDisabled:
+			down++
+			if s.Err != nil {
+				fmt.Fprintf(w, "switchboard: %v\n", s.Err)
+			}
 		}
 	}
-	return n
+	return down, rejected
 }
 
 // closeManager closes m and reports a failure to close without masking err.

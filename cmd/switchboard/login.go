@@ -175,15 +175,11 @@ func nameArg(fs *flag.FlagSet, args []string, verb string) (string, error) {
 	if err := parse(fs, args); err != nil {
 		return "", err
 	}
-	if fs.NArg() == 0 {
+	switch fs.NArg() {
+	case 0:
 		return "", usageErrorf("%s: want the NAME of a server", verb)
+	case 1:
+		return fs.Arg(0), nil
 	}
-	name := fs.Arg(0)
-	if err := parse(fs, fs.Args()[1:]); err != nil {
-		return "", err
-	}
-	if fs.NArg() > 0 {
-		return "", usageErrorf("%s: unexpected argument %q", verb, fs.Arg(0))
-	}
-	return name, nil
+	return "", usageErrorf("%s: unexpected argument %q", verb, fs.Arg(1))
 }

@@ -105,7 +105,8 @@ Usage:
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
-Without --config, the files are ./.mcp.json and
+Flags may come before or after a verb's arguments; -- ends them. Without
+--config, the files are ./.mcp.json and
 $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
 starts two built-in demo servers. SWITCHBOARD_TIMEOUT_MS overrides every
 server's timeout. login stores a server's OAuth tokens under

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // defaultShutdownTimeout bounds a graceful shutdown: in-flight calls get
@@ -133,7 +134,11 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 		m.Close()
 		return fmt.Errorf("serve: %w", err)
 	}
-	logger.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	if url, all := openableURL(addr, ln.Addr()); all {
+		logger.Info("serving MCP", "url", url, "interfaces", "all")
+	} else {
+		logger.Info("serving MCP", "url", url)
+	}
 	// What the servers show by the gate (their own tools, or those they had
 	// last time) is exposed before the first request is served.
 	connectAtStart(ctx, m, g, logger)
@@ -231,6 +236,10 @@ func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gate
 	return nil
 }
 
+// logStderrLines is how many of the last lines of a stdio server's stderr
+// its log lines show; its status and errors carry more.
+const logStderrLines = 5
+
 // logState logs a server's change of state, once: when it connects, goes
 // down (with the cause, redacted), is retried in the background, enters
 // crash-loop, comes back, or is disconnected. Closing at shutdown is not
@@ -241,7 +250,7 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 	}
 	attrs := []any{"server", ev.Server}
 	if ev.Err != nil {
-		attrs = append(attrs, "error", ev.Err)
+		attrs = append(attrs, "error", upstream.ShortStderr(ev.Err.Error(), logStderrLines))
 	}
 	switch ev.State {
 	case switchboard.StateConnected:

@@ -38,12 +38,12 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	failed := reportFailures(e.stderr, cfg, m)
+	down, rejected := reportFailures(e.stderr, cfg, m)
 	tools := m.Tools(ctx, nil)
 	if *asJSON {
 		type jsonTool struct {
@@ -68,11 +68,24 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		}
 		err = tw.Flush()
 	}
-	if err == nil && failed > 0 {
-		fmt.Fprintf(e.stderr, "switchboard: %d of %s not connected; their tools are missing\n", failed, count(enabled(cfg), "enabled server"))
+	if err == nil && down+rejected > 0 {
+		fmt.Fprintf(e.stderr, "switchboard: %s; their tools are missing\n", missing(down, rejected, enabled(cfg)))
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// missing says how many of the enabled servers are not connected (down)
+// and how many the config rejected.
+func missing(down, rejected, enabled int) string {
+	of := count(enabled, "enabled server")
+	switch {
+	case rejected == 0:
+		return fmt.Sprintf("%d of %s not connected", down, of)
+	case down == 0:
+		return fmt.Sprintf("%d of %s rejected by the config", rejected, of)
+	}
+	return fmt.Sprintf("%d of %s not connected, %d rejected by the config", down, of, rejected)
 }
 
 // enabled counts the enabled entries of cfg, rejected ones included.
@@ -125,7 +138,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, owners(cfg, name))
+	m, err := e.connect(ctx, owners(cfg, name), false)
 	if err != nil {
 		return err
 	}
@@ -228,7 +241,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, true) // the resources tell the collisions
 	if err != nil {
 		return err
 	}
@@ -245,11 +258,14 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			PID       int                 `json:"pid,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
+			// Collisions are the resource URIs that the server offers but
+			// another one, configured first, serves.
+			Collisions []string `json:"collisions,omitempty"`
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText()})
+				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -258,7 +274,30 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	for _, s := range statuses {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range statuses {
+		printCollisions(e.stdout, s.Name, s.Collisions)
+	}
+	return nil
+}
+
+// shownCollisions is how many of a server's colliding resource URIs a
+// status table shows; --json lists them all.
+const shownCollisions = 3
+
+// printCollisions says, below a status table, which resource URIs server
+// offers that another server, configured first, serves, if any.
+func printCollisions(w io.Writer, server string, uris []string) {
+	if len(uris) == 0 {
+		return
+	}
+	shown := strings.Join(uris[:min(len(uris), shownCollisions)], ", ")
+	if more := len(uris) - shownCollisions; more > 0 {
+		shown += fmt.Sprintf(" and %d more (--json lists them)", more)
+	}
+	fmt.Fprintf(w, "%s: %s served by a server configured before it: %s\n", server, count(len(uris), "resource URI"), shown)
 }
 
 // check exits 0 only if every enabled server connects.
@@ -276,7 +315,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg)
+	m, err := e.connect(ctx, cfg, false)
 	if err != nil {
 		return err
 	}
@@ -341,8 +380,12 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 
 // version prints the version of switchboard and of its protocol library.
 func (e *env) version(args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("version: unexpected argument %q", args[0])
+	fs := e.flags("version", "")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("version: unexpected argument %q", fs.Arg(0))
 	}
 	sdk := "unknown"
 	if info, ok := debug.ReadBuildInfo(); ok {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,6 +70,10 @@ const (
 	// with the call's progress token, if it has one, and an info log message
 	// per step, then returns "done".
 	Progress Behavior = "progress"
+	// InvalidParams answers with the JSON-RPC error -32602 "Invalid params",
+	// which names neither the tool nor an argument, as servers of revisions
+	// before 2025-11-25 may answer arguments they refuse.
+	InvalidParams Behavior = "invalid-params"
 )
 
 // A PingMode says how a server answers ping.
@@ -182,6 +187,10 @@ type Script struct {
 	// StateDir, for the command form only, is a directory where each
 	// process records its events, for [ReadCounts].
 	StateDir string `json:"stateDir,omitempty"`
+	// StderrLines, for the command form only, is how many lines each
+	// process writes to stderr at start: "mcptest: stderr line N", N from
+	// 1, as a server that logs there does.
+	StderrLines int `json:"stderrLines,omitempty"`
 }
 
 // implName returns the implementation name to report.
@@ -311,6 +320,8 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 			return textResult(string(data)), nil
 		case Fail:
 			return errorResult(fmt.Sprintf("tool %s failed", name)), nil
+		case InvalidParams:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params"}
 		case Sleep:
 			ms, ok := args["ms"].(float64)
 			if _, present := args["ms"]; present && !ok {

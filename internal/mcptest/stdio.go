@@ -111,6 +111,9 @@ func RunIfChild() {
 		fmt.Fprintf(os.Stderr, "mcptest: %s: %v\n", ScriptEnv, err)
 		os.Exit(2)
 	}
+	for n := range s.StderrLines {
+		fmt.Fprintf(os.Stderr, "mcptest: stderr line %d\n", n+1)
+	}
 	if err := ServeStdio(context.Background(), s, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "mcptest: %v\n", err)
 		os.Exit(1)

@@ -255,5 +255,27 @@ func (t *tail) add(line string) {
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.Join(t.lines, " | ")
+	return strings.Join(t.lines, stderrSep)
+}
+
+// An error of a stdio server carries the last lines of its stderr after
+// stderrMark, joined with stderrSep.
+const (
+	stderrMark = "; stderr: "
+	stderrSep  = " | "
+)
+
+// ShortStderr returns msg, the message of a server's error, with only the
+// last n of the stderr lines it carries, after "…", if it carries more:
+// for a log line, where all of them would drown the rest.
+func ShortStderr(msg string, n int) string {
+	i := strings.Index(msg, stderrMark)
+	if i < 0 {
+		return msg
+	}
+	lines := strings.Split(msg[i+len(stderrMark):], stderrSep)
+	if len(lines) <= n {
+		return msg
+	}
+	return msg[:i+len(stderrMark)] + strings.Join(append([]string{"…"}, lines[len(lines)-n:]...), stderrSep)
 }

@@ -229,7 +229,7 @@ func (s *session) withStderr(err error) error {
 		return err
 	}
 	if t := s.proc.stderr.String(); t != "" {
-		return fmt.Errorf("%w; stderr: %s", err, t)
+		return fmt.Errorf("%w"+stderrMark+"%s", err, t)
 	}
 	return err
 }

@@ -112,10 +112,13 @@ func arguments(info *toolInfo, args any) (any, error) {
 			missing = append(missing, strconv.Quote(key))
 		}
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: missing required properties: %s", ErrInvalidArguments, strings.Join(missing, ", "))
+	switch len(missing) {
+	case 0:
+		return args, nil
+	case 1:
+		return nil, fmt.Errorf("%w: missing required argument %s", ErrInvalidArguments, missing[0])
 	}
-	return args, nil
+	return nil, fmt.Errorf("%w: missing required arguments %s", ErrInvalidArguments, strings.Join(missing, ", "))
 }
 
 // keySpans are the keys of a JSON object: spans of its text, quotes

@@ -19,11 +19,11 @@ func TestRequiredArgumentsOnRawJSON(t *testing.T) {
 	}{
 		{`{"a":1,"b":2}`, ""},
 		{` { "b" : "x,}" , "a" : [1,{"c":2}] } `, ""},
-		{`{"\u0061":1,"b":null}`, ""}, // "a", escaped
-		{`{"a":{"b":1}}`, `"b"`},      // nested: not a top-level key
-		{`{"a":"\"b\":1"}`, `"b"`},    // in a string: not a key
-		{`{"ab":1,"b":2}`, `"a"`},
-		{`{}`, `"a", "b"`},
+		{`{"\u0061":1,"b":null}`, ""},       // "a", escaped
+		{`{"a":{"b":1}}`, `argument "b"`},   // nested: not a top-level key
+		{`{"a":"\"b\":1"}`, `argument "b"`}, // in a string: not a key
+		{`{"ab":1,"b":2}`, `argument "a"`},
+		{`{}`, `arguments "a", "b"`},
 	} {
 		got, err := arguments(info, json.RawMessage(tc.args))
 		switch {
@@ -31,7 +31,7 @@ func TestRequiredArgumentsOnRawJSON(t *testing.T) {
 			t.Errorf("%s: %v", tc.args, err)
 		case tc.missing == "" && string(got.(json.RawMessage)) != tc.args:
 			t.Errorf("%s is sent as %s, want it unchanged", tc.args, got)
-		case tc.missing != "" && (!errors.Is(err, ErrInvalidArguments) || !strings.HasSuffix(err.Error(), "missing required properties: "+tc.missing)):
+		case tc.missing != "" && (!errors.Is(err, ErrInvalidArguments) || !strings.HasSuffix(err.Error(), "missing required "+tc.missing)):
 			t.Errorf("%s: %v, want missing %s", tc.args, err, tc.missing)
 		}
 	}

@@ -1,0 +1,54 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// unlisted answers a call of a tool that the gateway has not registered,
+// which the go-sdk refuses as unknown, as the manager answers it: a tool
+// of a server still making its first connection, with nothing listed, waits
+// for the server, within its timeout; a tool of a server that never
+// connected fails as a call to any unavailable server does, with an error
+// result that names the server, its state and its last error; a tool that
+// no server may own stays unknown. A tool that the manager exposes already,
+// ahead of the change event that registers it, is registered and called.
+func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || !isUnknownTool(err, call.Params.Name) {
+			return res, err
+		}
+		name := call.Params.Name
+		if _, ok := g.m.Lookup(name); ok {
+			g.Sync()
+			return next(ctx, method, req)
+		}
+		answer, ferr := g.forwardCall(ctx, name, call)
+		if errors.Is(ferr, switchboard.ErrUnknownTool) {
+			return res, err // the go-sdk's own answer
+		}
+		answer, ferr = toolAnswer(ctx, answer, ferr)
+		if answer != nil && answer.Content == nil && !answer.NeedsInput() {
+			answer.Content = []mcp.Content{} // as the go-sdk sends a result: never null
+		}
+		if ferr != nil {
+			return nil, ferr
+		}
+		return answer, nil
+	}
+}
+
+// isUnknownTool reports whether err is the go-sdk's answer to a call of a
+// tool called name that no one registered.
+func isUnknownTool(err error, name string) bool {
+	var rpcErr *jsonrpc.Error
+	return errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams && rpcErr.Message == fmt.Sprintf("unknown tool %q", name)
+}
