@@ -110,6 +110,7 @@ func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway
 	err := connectAtStart(ctx, m, g, logger)
 	if err == nil {
 		err = g.ServeStdio(ctx)
+		lingerForTheCache(ctx, m, cacheLinger)
 	}
 	e.stopSignals()
 	g.Close()
@@ -120,6 +121,46 @@ func (e *env) serveStdio(ctx context.Context, m *switchboard.Manager, g *gateway
 		return nil // a signal: a normal way to stop
 	}
 	return err
+}
+
+// cacheLinger bounds how long serve --stdio stays after its client left,
+// for the servers still making their first connection: the TypeScript
+// SDK's clients, the Inspector's among them, wait 2 s for the process to
+// exit before they send SIGTERM, which ends the wait at once.
+const cacheLinger = 2 * time.Second
+
+// lingerForTheCache waits, at most d and within ctx, while a server is
+// making its first connection with nothing listed or cached. A client that
+// starts the gateway, lists once and leaves (the Inspector's CLI, say)
+// would otherwise end it before such a server lists its tools, and the
+// next run would find them in the persistent cache no more than this one
+// did.
+func lingerForTheCache(ctx context.Context, m *switchboard.Manager, d time.Duration) {
+	changed := make(chan struct{}, 1)
+	unsubscribe := m.Subscribe(func(switchboard.Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer unsubscribe()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for slices.ContainsFunc(m.Status(), listsNothingYet) {
+		select {
+		case <-changed:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// listsNothingYet reports whether a server is making its first connection
+// with nothing listed or cached.
+func listsNothingYet(s switchboard.ServerStatus) bool {
+	return s.State == switchboard.StateConnecting && s.Tools == 0 && !s.Deferred
 }
 
 // serveHTTP listens at once, connects every server behind the startup gate

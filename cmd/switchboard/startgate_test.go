@@ -119,3 +119,32 @@ func listWithin(ctx context.Context, t *testing.T, want []string, connect func(*
 		}
 	}
 }
+
+// TestServeStdioCachesWhatConnectsAfterItsClientLeft: a client that starts
+// `serve --stdio`, lists once and leaves, as the Inspector's CLI does, is
+// gone before a server slower than the startup gate connects; the gateway
+// stays until it has (or for at most 2 s), so that its tools are in the
+// persistent cache, and the next run lists them at once.
+func TestServeStdioCachesWhatConnectsAfterItsClientLeft(t *testing.T) {
+	isolate(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cfg := writeConfig(t, map[string]mcptest.Script{
+		"slow": {StartDelay: 400 * time.Millisecond, Tools: []mcptest.ToolSpec{{Name: "late"}}},
+	}, nil)
+	listOnce := func() []string {
+		t.Helper()
+		cmd := exec.Command(binary, "serve", "--stdio", "--config", cfg)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "one-shot", Version: "v"}, nil).Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		return toolNames(t, cs)
+	}
+	if first := listOnce(); slices.Contains(first, "slow__late") {
+		t.Logf("the first run listed the slow server already (a slow start of the gateway): %v", first)
+	}
+	if second := listOnce(); !slices.Contains(second, "slow__late") {
+		t.Errorf("the second run lists %v, want slow__late from the cache", second)
+	}
+}
