@@ -30,6 +30,7 @@ type options struct {
 	compare          string // another switchboard binary, measured beside
 	tbxark           string
 	smoke            bool
+	big              int // -big: the size of the one result to forward; 0: measure load
 	only             string
 	dir              string // scratch: configs, logs, caches
 }
@@ -205,31 +206,47 @@ type sample struct {
 	closedCalls int
 }
 
-// measure runs one setup once: closed loop, then, if rate > 0, fixed rate.
-func measure(ctx context.Context, o *options, s setup, rate float64) (sample, error) {
+// launch starts setup s, with its upstream if it needs one over HTTP, and
+// returns the process to measure (the gateway's; for direct, the
+// upstream's), the endpoint and tool name to call, and stop, which ends
+// them.
+func launch(ctx context.Context, o *options, s setup) (measured *process, endpoint, tool string, stop func(), err error) {
 	var upstream *process
 	var upstreamURL string
 	if s.upstream == "http" {
 		p, u, _, err := startListener(o, s.name+"-upstream", "/mcp", "echo", self(), "upstream", "--listen")
 		if err != nil {
-			return sample{}, err
+			return nil, "", "", nil, err
 		}
 		upstream, upstreamURL = p, u
-		defer upstream.stop()
 		// Not every gateway retries an upstream that is not there yet.
 		if err := waitListening(ctx, strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp"), readyWithin); err != nil {
-			return sample{}, fmt.Errorf("%w\n%s", err, upstream.tail())
+			upstream.stop()
+			return nil, "", "", nil, fmt.Errorf("%w\n%s", err, upstream.tail())
 		}
 	}
 	p, endpoint, tool, err := s.start(o, upstreamURL)
 	if err != nil {
-		return sample{}, err
+		upstream.stop()
+		return nil, "", "", nil, err
 	}
-	defer p.stop()
-	measured := p
+	measured = p
 	if measured == nil {
 		measured = upstream
 	}
+	return measured, endpoint, tool, func() {
+		p.stop()
+		upstream.stop()
+	}, nil
+}
+
+// measure runs one setup once: closed loop, then, if rate > 0, fixed rate.
+func measure(ctx context.Context, o *options, s setup, rate float64) (sample, error) {
+	measured, endpoint, tool, stop, err := launch(ctx, o, s)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
 	c, err := connectClients(ctx, endpoint, tool, o.sessions, readyWithin)
 	if err != nil {
 		return sample{}, fmt.Errorf("%w\n%s", err, measured.tail())
@@ -275,21 +292,19 @@ func measure(ctx context.Context, o *options, s setup, rate float64) (sample, er
 	return out, nil
 }
 
-func bench(ctx context.Context, o options) error {
-	if o.smoke {
-		o.rounds, o.duration, o.warmup = 1, time.Second, 200*time.Millisecond
-	}
+// prepare makes the scratch directory and finds or builds the programs.
+func prepare(ctx context.Context, o *options) (cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "gatewaybench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	o.dir = dir
 	if o.switchboard == "" {
 		o.switchboard = filepath.Join(dir, "switchboard")
 		build := exec.CommandContext(ctx, "go", "build", "-o", o.switchboard, "github.com/switchboard-mcp/switchboard/cmd/switchboard")
 		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building switchboard: %w\n%s", err, out)
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("building switchboard: %w\n%s", err, out)
 		}
 	}
 	if o.tbxark == "" {
@@ -297,6 +312,12 @@ func bench(ctx context.Context, o options) error {
 			o.tbxark, _ = exec.LookPath(filepath.Join(".ci", "bin", "mcp-proxy"))
 		}
 	}
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// choose returns the setups that o chooses: -only's, with -compare's, and
+// the baseline.
+func choose(o options) []setup {
 	only := regexp.MustCompile(o.only)
 	var chosen []setup
 	all := setups
@@ -308,6 +329,19 @@ func bench(ctx context.Context, o options) error {
 			chosen = append(chosen, s)
 		}
 	}
+	return chosen
+}
+
+func bench(ctx context.Context, o options) error {
+	if o.smoke {
+		o.rounds, o.duration, o.warmup = 1, time.Second, 200*time.Millisecond
+	}
+	cleanup, err := prepare(ctx, &o)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	chosen := choose(o)
 
 	// The fixed rate: half of switchboard-http's peak, calibrated once,
 	// after a longer warmup (the first run of a fresh binary is slower).
