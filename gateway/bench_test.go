@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/gctune"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
@@ -28,9 +30,10 @@ const bigResult = 10 << 20
 // through a gateway served over HTTP in this process, to a client that
 // counts the answer's bytes as they come and keeps none. What this process
 // allocates during the call is the gateway's (and the HTTP server's that
-// serves it). It runs at the collector's target of the environment (GOGC;
-// serve's own is in cmd/switchboard/gc.go), and reports, each as a
-// multiple of the result's size:
+// serves it). Each transport runs with three settings of the collector:
+// gogc100 (Go's default), gogc400 (what serve set before) and tuned (what
+// serve sets: see gctune). It reports, each as a multiple of the result's
+// size:
 //
 //   - alloc-x: the bytes allocated per call (/gc/heap/allocs:bytes): every
 //     copy, ours and go-sdk's, live or not;
@@ -46,67 +49,95 @@ const bigResult = 10 << 20
 //     what the call left behind.
 func BenchmarkBigResult(b *testing.B) {
 	script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "big", Behavior: mcptest.Big}}, ResponseBytes: bigResult}
-	for _, kind := range []string{"stdio", "http"} {
-		b.Run(kind, func(b *testing.B) {
-			srv := config.Server{Name: "up"}
-			if kind == "stdio" {
-				srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
-			} else {
-				p, err := mcptest.StartHTTPProcess(script)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer p.Close()
-				srv.Type, srv.URL = config.HTTP, p.URL
+	gcModes := []struct {
+		name string
+		set  func() (restore func())
+	}{
+		{"gogc100", func() func() { return gcPercent(100) }},
+		{"gogc400", func() func() { return gcPercent(400) }},
+		{"tuned", func() func() {
+			restore := gcPercent(100)
+			stop := gctune.Start(gctune.LiveHeap, nil)
+			return func() {
+				stop()
+				restore()
 			}
-			m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1})
-			defer m.Close()
-			if err := m.Connect(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			g := New(m, nil)
-			defer g.Close()
-			hs := httptest.NewServer(g.Handler())
-			defer hs.Close()
-			c, err := newCountingClient(b.Context(), hs.URL+"/mcp")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.close()
-
-			var alloc, peak, goal, kept float64
-			for b.Loop() {
-				b.StopTimer()
-				runtime.GC()
-				before := readMetrics()
-				sampler := sampleHeap()
-				b.StartTimer()
-				n, err := c.call(b.Context(), "up__big")
-				b.StopTimer()
-				highest := sampler.stop()
-				after := readMetrics()
-				runtime.GC()
-				runtime.GC() // the second drops what sync.Pools kept
-				left := readMetrics()
-				b.StartTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if n < bigResult || n > bigResult+8 { // "type":"text","text":"xx...
-					b.Fatalf("the answer held %d bytes 'x', want the text's %d and a few", n, bigResult)
-				}
-				alloc += float64(after.allocs - before.allocs)
-				peak += float64(highest - before.heap)
-				goal += float64(after.goal) - float64(before.heap)
-				kept += float64(left.heap) - float64(before.heap)
-			}
-			per := float64(b.N) * bigResult
-			b.ReportMetric(alloc/per, "alloc-x")
-			b.ReportMetric(peak/per, "peak-x")
-			b.ReportMetric(goal/per, "goal-x")
-			b.ReportMetric(kept/per, "kept-x")
-		})
+		}},
 	}
+	for _, kind := range []string{"stdio", "http"} {
+		for _, mode := range gcModes {
+			b.Run(kind+"-"+mode.name, func(b *testing.B) {
+				defer mode.set()()
+				benchmarkBigResult(b, kind, script)
+			})
+		}
+	}
+}
+
+// gcPercent sets the collector's target to p until restore.
+func gcPercent(p int) (restore func()) {
+	old := debug.SetGCPercent(p)
+	return func() { debug.SetGCPercent(old) }
+}
+
+func benchmarkBigResult(b *testing.B, kind string, script mcptest.Script) {
+	srv := config.Server{Name: "up"}
+	if kind == "stdio" {
+		srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
+	} else {
+		p, err := mcptest.StartHTTPProcess(script)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		srv.Type, srv.URL = config.HTTP, p.URL
+	}
+	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1})
+	defer m.Close()
+	if err := m.Connect(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	g := New(m, nil)
+	defer g.Close()
+	hs := httptest.NewServer(g.Handler())
+	defer hs.Close()
+	c, err := newCountingClient(b.Context(), hs.URL+"/mcp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.close()
+
+	var alloc, peak, goal, kept float64
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		before := readMetrics()
+		sampler := sampleHeap()
+		b.StartTimer()
+		n, err := c.call(b.Context(), "up__big")
+		b.StopTimer()
+		highest := sampler.stop()
+		after := readMetrics()
+		runtime.GC()
+		runtime.GC() // the second drops what sync.Pools kept
+		left := readMetrics()
+		b.StartTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n < bigResult || n > bigResult+8 { // "type":"text","text":"xx...
+			b.Fatalf("the answer held %d bytes 'x', want the text's %d and a few", n, bigResult)
+		}
+		alloc += float64(after.allocs - before.allocs)
+		peak += float64(highest - before.heap)
+		goal += float64(after.goal) - float64(before.heap)
+		kept += float64(left.heap) - float64(before.heap)
+	}
+	per := float64(b.N) * bigResult
+	b.ReportMetric(alloc/per, "alloc-x")
+	b.ReportMetric(peak/per, "peak-x")
+	b.ReportMetric(goal/per, "goal-x")
+	b.ReportMetric(kept/per, "kept-x")
 }
 
 // heapMetrics are the runtime's figures that BenchmarkBigResult reports.
