@@ -408,13 +408,6 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 		}
 		return median(rs)
 	}
-	med := func(ss []sample, f func(sample) float64) float64 {
-		var vs []float64
-		for _, s := range ss {
-			vs = append(vs, f(s))
-		}
-		return median(vs)
-	}
 	perSecond := func(s sample) float64 { return s.perSecond }
 	p50 := func(s sample) float64 { return s.p50.Seconds() }
 	p99 := func(s sample) float64 { return s.p99.Seconds() }
@@ -431,8 +424,8 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %.0f | **%.2f** | %s | %s | %.2f | %s | %.0f MB | %s | **%.2f** |\n", s.name,
-			med(ss, perSecond), ratio(ss, base, perSecond), seconds(med(ss, p50)), seconds(med(ss, p99)), ratio(ss, base, p99),
-			seconds(med(ss, cpu)), med(ss, rss)/(1<<20), seconds(med(ss, rateP99)), ratio(ss, base, rateP99))
+			medianBy(ss, perSecond), ratio(ss, base, perSecond), seconds(medianBy(ss, p50)), seconds(medianBy(ss, p99)), ratio(ss, base, p99),
+			seconds(medianBy(ss, cpu)), medianBy(ss, rss)/(1<<20), seconds(medianBy(ss, rateP99)), ratio(ss, base, rateP99))
 	}
 	for _, name := range skipped {
 		fmt.Fprintf(w, "| %s | not installed (bench/install-peers) |||||||||\n", name)
@@ -457,7 +450,7 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 		}
 		v = ratio(sb, base, rateP99)
 		target("P3", "p99 at the fixed rate, × direct", v, "≤ 1.3", v <= 1.3)
-		v = med(sb, rss) / (1 << 20)
+		v = medianBy(sb, rss) / (1 << 20)
 		target("P2m", "peak RSS under load, MB", v, "≤ 64", v <= 64)
 	}
 	if sb := samples["switchboard-stdio"]; len(sb) > 0 {
@@ -472,6 +465,15 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 			target("P2c", "CPU per call via stdio upstream, × minimal go-sdk proxy", v, "≤ 1.10", v <= 1.10)
 		}
 	}
+}
+
+// medianBy is the median of f over ss.
+func medianBy[S any](ss []S, f func(S) float64) float64 {
+	var vs []float64
+	for _, s := range ss {
+		vs = append(vs, f(s))
+	}
+	return median(vs)
 }
 
 func median(vs []float64) float64 {

@@ -102,11 +102,7 @@ func benchBig(ctx context.Context, o options) error {
 
 func reportBig(w io.Writer, o options, chosen []setup, samples map[string][]bigSample, skipped []string) {
 	med := func(ss []bigSample, f func(bigSample) int64) float64 {
-		var vs []float64
-		for _, s := range ss {
-			vs = append(vs, float64(f(s)))
-		}
-		return median(vs)
+		return medianBy(ss, func(s bigSample) float64 { return float64(f(s)) })
 	}
 	fmt.Fprintf(w, "One tools/call whose result is a text of %d bytes (%.1f MiB), through each gateway over HTTP; medians of %d rounds, fresh processes each. Resident memory of the gateway (VmRSS, VmHWM); × is a multiple of the result's size.\n\n",
 		o.big, float64(o.big)/(1<<20), o.rounds)
