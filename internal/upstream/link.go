@@ -121,7 +121,10 @@ func (l *linkedStream) advance() {
 // being read, is the start of the event's data, and that data the start of
 // a JSON-RPC response: an object whose first member among result, error
 // and method is a result or an error. The members that go before it
-// (jsonrpc, id) are short, so the start of a message tells.
+// (jsonrpc, id) are short, so the start of a message tells. (A message
+// with a result and a method is no JSON-RPC; go-sdk takes it for a request,
+// which then comes unlinked and is routed as a stdio server's are: see
+// peers.route.)
 func (l *linkedStream) startsResponse(line []byte) bool {
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
 	if !ok || slices.ContainsFunc(l.event, func(line []byte) bool { return bytes.HasPrefix(line, []byte("data:")) }) {
