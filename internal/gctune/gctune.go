@@ -5,8 +5,8 @@
 // garbage plentiful (every message decoded and encoded twice on its way
 // through): at Go's default target (GOGC=100) the collector ran some 150
 // times a second under load and took a third of the gateway's CPU. Letting
-// the heap grow to a floor of 32 MiB before a collection saves most of that
-// (BENCHMARKS.md). A fixed GOGC=400, which did it before, also let the heap
+// a small heap grow fivefold before a collection (GOGC=400) saves most of
+// that (BENCHMARKS.md). But a fixed GOGC=400, as before, also let the heap
 // grow to five times a large live heap: forwarding a 10 MiB result holds
 // several copies of it at once (most of them go-sdk's), and the heap then
 // grew to some 26 times the result before the next collection. [Start]
