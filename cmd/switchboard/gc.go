@@ -35,7 +35,7 @@ func tuneServeGC(logger *slog.Logger) (stop func()) {
 //
 // stop ends the adapting; the settings stay.
 func tuneGC(lookupEnv func(string) (string, bool), limit memlimit.Provider, live func() uint64, logger *slog.Logger) (stop func()) {
-	if v, ok := lookupEnv("GOMEMLIMIT"); ok {
+	if v, ok := lookupEnv("GOMEMLIMIT"); ok && v != "" {
 		logger.Debug("memory limit and garbage collector left as the environment sets them", "GOMEMLIMIT", v)
 		return func() {}
 	}

@@ -43,6 +43,7 @@ func TestTuneGC(t *testing.T) {
 		{"no cgroups", nil, noCgroups, math.MaxInt64, gctune.MaxPercent},
 		{"GOGC empty", map[string]string{"GOGC": ""}, cgroup(gib), gib * 9 / 10, gctune.MaxPercent},
 		{"GOGC set", map[string]string{"GOGC": "50"}, cgroup(gib), gib * 9 / 10, 100},
+		{"GOMEMLIMIT empty", map[string]string{"GOMEMLIMIT": ""}, cgroup(gib), gib * 9 / 10, gctune.MaxPercent},
 		{"GOMEMLIMIT set", map[string]string{"GOMEMLIMIT": "1GiB"}, cgroup(gib), math.MaxInt64, 100},
 		{"GOMEMLIMIT and GOGC set", map[string]string{"GOMEMLIMIT": "off", "GOGC": "50"}, cgroup(gib), math.MaxInt64, 100},
 	} {
