@@ -1,17 +1,255 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/gctune"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
+
+// bigResult is the size of the text BenchmarkBigResult forwards.
+const bigResult = 10 << 20
+
+// BenchmarkBigResult forwards one tools/call whose result is a text of 10
+// MiB, from an upstream in a child process, over stdio or Streamable HTTP,
+// through a gateway served over HTTP in this process, to a client that
+// counts the answer's bytes as they come and keeps none. What this process
+// allocates during the call is the gateway's (and the HTTP server's that
+// serves it). Each transport runs with three settings of the collector:
+// gogc100 (Go's default), gogc400 (what serve set before) and tuned (what
+// serve sets: see gctune). It reports, each as a multiple of the result's
+// size:
+//
+//   - alloc-x: the bytes allocated per call (/gc/heap/allocs:bytes): every
+//     copy, ours and go-sdk's, live or not;
+//   - peak-x: the highest heap (/memory/classes/heap/objects:bytes, live
+//     objects and garbage not yet swept) sampled every 100 µs during the
+//     call, above the live heap before it (each call starts after a
+//     collection);
+//   - goal-x: the heap goal when the call ends (/gc/heap/goal:bytes), above
+//     the live heap before it: how far the heap may grow before the next
+//     collection, which the process's resident memory follows;
+//   - kept-x: the live heap after the last call and two collections (the
+//     second drops what sync.Pools kept), above the live heap before the
+//     first: what the gateway holds on to once it has forwarded a big
+//     result.
+func BenchmarkBigResult(b *testing.B) {
+	script := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "big", Behavior: mcptest.Big}}, ResponseBytes: bigResult}
+	gcModes := []struct {
+		name string
+		set  func() (restore func())
+	}{
+		{"gogc100", func() func() { return gcPercent(100) }},
+		{"gogc400", func() func() { return gcPercent(400) }},
+		{"tuned", func() func() {
+			restore := gcPercent(100)
+			stop := gctune.Start(gctune.LiveHeap, nil)
+			return func() {
+				stop()
+				restore()
+			}
+		}},
+	}
+	for _, kind := range []string{"stdio", "http"} {
+		for _, mode := range gcModes {
+			b.Run(kind+"-"+mode.name, func(b *testing.B) {
+				defer mode.set()()
+				benchmarkBigResult(b, kind, script)
+			})
+		}
+	}
+}
+
+// gcPercent sets the collector's target to p until restore.
+func gcPercent(p int) (restore func()) {
+	old := debug.SetGCPercent(p)
+	return func() { debug.SetGCPercent(old) }
+}
+
+func benchmarkBigResult(b *testing.B, kind string, script mcptest.Script) {
+	srv := config.Server{Name: "up"}
+	if kind == "stdio" {
+		srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
+	} else {
+		p, err := mcptest.StartHTTPProcess(script)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Close()
+		srv.Type, srv.URL = config.HTTP, p.URL
+	}
+	m := switchboard.New(&config.Config{Servers: []config.Server{srv}}, &switchboard.Options{StartupGate: -1})
+	defer m.Close()
+	if err := m.Connect(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	g := New(m, nil)
+	defer g.Close()
+	hs := httptest.NewServer(g.Handler())
+	defer hs.Close()
+	c, err := newCountingClient(b.Context(), hs.URL+"/mcp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.close()
+
+	runtime.GC()
+	runtime.GC()
+	fresh := readMetrics() // the live heap before the first call
+	var alloc, peak, goal float64
+	var left heapMetrics
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		before := readMetrics()
+		sampler := sampleHeap()
+		b.StartTimer()
+		n, err := c.call(b.Context(), "up__big")
+		b.StopTimer()
+		highest := sampler.stop()
+		after := readMetrics()
+		runtime.GC()
+		runtime.GC() // the second drops what sync.Pools kept
+		left = readMetrics()
+		b.StartTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n < bigResult || n > bigResult+8 { // "type":"text","text":"xx...
+			b.Fatalf("the answer held %d bytes 'x', want the text's %d and a few", n, bigResult)
+		}
+		alloc += float64(after.allocs - before.allocs)
+		peak += float64(highest - before.heap)
+		goal += float64(after.goal) - float64(before.heap)
+	}
+	per := float64(b.N) * bigResult
+	b.ReportMetric(alloc/per, "alloc-x")
+	b.ReportMetric(peak/per, "peak-x")
+	b.ReportMetric(goal/per, "goal-x")
+	b.ReportMetric((float64(left.heap)-float64(fresh.heap))/bigResult, "kept-x")
+}
+
+// heapMetrics are the runtime's figures that BenchmarkBigResult reports.
+type heapMetrics struct {
+	allocs, heap, goal uint64
+}
+
+var heapMetricNames = []string{"/gc/heap/allocs:bytes", "/memory/classes/heap/objects:bytes", "/gc/heap/goal:bytes"}
+
+func readMetrics() heapMetrics {
+	s := make([]metrics.Sample, len(heapMetricNames))
+	for i, name := range heapMetricNames {
+		s[i].Name = name
+	}
+	metrics.Read(s)
+	return heapMetrics{allocs: s[0].Value.Uint64(), heap: s[1].Value.Uint64(), goal: s[2].Value.Uint64()}
+}
+
+// A heapSampler records the highest heap it sees, every 100 µs, until
+// stopped.
+type heapSampler struct {
+	done    chan struct{}
+	highest chan uint64
+}
+
+func sampleHeap() *heapSampler {
+	s := &heapSampler{done: make(chan struct{}), highest: make(chan uint64)}
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var highest uint64
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			highest = max(highest, sample[0].Value.Uint64())
+			select {
+			case <-tick.C:
+			case <-s.done:
+				s.highest <- highest
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *heapSampler) stop() uint64 {
+	close(s.done)
+	return <-s.highest
+}
+
+// A countingClient makes its handshake with go-sdk's client, then sends
+// its calls on the same session as plain HTTP requests, whose answers it
+// reads as they come and keeps none of: what it allocates for a call does
+// not grow with the result.
+type countingClient struct {
+	cs       *mcp.ClientSession
+	endpoint string
+	http     *http.Client
+	id       int
+}
+
+func newCountingClient(ctx context.Context, endpoint string) (*countingClient, error) {
+	hc := &http.Client{}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &countingClient{cs: cs, endpoint: endpoint, http: hc}, nil
+}
+
+func (c *countingClient) close() { c.cs.Close() }
+
+// call calls tool with no arguments and returns how many bytes of the
+// answer are 'x', the text of mcptest's Big tool.
+func (c *countingClient) call(ctx context.Context, tool string) (int, error) {
+	c.id++
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q}}`, c.id, tool)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", c.cs.InitializeResult().ProtocolVersion)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("call %s: %s", tool, resp.Status)
+	}
+	var n xCounter
+	_, err = io.Copy(&n, resp.Body)
+	return int(n), err
+}
+
+// xCounter counts the bytes 'x' written to it.
+type xCounter int
+
+func (n *xCounter) Write(p []byte) (int, error) {
+	*n += xCounter(bytes.Count(p, []byte{'x'}))
+	return len(p), nil
+}
+
 
 // BenchmarkMethodNotFound: what methodNotFound costs a tools/call over
 // Streamable HTTP (stateless, in process): "wrapped" against "direct", the

@@ -30,6 +30,7 @@ type options struct {
 	compare          string // another switchboard binary, measured beside
 	tbxark           string
 	smoke            bool
+	big              int // -big: the size of the one result to forward; 0: measure load
 	only             string
 	dir              string // scratch: configs, logs, caches
 }
@@ -205,31 +206,47 @@ type sample struct {
 	closedCalls int
 }
 
-// measure runs one setup once: closed loop, then, if rate > 0, fixed rate.
-func measure(ctx context.Context, o *options, s setup, rate float64) (sample, error) {
+// launch starts setup s, with its upstream if it needs one over HTTP, and
+// returns the process to measure (the gateway's; for direct, the
+// upstream's), the endpoint and tool name to call, and stop, which ends
+// them.
+func launch(ctx context.Context, o *options, s setup) (measured *process, endpoint, tool string, stop func(), err error) {
 	var upstream *process
 	var upstreamURL string
 	if s.upstream == "http" {
 		p, u, _, err := startListener(o, s.name+"-upstream", "/mcp", "echo", self(), "upstream", "--listen")
 		if err != nil {
-			return sample{}, err
+			return nil, "", "", nil, err
 		}
 		upstream, upstreamURL = p, u
-		defer upstream.stop()
 		// Not every gateway retries an upstream that is not there yet.
 		if err := waitListening(ctx, strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp"), readyWithin); err != nil {
-			return sample{}, fmt.Errorf("%w\n%s", err, upstream.tail())
+			upstream.stop()
+			return nil, "", "", nil, fmt.Errorf("%w\n%s", err, upstream.tail())
 		}
 	}
 	p, endpoint, tool, err := s.start(o, upstreamURL)
 	if err != nil {
-		return sample{}, err
+		upstream.stop()
+		return nil, "", "", nil, err
 	}
-	defer p.stop()
-	measured := p
+	measured = p
 	if measured == nil {
 		measured = upstream
 	}
+	return measured, endpoint, tool, func() {
+		p.stop()
+		upstream.stop()
+	}, nil
+}
+
+// measure runs one setup once: closed loop, then, if rate > 0, fixed rate.
+func measure(ctx context.Context, o *options, s setup, rate float64) (sample, error) {
+	measured, endpoint, tool, stop, err := launch(ctx, o, s)
+	if err != nil {
+		return sample{}, err
+	}
+	defer stop()
 	c, err := connectClients(ctx, endpoint, tool, o.sessions, readyWithin)
 	if err != nil {
 		return sample{}, fmt.Errorf("%w\n%s", err, measured.tail())
@@ -275,21 +292,19 @@ func measure(ctx context.Context, o *options, s setup, rate float64) (sample, er
 	return out, nil
 }
 
-func bench(ctx context.Context, o options) error {
-	if o.smoke {
-		o.rounds, o.duration, o.warmup = 1, time.Second, 200*time.Millisecond
-	}
+// prepare makes the scratch directory and finds or builds the programs.
+func prepare(ctx context.Context, o *options) (cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "gatewaybench-")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
 	o.dir = dir
 	if o.switchboard == "" {
 		o.switchboard = filepath.Join(dir, "switchboard")
 		build := exec.CommandContext(ctx, "go", "build", "-o", o.switchboard, "github.com/switchboard-mcp/switchboard/cmd/switchboard")
 		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building switchboard: %w\n%s", err, out)
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("building switchboard: %w\n%s", err, out)
 		}
 	}
 	if o.tbxark == "" {
@@ -297,6 +312,12 @@ func bench(ctx context.Context, o options) error {
 			o.tbxark, _ = exec.LookPath(filepath.Join(".ci", "bin", "mcp-proxy"))
 		}
 	}
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// choose returns the setups that o chooses: -only's, with -compare's, and
+// the baseline.
+func choose(o options) []setup {
 	only := regexp.MustCompile(o.only)
 	var chosen []setup
 	all := setups
@@ -308,6 +329,19 @@ func bench(ctx context.Context, o options) error {
 			chosen = append(chosen, s)
 		}
 	}
+	return chosen
+}
+
+func bench(ctx context.Context, o options) error {
+	if o.smoke {
+		o.rounds, o.duration, o.warmup = 1, time.Second, 200*time.Millisecond
+	}
+	cleanup, err := prepare(ctx, &o)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	chosen := choose(o)
 
 	// The fixed rate: half of switchboard-http's peak, calibrated once,
 	// after a longer warmup (the first run of a fresh binary is slower).
@@ -374,13 +408,6 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 		}
 		return median(rs)
 	}
-	med := func(ss []sample, f func(sample) float64) float64 {
-		var vs []float64
-		for _, s := range ss {
-			vs = append(vs, f(s))
-		}
-		return median(vs)
-	}
 	perSecond := func(s sample) float64 { return s.perSecond }
 	p50 := func(s sample) float64 { return s.p50.Seconds() }
 	p99 := func(s sample) float64 { return s.p99.Seconds() }
@@ -397,8 +424,8 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 			continue
 		}
 		fmt.Fprintf(w, "| %s | %.0f | **%.2f** | %s | %s | %.2f | %s | %.0f MB | %s | **%.2f** |\n", s.name,
-			med(ss, perSecond), ratio(ss, base, perSecond), seconds(med(ss, p50)), seconds(med(ss, p99)), ratio(ss, base, p99),
-			seconds(med(ss, cpu)), med(ss, rss)/(1<<20), seconds(med(ss, rateP99)), ratio(ss, base, rateP99))
+			medianBy(ss, perSecond), ratio(ss, base, perSecond), seconds(medianBy(ss, p50)), seconds(medianBy(ss, p99)), ratio(ss, base, p99),
+			seconds(medianBy(ss, cpu)), medianBy(ss, rss)/(1<<20), seconds(medianBy(ss, rateP99)), ratio(ss, base, rateP99))
 	}
 	for _, name := range skipped {
 		fmt.Fprintf(w, "| %s | not installed (bench/install-peers) |||||||||\n", name)
@@ -423,7 +450,7 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 		}
 		v = ratio(sb, base, rateP99)
 		target("P3", "p99 at the fixed rate, × direct", v, "≤ 1.3", v <= 1.3)
-		v = med(sb, rss) / (1 << 20)
+		v = medianBy(sb, rss) / (1 << 20)
 		target("P2m", "peak RSS under load, MB", v, "≤ 64", v <= 64)
 	}
 	if sb := samples["switchboard-stdio"]; len(sb) > 0 {
@@ -438,6 +465,15 @@ func report(w io.Writer, o options, rate float64, chosen []setup, samples map[st
 			target("P2c", "CPU per call via stdio upstream, × minimal go-sdk proxy", v, "≤ 1.10", v <= 1.10)
 		}
 	}
+}
+
+// medianBy is the median of f over ss.
+func medianBy[S any](ss []S, f func(S) float64) float64 {
+	var vs []float64
+	for _, s := range ss {
+		vs = append(vs, f(s))
+	}
+	return median(vs)
 }
 
 func median(vs []float64) float64 {

@@ -8,6 +8,7 @@
 // Usage:
 //
 //	go run ./bench/gatewaybench [-rounds 3] [-duration 4s] [-sessions 32] [-tbxark PATH] [-compare BINARY] [-only REGEXP] [-smoke]
+//	go run ./bench/gatewaybench -big BYTES [-rounds 3] [-compare BINARY] [-only REGEXP]
 //	gatewaybench upstream (--listen HOST:PORT | --stdio)
 //	gatewaybench proxy --listen HOST:PORT (--upstream URL | --upstream-stdio)
 //	gatewaybench load --endpoint URL [--tool echo] [--sessions 32] [--duration 10s] [--rate N]
@@ -16,7 +17,10 @@
 // 1 KiB echo tool back to back (closed loop), and every reply is checked;
 // then at a fixed rate, half the calibrated peak of switchboard over HTTP,
 // for tail latency under ordinary load. -smoke is one short round that
-// checks every setup answered correctly, and times nothing.
+// checks every setup answered correctly, and times nothing. -big measures
+// memory instead: each gateway forwards one result of BYTES bytes (the
+// upstream's big tool), and its resident memory is read before, at its
+// peak and after.
 package main
 
 import (
@@ -80,9 +84,13 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.tbxark, "tbxark", "", "TBXark/mcp-proxy's `binary` (default: mcp-proxy on PATH; bench/install-peers installs it)")
 	fs.BoolVar(&o.smoke, "smoke", false, "one short round: check every setup answers correctly; time nothing")
 	fs.StringVar(&o.only, "only", "", "only the setups whose names match this `regexp` (the baseline always runs)")
+	fs.IntVar(&o.big, "big", 0, "rather than load, forward one result of this many `bytes` through each gateway and report its memory")
 	fs.Parse(args)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.big > 0 {
+		return benchBig(ctx, o)
 	}
 	return bench(ctx, o)
 }

@@ -38,7 +38,14 @@ func cpuTime(pid int) (time.Duration, error) {
 }
 
 // peakRSS is the most resident memory process pid has had, in bytes.
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return statusBytes(pid, "VmHWM:") }
+
+// rss is the resident memory of process pid, in bytes.
+func rss(pid int) (int64, error) { return statusBytes(pid, "VmRSS:") }
+
+// statusBytes is the figure of /proc/PID/status on the line that starts
+// with key, in bytes.
+func statusBytes(pid int, key string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -46,10 +53,10 @@ func peakRSS(pid int) (int64, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if kb, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if kb, ok := strings.CutPrefix(sc.Text(), key); ok {
 			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
 			return n * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, key)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,13 +20,25 @@ type echoArgs struct {
 	Text string `json:"text"`
 }
 
-// newEchoServer is the upstream of every setup: go-sdk's server with one
-// typed tool that answers its text.
+// bigArgs is the big tool's input.
+type bigArgs struct {
+	Bytes int `json:"bytes"`
+}
+
+// upstreamTools are the upstream's tools, which the minimal proxy forwards.
+var upstreamTools = []string{"echo", "big"}
+
+// newEchoServer is the upstream of every setup: go-sdk's server with typed
+// tools: echo answers its text, big a text of its number of bytes (-big).
 func newEchoServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "answers its text"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "answers a text of its number of bytes"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in bigArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.Bytes)}}}, nil, nil
 		})
 	return s
 }
@@ -40,8 +53,8 @@ func serveUpstream(ctx context.Context, listen string, stdio bool) error {
 	return serveHTTP(ctx, listen, s)
 }
 
-// serveProxy runs the minimal go-sdk proxy: one server tool that forwards
-// its raw arguments to one shared client session, and nothing else. It is
+// serveProxy runs the minimal go-sdk proxy: server tools that forward their
+// raw arguments to one shared client session, and nothing else. It is
 // the limit of a gateway on go-sdk with the gateway's own code costing
 // nothing.
 func serveProxy(ctx context.Context, listen, upstreamURL string, upstreamCommand []string) error {
@@ -58,10 +71,12 @@ func serveProxy(ctx context.Context, listen, upstreamURL string, upstreamCommand
 	}
 	defer cs.Close()
 	s := mcp.NewServer(&mcp.Implementation{Name: "proxy", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
-		})
+	for _, name := range upstreamTools {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments})
+			})
+	}
 	return serveHTTP(ctx, listen, s)
 }
 

@@ -71,7 +71,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	logger := e.logger(slog.LevelInfo)
-	tuneGC(os.LookupEnv, logger)
+	defer tuneServeGC(logger)()
 	stats := metrics.New()
 	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)})
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })

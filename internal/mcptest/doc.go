@@ -13,6 +13,8 @@
 //	StartHTTP(server)           a real listener that can Stop and Start again
 //	StdioCommand(script)        a child process: the test binary re-executed;
 //	                            TestMain calls RunIfChild, which runs ServeStdio
+//	StartHTTPProcess(script)    the same child serving HTTP, as StartHTTP does:
+//	                            for tests that measure their own process
 //
 // # Knobs
 //

@@ -403,3 +403,29 @@ func TestStatelessHandler(t *testing.T) {
 		t.Errorf("add = %q, %v", got, err)
 	}
 }
+
+// TestHTTPProcessServesTheScript: a script served by a child process over
+// HTTP answers as in process, and Close ends the child.
+func TestHTTPProcessServesTheScript(t *testing.T) {
+	p, err := StartHTTPProcess(Script{Name: "child", Tools: []ToolSpec{{Name: "big", Behavior: Big}}, ResponseBytes: 3 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := newClient(nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: p.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ServerInfo.Name; got != "child" {
+		t.Errorf("server name %q, want child", got)
+	}
+	if text, _, err := callText(t.Context(), cs, "big", nil); err != nil || len(text) != 3<<20 {
+		t.Errorf("big = %d bytes, %v; want 3 MiB", len(text), err)
+	}
+	cs.Close()
+	if err := p.Close(); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+	if st := p.cmd.ProcessState; st == nil || !st.Exited() {
+		t.Errorf("the child did not exit: %v", p.cmd.ProcessState)
+	}
+}

@@ -97,7 +97,8 @@ func readCloser(r io.Reader) io.ReadCloser {
 
 // RunIfChild must be called first in TestMain. If [ScriptEnv] is set, the
 // test binary was started by [StdioCommand]: RunIfChild serves the script on
-// stdin and stdout and exits the process. Otherwise it returns at once.
+// stdin and stdout (or, with [ListenEnv] set too, over HTTP: see
+// [StartHTTPProcess]) and exits the process. Otherwise it returns at once.
 func RunIfChild() {
 	if _, ok := os.LookupEnv(BrowserEnv); ok && len(os.Args) > 1 {
 		os.Exit(browse(os.Args[len(os.Args)-1]))
@@ -113,6 +114,13 @@ func RunIfChild() {
 	}
 	for n := range s.StderrLines {
 		fmt.Fprintf(os.Stderr, "mcptest: stderr line %d\n", n+1)
+	}
+	if _, ok := os.LookupEnv(ListenEnv); ok {
+		if err := serveHTTPChild(s); err != nil {
+			fmt.Fprintf(os.Stderr, "mcptest: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	if err := ServeStdio(context.Background(), s, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "mcptest: %v\n", err)

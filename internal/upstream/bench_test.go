@@ -2,8 +2,10 @@ package upstream
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -210,4 +212,18 @@ func heap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkLinkedStream reads one call's answer, a 1 KiB result on an SSE
+// stream, through the link that the gateway puts on the response stream
+// of every call it makes over Streamable HTTP on behalf of a client.
+func BenchmarkLinkedStream(b *testing.B) {
+	event := sseEvent(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 1024) + `"}]}}`)
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		l := newLinkedStream(io.NopCloser(strings.NewReader(event)), "sb-1", &noteCount{})
+		if _, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{l}, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

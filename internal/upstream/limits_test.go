@@ -25,6 +25,23 @@ func TestResponseOverTheLimit(t *testing.T) {
 		if _, err := callTool(t.Context(), u, "echo", nil); err != nil {
 			t.Errorf("a small call after it = %v", err)
 		}
+		// On behalf of a peer, the response stream passes through the
+		// link (see linkedStream), which passes a long response as it
+		// comes: the limit holds all the same.
+		peer := WithPeer(t.Context(), fakePeer{name: "a"})
+		if _, err := callTool(peer, u, "big", nil); err == nil || !strings.Contains(err.Error(), "limit of 102400 bytes (maxResponseBytes)") {
+			t.Errorf("big response on behalf of a peer = %v, want a clear limit error", err)
+		}
+	})
+	t.Run("http under the limit, on behalf of a peer", func(t *testing.T) {
+		u, _, _ := httpUpstream(t, script, config.Server{MaxResponseBytes: 400 << 10})
+		res, err := callTool(WithPeer(t.Context(), fakePeer{name: "a"}), u, "big", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := mcptest.Text(res); text != strings.Repeat("x", 300<<10) {
+			t.Errorf("big response = %d bytes, want its 300 KiB", len(text))
+		}
 	})
 	t.Run("stdio", func(t *testing.T) {
 		srv := stdio("kid", script)

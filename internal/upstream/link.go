@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,14 +25,24 @@ import (
 // the _meta of every request and notification on the stream, as it passes,
 // for the handlers to find (see peers.route). Everything else passes
 // unchanged.
+//
+// An event is read whole before it passes, to be linked, unless a line of
+// it is longer than the reader's buffer and the start of that line shows a
+// response (see startsResponse): a response needs no link, and may be large
+// (a tool's result), so its event passes as it comes, and none of it is
+// held.
 type linkedStream struct {
 	rc     io.ReadCloser
 	r      *bufio.Reader
 	quoted json.RawMessage // the request's token, as a JSON string; nil: none to add
 	notes  *noteCount
+	line   []byte   // the line being read, when longer than r's buffer
 	event  [][]byte // the lines of the event being read
-	out    []byte   // bytes ready to be read
-	err    error    // the error to return once out is drained
+	out    [][]byte // what is ready to be read, in order
+	// through says that the rest of the line being read passes as it
+	// comes: it is a response's.
+	through bool
+	err     error // the error to return once out is drained
 }
 
 // newLinkedStream returns rc, an SSE stream, linked to the request token
@@ -51,24 +63,94 @@ func isEventStream(resp *http.Response) bool {
 
 func (l *linkedStream) Read(p []byte) (int, error) {
 	for len(l.out) == 0 && l.err == nil {
-		line, err := l.r.ReadBytes('\n')
-		if len(line) > 0 {
-			l.event = append(l.event, line)
-			if len(bytes.TrimRight(line, "\r\n")) == 0 {
-				l.flush()
-			}
-		}
-		if err != nil {
-			l.flush()
-			l.err = err
+		l.advance()
+	}
+	n := 0
+	for len(l.out) > 0 && n < len(p) {
+		c := copy(p[n:], l.out[0])
+		n += c
+		if l.out[0] = l.out[0][c:]; len(l.out[0]) == 0 {
+			l.out[0] = nil // a line read may be large: hold it no longer
+			l.out = l.out[1:]
 		}
 	}
-	n := copy(p, l.out)
-	l.out = l.out[n:]
 	if len(l.out) == 0 && l.err != nil {
 		return n, l.err
 	}
 	return n, nil
+}
+
+// advance reads on: a line, or a buffer's worth of a long one. It is
+// called only once out is drained, so a piece of a response's line can be
+// handed out where it lies, in r's buffer, which the next read reuses.
+func (l *linkedStream) advance() {
+	chunk, err := l.r.ReadSlice('\n')
+	long := errors.Is(err, bufio.ErrBufferFull)
+	switch {
+	case l.through:
+		l.out = append(l.out, chunk)
+		l.through = long
+		if !long && err != nil {
+			l.err = err
+		}
+		return
+	case long && len(l.line) == 0 && l.startsResponse(chunk):
+		l.out = append(append(l.out, l.event...), chunk)
+		l.event = l.event[:0]
+		l.through = true
+		return
+	case long:
+		l.line = append(l.line, chunk...)
+		return
+	}
+	line := append(l.line, chunk...) // a copy: chunk lies in r's buffer
+	l.line = nil
+	if len(line) > 0 {
+		l.event = append(l.event, line)
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			l.flush()
+		}
+	}
+	if err != nil {
+		l.flush()
+		l.err = err
+	}
+}
+
+// startsResponse reports whether line, the start of a line of the event
+// being read, is the start of the event's data, and that data the start of
+// a JSON-RPC response: an object whose first member among result, error
+// and method is a result or an error. The members that go before it
+// (jsonrpc, id) are short, so the start of a message tells. (A message
+// with a result and a method is no JSON-RPC; go-sdk takes it for a request,
+// which then comes unlinked and is routed as a stdio server's are: see
+// peers.route.)
+func (l *linkedStream) startsResponse(line []byte) bool {
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok || slices.ContainsFunc(l.event, func(line []byte) bool { return bytes.HasPrefix(line, []byte("data:")) }) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return false
+		}
+		switch key {
+		case "result", "error":
+			return true
+		case "method":
+			return false
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return false
+		}
+	}
 }
 
 func (l *linkedStream) Close() error { return l.rc.Close() }
@@ -87,6 +169,9 @@ func (l *linkedStream) flush() {
 		}
 	}
 	joined := bytes.Join(data, []byte("\n"))
+	if len(data) == 1 {
+		joined = data[0] // the usual case: no copy
+	}
 	if isNote(joined) {
 		l.notes.arrived()
 	}
@@ -95,18 +180,14 @@ func (l *linkedStream) flush() {
 		linked = l.link(joined)
 	}
 	if linked == nil {
-		for _, line := range l.event {
-			l.out = append(l.out, line...)
-		}
+		l.out = append(l.out, l.event...)
 	} else {
 		for _, line := range l.event {
 			if !bytes.HasPrefix(line, []byte("data:")) && len(bytes.TrimRight(line, "\r\n")) > 0 {
-				l.out = append(l.out, line...)
+				l.out = append(l.out, line)
 			}
 		}
-		l.out = append(l.out, "data: "...)
-		l.out = append(l.out, linked...)
-		l.out = append(l.out, "\n\n"...)
+		l.out = append(l.out, []byte("data: "), linked, []byte("\n\n"))
 	}
 	l.event = l.event[:0]
 }
