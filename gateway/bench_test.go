@@ -250,7 +250,6 @@ func (n *xCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-
 // BenchmarkMethodNotFound: what methodNotFound costs a tools/call over
 // Streamable HTTP (stateless, in process): "wrapped" against "direct", the
 // go-sdk's handler alone, in the same run.
