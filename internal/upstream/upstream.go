@@ -51,6 +51,11 @@ type Options struct {
 	StopGrace time.Duration
 	// Rand, if set, replaces the source of jitter: a float in [0, 1).
 	Rand func() float64
+	// OnSkippedLine, if set, is called for every line a stdio server writes
+	// to stdout that is not a JSON-RPC message, which is skipped (and
+	// logged, at most once per 10 s). It runs on the goroutine that reads
+	// the server's output, and must not block.
+	OnSkippedLine func()
 	// OAuth, if set, logs in to the http and sse servers that ask for it:
 	// its store holds their tokens, and what else it sets (a Login for
 	// `switchboard login`) applies to each server. A server whose config
@@ -77,6 +82,7 @@ type Upstream struct {
 	prober  func() *mcp.Client // the bare client of modern probes, made on first use
 	peers   peers              // the requests in flight on behalf of peers
 	notes   noteCount          // see noteCount
+	noise   noiseLog           // logs what stdout carries that is not JSON-RPC
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
@@ -231,6 +237,9 @@ func New(srv config.Server, opts *Options) *Upstream {
 		since:   time.Now(),
 	}
 	u.life, u.endLife = context.WithCancel(context.Background())
+	u.noise.log = func(lines int, first string) {
+		u.opts.Logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
+	}
 	u.settings.Store(newSettings(srv))
 	if !srv.IsEnabled() {
 		u.state = Disabled
