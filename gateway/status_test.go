@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
@@ -79,5 +80,21 @@ func TestStatusPage(t *testing.T) {
 		if strings.Contains(body, leak) {
 			t.Errorf("/status as JSON shows %q", leak)
 		}
+	}
+}
+
+// TestStatusShowsSkippedLines: a stdio server that printed a banner on
+// stdout is connected, and /status shows the line it skipped.
+func TestStatusShowsSkippedLines(t *testing.T) {
+	command, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
+	_, g := start(t, []config.Server{{Name: "noisy", Command: command, Args: args, Env: env}}, &switchboard.Options{NoCache: true}, nil)
+	h := g.Handler()
+	_, page := get(t, h, "/status", nil)
+	if want := regexp.MustCompile(`<tr data-server="noisy" data-state="connected">.*<td>stdio<br><small class="skipped" [^>]*>skipped stdout lines: 1</small></td>`); !want.MatchString(page) {
+		t.Errorf("/status lacks %s\n%s", want, page)
+	}
+	_, body := get(t, h, "/status", http.Header{"Accept": {"application/json"}})
+	if !strings.Contains(body, `"skipped_lines":1`) {
+		t.Errorf("/status as JSON lacks the skipped line:\n%s", body)
 	}
 }

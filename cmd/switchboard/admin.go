@@ -122,5 +122,8 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.Calls,
 			s.P50, s.P99, s.Error)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return skippedNotes(e.stdout, report.Servers, func(s gateway.StatusRow) (string, uint64) { return s.Name, s.SkippedLines })
 }

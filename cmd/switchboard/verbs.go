@@ -243,13 +243,14 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			Required  bool                `json:"required"`
 			Tools     int                 `json:"tools"`
 			PID       int                 `json:"pid,omitempty"`
+			Skipped   uint64              `json:"skippedLines,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText()})
+				Tools: s.Tools, PID: s.PID, Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText()})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -258,7 +259,30 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	for _, s := range statuses {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return skippedNotes(e.stdout, statuses, func(s switchboard.ServerStatus) (string, uint64) { return s.Name, s.SkippedLines })
+}
+
+// skippedNotes prints, under a status table, a line for each server that
+// skipped lines on stdout that are not JSON-RPC, if any did.
+func skippedNotes[S any](w io.Writer, servers []S, skipped func(S) (name string, lines uint64)) error {
+	first := true
+	for _, s := range servers {
+		name, n := skipped(s)
+		if n == 0 {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		if _, err := fmt.Fprintf(w, "%s: skipped %s on stdout (not JSON-RPC)\n", name, count(int(n), "line")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // check exits 0 only if every enabled server connects.
