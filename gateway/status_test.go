@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -96,5 +98,22 @@ func TestStatusShowsSkippedLines(t *testing.T) {
 	_, body := get(t, h, "/status", http.Header{"Accept": {"application/json"}})
 	if !strings.Contains(body, `"skipped_lines":1`) {
 		t.Errorf("/status as JSON lacks the skipped line:\n%s", body)
+	}
+}
+
+// TestSkippedLinesOfProcessesPerSession: the lines that a server's
+// processes of their own for client sessions skip count for the server.
+func TestSkippedLinesOfProcessesPerSession(t *testing.T) {
+	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
+	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, nil)
+	for range 2 {
+		cs := legacyClient(t, g, nil)
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo"}); err != nil || res.IsError {
+			t.Fatalf("call: %v %v", res, err)
+		}
+	}
+	if st := m.Status()[0]; st.SessionProcesses != 2 || st.SkippedLines != 3 {
+		t.Errorf("status: %d processes per session, %d lines skipped; want 2 and 3 (the shared process's banner and theirs)", st.SessionProcesses, st.SkippedLines)
 	}
 }

@@ -76,6 +76,9 @@ type noiseLog struct {
 func (n *noiseLog) skipped(line []byte, show func([]byte) string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.stopped {
+		return
+	}
 	n.lines++
 	if n.lines == 1 {
 		n.first = show(line)
@@ -84,7 +87,7 @@ func (n *noiseLog) skipped(line []byte, show func([]byte) string) {
 	switch {
 	case !now.Before(n.next):
 		n.flushLocked(now)
-	case n.timer == nil && !n.stopped:
+	case n.timer == nil:
 		n.timer = time.AfterFunc(n.next.Sub(now), n.flush)
 	}
 }
@@ -104,8 +107,8 @@ func (n *noiseLog) flushLocked(now time.Time) {
 	n.next = now.Add(noiseLogEvery)
 }
 
-// stop cancels the log line due, if any: the upstream is closing. The lines
-// it would have reported stay counted.
+// stop cancels the log line due, if any, and any after: the upstream is
+// closing. The lines skipped stay counted (Options.OnSkippedLine).
 func (n *noiseLog) stop() {
 	n.mu.Lock()
 	defer n.mu.Unlock()

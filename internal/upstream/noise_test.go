@@ -154,7 +154,7 @@ func TestLongLineThatIsNotJSONRPC(t *testing.T) {
 // TestNoiseLogIsRateLimited: the first skipped line is logged at once;
 // those that follow within 10 s are logged 10 s after it, as a count and
 // the first of them; a line after a quiet spell is logged at once again.
-// Close cancels a log line that is due.
+// Close cancels a log line that is due, and any after.
 func TestNoiseLogIsRateLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -191,6 +191,8 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 		n.skipped([]byte("f"), show)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 		n.stop()
+		time.Sleep(time.Minute)
+		n.skipped([]byte("g"), show)
 		time.Sleep(time.Minute)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 	})
