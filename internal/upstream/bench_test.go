@@ -222,7 +222,7 @@ func heap() uint64 {
 // the baseline) or through the stdoutFilter ("filtered"), for three sizes
 // of response: a small echo, 32 KiB (judged whole) and 1 MiB (passed on as
 // it streams). The server is in process, on os.Pipe, as a child would be.
-// BENCHMARKS.md reports filtered/raw of ns/op and B/op.
+// BENCHMARKS.md reports filtered/raw for each size.
 func BenchmarkStdoutFilter(b *testing.B) {
 	readers := []struct {
 		name string
@@ -241,9 +241,9 @@ func BenchmarkStdoutFilter(b *testing.B) {
 		for _, reader := range readers {
 			b.Run(size.name+"/"+reader.name, func(b *testing.B) {
 				cs := pipedSession(b, mcptest.Script{ResponseBytes: size.bytes}, reader.wrap)
-				args := map[string]any{"text": "hello"}
+				params := &mcp.CallToolParams{Name: size.tool, Arguments: map[string]any{"text": "hello"}}
 				for b.Loop() {
-					if _, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: size.tool, Arguments: args}); err != nil {
+					if _, err := cs.CallTool(b.Context(), params); err != nil {
 						b.Fatal(err)
 					}
 				}
