@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 // greeter returns an MCP server with one tool, to stand for a real server in
@@ -148,6 +149,30 @@ func ExampleManager_Status() {
 	// broken: failed, 0 tools, error: server "broken": connect: command "switchboard-example-no-such-command" not found
 	// off: disabled, 0 tools, error: <nil>
 	// ready: true
+}
+
+// A stdio server whose launcher prints a banner on stdout, which is not
+// JSON-RPC, works: the line is skipped, logged and counted.
+func ExampleServerStatus_skippedLines() {
+	// A stdio MCP server (this test binary, serving a script), started
+	// by a shell that first says hello on stdout.
+	command, args, env := mcptest.StdioCommand(mcptest.Script{})
+	launcher := config.Server{Name: "wrapped", Command: "/bin/sh", Env: env,
+		Args: append([]string{"-c", `echo "starting the server..."; exec "$0" "$@"`, command}, args...)}
+	m := switchboard.New(&config.Config{Servers: []config.Server{launcher}}, &switchboard.Options{NoCache: true, StartupGate: -1})
+	defer m.Close()
+	ctx := context.Background()
+	if err := m.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: "wrapped__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := m.Status()[0]
+	fmt.Printf("%s: %s, 1 + 2 = %s, %d line skipped\n", s.Name, s.State, res.Content[0].(*mcp.TextContent).Text, s.SkippedLines)
+	// Output:
+	// wrapped: connected, 1 + 2 = 3, 1 line skipped
 }
 
 func ExampleManager_Subscribe() {

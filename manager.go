@@ -101,8 +101,8 @@ type Options struct {
 	// model (see DefaultErrorFormatter). If it is nil, or returns nil, the
 	// error is returned.
 	FormatError ErrorFormatter
-	// Observer, if set, hears of calls, state changes, reconnects and list
-	// refreshes, for metrics and logs.
+	// Observer, if set, hears of calls, state changes, reconnects, list
+	// refreshes and skipped stdout lines, for metrics and logs.
 	Observer *Observer
 }
 
@@ -139,6 +139,7 @@ type Manager struct {
 	closing      context.Context
 	beginClosing context.CancelFunc
 	perSession   sessionServers
+	skipped      skippedLines
 }
 
 // New returns a Manager for the servers of cfg. It does no I/O: call
@@ -214,12 +215,13 @@ func New(cfg *config.Config, opts *Options) *Manager {
 func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 	var up *upstream.Upstream
 	up = upstream.New(srv, &upstream.Options{
-		Client:    m.opts.Client,
-		Logger:    m.opts.Logger.With("server", srv.Name),
-		LookupEnv: m.opts.LookupEnv,
-		Dial:      m.opts.Dial,
-		OnEvent:   func(ev upstream.Event) { m.events.add(up, ev) },
-		OAuth:     m.oauth,
+		Client:        m.opts.Client,
+		Logger:        m.opts.Logger.With("server", srv.Name),
+		LookupEnv:     m.opts.LookupEnv,
+		Dial:          m.opts.Dial,
+		OnEvent:       func(ev upstream.Event) { m.events.add(up, ev) },
+		OAuth:         m.oauth,
+		OnSkippedLine: m.skipHook(srv.Name),
 	})
 	return up
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -496,7 +497,8 @@ func TestOneBrokenServerTouchesNoOther(t *testing.T) {
 		cmd, args, env := mcptest.StdioCommand(mcptest.Script{})
 		return config.Server{Name: name, Command: cmd, Args: args, Env: env}
 	}
-	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnCall: true})
+	// Over 64 KiB, starting like JSON, it is passed to go-sdk, which fails.
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnCall: true, Garbage: "{", GarbageBytes: 100 << 10})
 	noisy := config.Server{Name: "noisy", Command: cmd, Args: args, Env: env}
 	m := New(&config.Config{Servers: []config.Server{good("left"), noisy, good("right")}}, nil)
 	defer m.Close()
@@ -511,6 +513,41 @@ func TestOneBrokenServerTouchesNoOther(t *testing.T) {
 		if err != nil || mcptest.Text(res) != "2" {
 			t.Errorf("%s after the noisy server broke = %v, %v", name, res, err)
 		}
+	}
+}
+
+// TestStrayLinesAreCounted: the lines a stdio server prints on stdout that
+// are not JSON-RPC are skipped, and counted in its status and by the
+// observer; its calls are answered.
+func TestStrayLinesAreCounted(t *testing.T) {
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true, GarbageOnCall: true})
+	var mu sync.Mutex
+	observed := map[string]int{}
+	m := New(&config.Config{Servers: []config.Server{{Name: "noisy", Command: cmd, Args: args, Env: env}}}, &Options{
+		NoCache: true,
+		Observer: &Observer{SkippedLine: func(server string) {
+			mu.Lock()
+			defer mu.Unlock()
+			observed[server]++
+		}},
+	})
+	defer m.Close()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 3; want++ {
+		res, err := callTool(t.Context(), m, "noisy__increment", nil)
+		if err != nil || mcptest.Text(res) != strconv.Itoa(want) {
+			t.Fatalf("call %d = %v, %v", want, res, err)
+		}
+	}
+	if got := m.Status()[0]; got.SkippedLines != 4 || got.State != StateConnected || got.Reconnects != 0 {
+		t.Errorf("status: %s, %d reconnects, %d lines skipped; want connected, 0, 4", got.State, got.Reconnects, got.SkippedLines)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]int{"noisy": 4}, observed); diff != "" {
+		t.Errorf("observed (-want +got):\n%s", diff)
 	}
 }
 

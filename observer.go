@@ -12,7 +12,8 @@ import (
 // is optional. An unset Observer, or an unset field, costs nothing: the
 // call path allocates nothing for it.
 //
-// The call hooks run on the caller's goroutine, around the call. The others
+// The call hooks run on the caller's goroutine, around the call;
+// SkippedLine on the goroutine that reads the server's output. The others
 // run on the manager's event goroutine, in the order things happened, after
 // the views are updated. None may block for long, or call the manager's
 // lifecycle methods.
@@ -34,6 +35,10 @@ type Observer struct {
 	// "prompts" or "resources"), with the error of one that failed for
 	// good (after its retries).
 	ListRefreshed func(server, list string, err error)
+	// SkippedLine is called for every line a stdio server wrote to stdout
+	// that was not a JSON-RPC message, which was skipped (see
+	// ServerStatus.SkippedLines).
+	SkippedLine func(server string)
 }
 
 // CallEnd describes a call that returned.

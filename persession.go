@@ -87,11 +87,12 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	}
 	own = &sessionServer{taken: make(chan struct{})}
 	own.Upstream = upstream.New(up.Config(), &upstream.Options{
-		Client:    m.opts.Client,
-		Logger:    m.opts.Logger.With("server", up.Name(), "process", "per-session"),
-		LookupEnv: m.opts.LookupEnv,
-		Dial:      m.opts.Dial,
-		Roots:     roots,
+		Client:        m.opts.Client,
+		Logger:        m.opts.Logger.With("server", up.Name(), "process", "per-session"),
+		LookupEnv:     m.opts.LookupEnv,
+		Dial:          m.opts.Dial,
+		Roots:         roots,
+		OnSkippedLine: m.skipHook(up.Name()),
 		// No OnEvent: its lists and states are the session's own
 		// business, and the manager's view follows the shared upstream.
 	})

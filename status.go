@@ -91,6 +91,11 @@ type ServerStatus struct {
 	// SessionProcesses counts the processes of a processPerSession server
 	// that client sessions have of their own, besides the shared one.
 	SessionProcesses int
+	// SkippedLines counts the lines the server's processes wrote to stdout
+	// that were not JSON-RPC messages (a banner, a stray print, a log
+	// line), since the manager was created: they were skipped, and the
+	// session went on, as the official TypeScript and Python SDKs do.
+	SkippedLines uint64
 }
 
 // ErrorText returns the text of s.Err for people (status tables and pages),
@@ -148,9 +153,14 @@ func (m *Manager) Status() []ServerStatus {
 	out := make([]ServerStatus, len(v.statuses))
 	for i, s := range v.statuses {
 		out[i] = s.clone()
-		if up := v.byName[s.Name]; up != nil && up.PerSession() {
+		up := v.byName[s.Name]
+		if up == nil {
+			continue // an entry the config rejected
+		}
+		if up.PerSession() {
 			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
+		out[i].SkippedLines = m.skipped.of(s.Name).Load()
 	}
 	return out
 }

@@ -28,7 +28,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
-{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}{{with .SkippedLines}}<br><small class="skipped" title="lines the server wrote to stdout that are not JSON-RPC">skipped stdout lines: {{.}}</small>{{end}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
 {{with .Collided}}<h2>Resource collisions</h2>
 <p>A resource URI that several servers offer is served by the one configured first. These servers offer URIs that another one serves:</p>
@@ -57,19 +57,22 @@ func (g *Gateway) ConfigReloaded(err error) {
 
 // A StatusRow is one server's line on /status, and in its JSON answer.
 type StatusRow struct {
-	Name       string  `json:"name"`
-	State      string  `json:"state"`
-	Class      string  `json:"-"` // the page's color for State; not in the JSON
-	Transport  string  `json:"transport"`
-	Tools      int     `json:"tools"`
-	Reconnects uint64  `json:"reconnects"`
-	PID        int     `json:"pid,omitempty"` // a connected stdio server's process
-	Calls      uint64  `json:"calls"`
-	P50        string  `json:"p50"` // for people: "-" with no call
-	P99        string  `json:"p99"`
-	P50Seconds float64 `json:"p50_seconds,omitempty"`
-	P99Seconds float64 `json:"p99_seconds,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	Name       string `json:"name"`
+	State      string `json:"state"`
+	Class      string `json:"-"` // the page's color for State; not in the JSON
+	Transport  string `json:"transport"`
+	Tools      int    `json:"tools"`
+	Reconnects uint64 `json:"reconnects"`
+	PID        int    `json:"pid,omitempty"` // a connected stdio server's process
+	// SkippedLines counts the lines a stdio server wrote to stdout that were
+	// not JSON-RPC, skipped (see switchboard.ServerStatus.SkippedLines).
+	SkippedLines uint64  `json:"skipped_lines,omitempty"`
+	Calls        uint64  `json:"calls"`
+	P50          string  `json:"p50"` // for people: "-" with no call
+	P99          string  `json:"p99"`
+	P50Seconds   float64 `json:"p50_seconds,omitempty"`
+	P99Seconds   float64 `json:"p99_seconds,omitempty"`
+	Error        string  `json:"error,omitempty"`
 	// Action is the command that brings the server back, when one does:
 	// "switchboard login NAME --config FILE" for a server in needs-auth.
 	Action string `json:"action,omitempty"`
@@ -121,7 +124,7 @@ func (g *Gateway) statusReport() StatusReport {
 	down := 0
 	for _, s := range statuses {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
-			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, P50: "-", P99: "-", Collisions: s.Collisions}
+			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, SkippedLines: s.SkippedLines, P50: "-", P99: "-", Collisions: s.Collisions}
 		if s.State == switchboard.StateNeedsAuth {
 			row.Action = oauth.LoginCommand(s.Name, s.Source, nil)
 		}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
@@ -123,4 +125,37 @@ func TestStatusShowsCollisions(t *testing.T) {
 			t.Errorf("/status as JSON, collisions (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestStatusShowsSkippedLines: a stdio server that printed a banner on
+// stdout is connected, and /status shows the line it skipped.
+func TestStatusShowsSkippedLines(t *testing.T) {
+	command, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
+	_, g := start(t, []config.Server{{Name: "noisy", Command: command, Args: args, Env: env}}, &switchboard.Options{NoCache: true}, nil)
+	h := g.Handler()
+	_, page := get(t, h, "/status", nil)
+	if want := regexp.MustCompile(`<tr data-server="noisy" data-state="connected">.*<td>stdio<br><small class="skipped" [^>]*>skipped stdout lines: 1</small></td>`); !want.MatchString(page) {
+		t.Errorf("/status lacks %s\n%s", want, page)
+	}
+	_, body := get(t, h, "/status", http.Header{"Accept": {"application/json"}})
+	if !strings.Contains(body, `"skipped_lines":1`) {
+		t.Errorf("/status as JSON lacks the skipped line:\n%s", body)
+	}
+}
+
+// TestSkippedLinesOfProcessesPerSession: the lines that a server's
+// processes of their own for client sessions skip count for the server.
+func TestSkippedLinesOfProcessesPerSession(t *testing.T) {
+	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
+	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, nil)
+	for range 2 {
+		cs := legacyClient(t, g, nil)
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo"}); err != nil || res.IsError {
+			t.Fatalf("call: %v %v", res, err)
+		}
+	}
+	if st := m.Status()[0]; st.SessionProcesses != 2 || st.SkippedLines != 3 {
+		t.Errorf("status: %d processes per session, %d lines skipped; want 2 and 3 (the shared process's banner and theirs)", st.SessionProcesses, st.SkippedLines)
+	}
 }

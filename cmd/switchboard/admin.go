@@ -125,8 +125,9 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, s := range report.Servers {
-		printCollisions(e.stdout, s.Name, s.Collisions)
+	notes := make([]statusNote, len(report.Servers))
+	for i, s := range report.Servers {
+		notes[i] = statusNote{s.Name, s.Collisions, s.SkippedLines}
 	}
-	return nil
+	return printNotes(e.stdout, notes)
 }

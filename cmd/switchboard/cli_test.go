@@ -320,3 +320,22 @@ func TestStatusShowsNoAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestServerThatPrintsOnStdout: a stdio server that prints a banner on
+// stdout lists its tools, answers its calls, and status says what it
+// skipped.
+func TestServerThatPrintsOnStdout(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"noisy": {GarbageOnStart: true, Garbage: "Server v1 listening on stdio"}}, nil)
+	if out, stderr, code := cli(t, "call", "--config", cfg, "noisy__add", `{"a": 1, "b": 2}`); code != 0 || strings.TrimSpace(out) != "3" {
+		t.Errorf("call: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	out, _, code := cli(t, "status", "--config", cfg)
+	if want := "\nnoisy: skipped 1 line on stdout (not JSON-RPC)\n"; code != 0 || !strings.Contains(out, "noisy   connected") || !strings.HasSuffix(out, want) {
+		t.Errorf("status: exit %d, out:\n%s\nwant it connected, and ending with %q", code, out, want)
+	}
+	out, _, _ = cli(t, "status", "--config", cfg, "--json")
+	if !strings.Contains(out, `"skippedLines": 1`) {
+		t.Errorf("status --json lacks the skipped line:\n%s", out)
+	}
+}

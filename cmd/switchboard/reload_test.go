@@ -193,7 +193,8 @@ func TestServeWatchesADirectoryCreatedLater(t *testing.T) {
 func TestReconnectVerb(t *testing.T) {
 	isolate(t)
 	state := t.TempDir()
-	path := writeConfig(t, map[string]mcptest.Script{"alpha": {StateDir: state}}, nil)
+	// Each process of alpha prints a banner on stdout, which is skipped.
+	path := writeConfig(t, map[string]mcptest.Script{"alpha": {StateDir: state, GarbageOnStart: true}}, nil)
 	t.Setenv("SB_TEST_TOKEN", "r3connect")
 	g := startServe(t, "--config", path, "--auth-token-env", "SB_TEST_TOKEN")
 	g.waitLog(t, settledRE)
@@ -211,11 +212,11 @@ func TestReconnectVerb(t *testing.T) {
 		t.Errorf("reconnect without a name: exit %d, want 2", code)
 	}
 
-	// status --gateway shows the reconnect, as the gateway counted it, and
-	// the process.
+	// status --gateway shows the reconnect, as the gateway counted it, the
+	// process, and the banners of both processes.
 	out, stderr, code = cli(t, "status", "--gateway", g.url, "--auth-token-env", "SB_TEST_TOKEN")
 	if row := regexp.MustCompile(`(?m)^alpha\s+connected\s+stdio\s+\d+\s+1\s+[1-9]\d*\s+0\s+-\s+-\s*$`); code != 0 || !row.MatchString(out) ||
-		!strings.HasPrefix(out, "switchboard dev: all servers up, up ") {
+		!strings.HasPrefix(out, "switchboard dev: all servers up, up ") || !strings.HasSuffix(out, "\n\nalpha: skipped 2 lines on stdout (not JSON-RPC)\n") {
 		t.Errorf("status --gateway: exit %d, out %q, stderr %q", code, out, stderr)
 	}
 	out, _, code = cli(t, "status", "--gateway", g.url+"/mcp", "--auth-token-env", "SB_TEST_TOKEN", "--json") // the URL serve logs

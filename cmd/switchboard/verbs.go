@@ -256,6 +256,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			Required  bool                `json:"required"`
 			Tools     int                 `json:"tools"`
 			PID       int                 `json:"pid,omitempty"`
+			Skipped   uint64              `json:"skippedLines,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
 			// Collisions are the resource URIs that the server offers but
@@ -265,7 +266,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, PID: s.PID, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
+				Tools: s.Tools, PID: s.PID, Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -277,27 +278,47 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, s := range statuses {
-		printCollisions(e.stdout, s.Name, s.Collisions)
+	notes := make([]statusNote, len(statuses))
+	for i, s := range statuses {
+		notes[i] = statusNote{s.Name, s.Collisions, s.SkippedLines}
 	}
-	return nil
+	return printNotes(e.stdout, notes)
+}
+
+// A statusNote is what a status table says below it about one server: the
+// resource URIs it offers that another server, configured first, serves,
+// and how many lines it wrote on stdout that are not JSON-RPC.
+type statusNote struct {
+	name       string
+	collisions []string
+	skipped    uint64
 }
 
 // shownCollisions is how many of a server's colliding resource URIs a
 // status table shows; --json lists them all.
 const shownCollisions = 3
 
-// printCollisions says, below a status table, which resource URIs server
-// offers that another server, configured first, serves, if any.
-func printCollisions(w io.Writer, server string, uris []string) {
-	if len(uris) == 0 {
-		return
+// printNotes prints, below a status table, the notes that say something,
+// after a blank line.
+func printNotes(w io.Writer, notes []statusNote) error {
+	var lines []string
+	for _, n := range notes {
+		if uris := n.collisions; len(uris) > 0 {
+			shown := strings.Join(uris[:min(len(uris), shownCollisions)], ", ")
+			if more := len(uris) - shownCollisions; more > 0 {
+				shown += fmt.Sprintf(" and %d more (--json lists them)", more)
+			}
+			lines = append(lines, fmt.Sprintf("%s: %s served by a server configured before it: %s", n.name, count(len(uris), "resource URI"), shown))
+		}
+		if n.skipped > 0 {
+			lines = append(lines, fmt.Sprintf("%s: skipped %s on stdout (not JSON-RPC)", n.name, count(int(n.skipped), "line")))
+		}
 	}
-	shown := strings.Join(uris[:min(len(uris), shownCollisions)], ", ")
-	if more := len(uris) - shownCollisions; more > 0 {
-		shown += fmt.Sprintf(" and %d more (--json lists them)", more)
+	if len(lines) == 0 {
+		return nil
 	}
-	fmt.Fprintf(w, "%s: %s served by a server configured before it: %s\n", server, count(len(uris), "resource URI"), shown)
+	_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
+	return err
 }
 
 // check exits 0 only if every enabled server connects.

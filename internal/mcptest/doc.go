@@ -59,7 +59,9 @@
 // go-sdk's 404 and the 400 that popular TypeScript servers answer.
 //
 // Stdio misbehaviour: GarbageOnStart and GarbageOnCall write lines that are
-// not JSON to stdout.
+// not JSON-RPC to stdout (a banner, a stray print), by default not JSON;
+// Garbage and GarbageBytes choose the line (a logger's JSON line, a
+// megabyte of garbage).
 //
 // # Counting
 //

@@ -171,12 +171,20 @@ type Script struct {
 	// Ping says how the server answers ping: [PingAnswer] (the default),
 	// [PingHang], [PingMethodNotFound] or [PingFail].
 	Ping PingMode `json:"ping,omitempty"`
-	// GarbageOnStart (stdio only) writes a line that is not JSON to stdout
-	// at start, before anything else.
+	// GarbageOnStart (stdio only) writes a line that is not JSON-RPC to
+	// stdout at start, before anything else: the garbage line.
 	GarbageOnStart bool `json:"garbageOnStart,omitempty"`
-	// GarbageOnCall (stdio only) writes a line that is not JSON to stdout on
-	// every tools/call, before answering it.
+	// GarbageOnCall (stdio only) writes the garbage line to stdout on every
+	// tools/call, before answering it.
 	GarbageOnCall bool `json:"garbageOnCall,omitempty"`
+	// Garbage is the garbage line, without its newline; "" means a line
+	// that is not JSON. It may be JSON that is not JSON-RPC, such as a
+	// logger's {"level":30,"msg":"started"}.
+	Garbage string `json:"garbage,omitempty"`
+	// GarbageBytes, if larger than the garbage line, pads it with '#' to
+	// that many bytes (its newline aside): a line too long to pass in the
+	// environment of the command form.
+	GarbageBytes int `json:"garbageBytes,omitempty"`
 	// ResponseBytes is the size of a [Big] response; 0 means
 	// [DefaultResponseBytes].
 	ResponseBytes int `json:"responseBytes,omitempty"`
@@ -199,6 +207,19 @@ func (s *Script) implName() string {
 		return "mcptest"
 	}
 	return s.Name
+}
+
+// garbageLine returns the line GarbageOnStart and GarbageOnCall write,
+// with its newline.
+func (s *Script) garbageLine() string {
+	line := s.Garbage
+	if line == "" {
+		line = defaultGarbage
+	}
+	if pad := s.GarbageBytes - len(line); pad > 0 {
+		line += strings.Repeat("#", pad)
+	}
+	return line + "\n"
 }
 
 // bigBytes returns the size of a Big response.

@@ -16,14 +16,14 @@ import (
 // a JSON-encoded [Script] to a child, and from which [RunIfChild] reads it.
 const ScriptEnv = "MCPTEST_SCRIPT"
 
-// garbageLine is what GarbageOnStart and GarbageOnCall write: a line that no
-// JSON decoder accepts.
-const garbageLine = "mcptest: this line is not JSON\n"
+// defaultGarbage is the garbage line of a script that sets none: a line
+// that no JSON decoder accepts.
+const defaultGarbage = "mcptest: this line is not JSON"
 
 // ServeStdio serves s on in and out (os.Stdin and os.Stdout in a child
 // process) until in closes, ctx is done or an exit knob fires, and then
 // returns nil. It honours the stdio-only knobs (GarbageOnStart,
-// GarbageOnCall) and records events under s.StateDir, if set.
+// GarbageOnCall, Garbage, GarbageBytes) and records events under s.StateDir, if set.
 //
 // The exit knobs (ExitAfterInitialize, ExitAfterListTools, ExitOnCall) end
 // the process with os.Exit(0): ServeStdio is the command form. In and out
@@ -36,8 +36,9 @@ func ServeStdio(ctx context.Context, s Script, in io.Reader, out io.Writer) erro
 // knobs close the connection instead, so that tests can run it in process.
 func serveStdio(ctx context.Context, script Script, in io.Reader, out io.Writer, exit func()) error {
 	w := &lockedWriter{w: out}
+	garbage := script.garbageLine()
 	if script.GarbageOnStart {
-		w.writeString(garbageLine)
+		w.writeString(garbage)
 	}
 	var rec *recorder
 	if script.StateDir != "" {
@@ -50,7 +51,7 @@ func serveStdio(ctx context.Context, script Script, in io.Reader, out io.Writer,
 		defer rec.close() // after srv.Close, which waits for every handler
 		rec.record(fmt.Sprintf("start %d", os.Getpid()))
 	}
-	srv := newServer(script, rec, exit, func() { w.writeString(garbageLine) })
+	srv := newServer(script, rec, exit, func() { w.writeString(garbage) })
 	defer srv.Close()
 
 	sess, err := srv.connect(ctx, &mcp.IOTransport{Reader: readCloser(in), Writer: w})

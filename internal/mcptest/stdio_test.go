@@ -1,12 +1,14 @@
 package mcptest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -152,6 +154,42 @@ func TestServeStdioGarbage(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestServeStdioGarbageLine: Garbage and GarbageBytes choose the line
+// written, which may be far longer than an environment variable.
+func TestServeStdioGarbageLine(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		script Script
+		want   string
+	}{
+		{"default", Script{}, defaultGarbage},
+		{"json", Script{Garbage: `{"level":30,"msg":"started"}`}, `{"level":30,"msg":"started"}`},
+		{"padded", Script{Garbage: "banner", GarbageBytes: 1 << 20}, "banner" + strings.Repeat("#", 1<<20-len("banner"))},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tt.script.GarbageOnStart = true
+				clientIn, serverOut := io.Pipe()
+				serverIn, clientOut := io.Pipe()
+				errc := make(chan error, 1)
+				go func() { errc <- serveStdio(context.Background(), tt.script, serverIn, serverOut, nil) }()
+				line, err := bufio.NewReader(clientIn).ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if line != tt.want+"\n" {
+					t.Errorf("first line: %d bytes starting %.40q, want %d starting %.40q", len(line), line, len(tt.want)+1, tt.want)
+				}
+				clientOut.Close()
+				if err := <-errc; err != nil {
+					t.Errorf("serveStdio: %v", err)
+				}
+				clientIn.Close()
+			})
+		})
+	}
 }
 
 func TestScriptJSON(t *testing.T) {

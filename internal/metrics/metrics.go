@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // Metrics holds the gateway's metrics, in a registry of their own.
@@ -34,6 +35,7 @@ type Metrics struct {
 	refreshes       *prometheus.CounterVec
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
+	skippedLines    *prometheus.CounterVec
 	reloads         *prometheus.CounterVec
 	reloadOK        prometheus.Gauge
 
@@ -77,6 +79,9 @@ func New() *Metrics {
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchboard_calls_in_flight", Help: "Tool calls in flight, by server.",
 		}, []string{"server"}),
+		skippedLines: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "switchboard_upstream_stdout_skipped_lines_total", Help: "Lines a stdio server wrote to stdout that were not JSON-RPC messages, skipped.",
+		}, []string{"server"}),
 	}
 	x.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_config_reloads_total", Help: "Reloads of the config, by outcome: ok, rejected_entries (applied but for some entries), refused (the config did not load; the running one stays) or error.",
@@ -86,10 +91,10 @@ func New() *Metrics {
 	})
 	x.reloadOK.Set(1)
 	x.reg.MustRegister(x.reloads, x.reloadOK)
-	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight,
+	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
-		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec}
+		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec, x.skippedLines.MetricVec}
 	x.known, x.removed = make(map[string]bool), make(map[string]bool)
 	return x
 }
@@ -130,6 +135,7 @@ func (x *Metrics) Observer() *switchboard.Observer {
 			}
 			x.observe(server, func() { x.refreshes.WithLabelValues(server, kind, outcome).Inc() })
 		},
+		SkippedLine: func(server string) { x.observe(server, func() { x.skippedLines.WithLabelValues(server).Inc() }) },
 	}
 }
 
@@ -179,6 +185,9 @@ func (x *Metrics) follow(m *switchboard.Manager) {
 			// Every server has these series from the start, at 0.
 			x.inFlight.WithLabelValues(s.Name)
 			x.duration.WithLabelValues(s.Name)
+			if s.Transport == config.Stdio {
+				x.skippedLines.WithLabelValues(s.Name)
+			}
 		}
 	}
 	for name := range x.known {

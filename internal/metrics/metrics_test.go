@@ -166,6 +166,33 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	})
 }
 
+// TestSkippedLines: every stdio server has a count of the stdout lines it
+// skipped from the start, which the observer's SkippedLine adds to.
+func TestSkippedLines(t *testing.T) {
+	x := New()
+	obs := x.Observer()
+	m := switchboard.New(&config.Config{Servers: []config.Server{
+		{Name: "noisy", Command: "server"},
+		{Name: "web", URL: "https://example.invalid/mcp"},
+	}}, &switchboard.Options{NoCache: true, Observer: obs})
+	defer m.Close()
+	defer x.Follow(m)()
+	const family = "switchboard_upstream_stdout_skipped_lines_total"
+	families, _ := scrape(t, x)
+	if got, ok := value(families, family, map[string]string{"server": "noisy"}); !ok || got != 0 {
+		t.Errorf("noisy's count before any line = %v (present: %v), want 0", got, ok)
+	}
+	if _, ok := value(families, family, map[string]string{"server": "web"}); ok {
+		t.Error("an http server has a count of skipped stdout lines")
+	}
+	obs.SkippedLine("noisy")
+	obs.SkippedLine("noisy")
+	families, _ = scrape(t, x)
+	if got, _ := value(families, family, map[string]string{"server": "noisy"}); got != 2 {
+		t.Errorf("noisy's count = %v, want 2", got)
+	}
+}
+
 // TestRemovedMidCall: a server removed while a call to it is in flight
 // keeps no series when the call ends, and reading its latency creates none.
 func TestRemovedMidCall(t *testing.T) {

@@ -141,7 +141,8 @@ func loginRequired(err error) *oauth.LoginError {
 // explain says what an error means when the go-sdk's words do not: our own
 // deadline is ErrTimeout, a stdio line over the limit is a response too
 // large, and a JSON syntax error is a server writing something else on its
-// stream.
+// stream (over stdio, a line of over 64 KiB that starts like JSON: shorter
+// lines that are not JSON-RPC are skipped, see stdoutFilter).
 func (u *Upstream) explain(ctx context.Context, err error, d time.Duration) error {
 	var syntax *json.SyntaxError
 	switch {

@@ -1,10 +1,13 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,5 +228,95 @@ func BenchmarkLinkedStream(b *testing.B) {
 		if _, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{l}, buf); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStdoutFilter measures a tools/call over a stdio pipe, with the
+// response read by go-sdk's stdio transport straight from the pipe ("raw",
+// the baseline) or through the stdoutFilter ("filtered"), for three sizes
+// of response: a small echo, 32 KiB (judged whole) and 1 MiB (passed on as
+// it streams). The server is in process, on os.Pipe, as a child would be.
+// BENCHMARKS.md reports filtered/raw for each size.
+func BenchmarkStdoutFilter(b *testing.B) {
+	readers := []struct {
+		name string
+		wrap func(io.ReadCloser) io.ReadCloser
+	}{
+		{"raw", func(r io.ReadCloser) io.ReadCloser { return r }},
+		{"filtered", func(r io.ReadCloser) io.ReadCloser {
+			return newStdoutFilter(r, &noteCount{}, func([]byte) { b.Fatal("a line was skipped") })
+		}},
+	}
+	for _, size := range []struct {
+		name  string
+		tool  string
+		bytes int
+	}{{"echo", "echo", 0}, {"32KiB", "big", 32 << 10}, {"1MiB", "big", 1 << 20}} {
+		for _, reader := range readers {
+			b.Run(size.name+"/"+reader.name, func(b *testing.B) {
+				cs := pipedSession(b, mcptest.Script{ResponseBytes: size.bytes}, reader.wrap)
+				params := &mcp.CallToolParams{Name: size.tool, Arguments: map[string]any{"text": "hello"}}
+				for b.Loop() {
+					if _, err := cs.CallTool(b.Context(), params); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// pipedSession serves script in process on a pair of os.Pipes, and returns
+// a client session that reads the server's output through wrap.
+func pipedSession(b *testing.B, script mcptest.Script, wrap func(io.ReadCloser) io.ReadCloser) *mcp.ClientSession {
+	b.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- mcptest.ServeStdio(context.Background(), script, inR, outW) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(b.Context(), &mcp.IOTransport{Reader: wrap(outR), Writer: inW}, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		if err := <-served; err != nil {
+			b.Error(err)
+		}
+	})
+	return cs
+}
+
+// BenchmarkStdoutFilterLines measures the filter alone: the time it takes
+// per line (ns/line) of a server's output, read as go-sdk's transport reads
+// it, for responses of 100 bytes and 32 KiB. Compare with
+// BenchmarkStdoutFilter's time per call.
+func BenchmarkStdoutFilterLines(b *testing.B) {
+	const lines = 100
+	for _, size := range []int{100, 32 << 10} {
+		line := []byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", size) + `"}],"isError":false}}` + "\n")
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			stream := bytes.Repeat(line, lines)
+			p := make([]byte, 64<<10)
+			b.SetBytes(int64(len(stream)))
+			b.ReportAllocs()
+			var r bytes.Reader
+			for b.Loop() {
+				r.Reset(stream)
+				f := newStdoutFilter(io.NopCloser(&r), &noteCount{}, func([]byte) { b.Fatal("a line was skipped") })
+				n, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{f}, p)
+				if err != nil || n != int64(len(stream)) {
+					b.Fatalf("read %d bytes, %v", n, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/line")
+		})
 	}
 }

@@ -73,6 +73,16 @@
 // cuts the steps short. The last lines of its stderr are kept, redacted,
 // for error messages.
 //
+// Its stdout reaches the go-sdk's transport through a filter that passes
+// on only JSON-RPC messages: a line that is not one (a banner, a stray
+// print, a logger's JSON line) is skipped, as the official TypeScript and
+// Python SDKs skip it, instead of ending the session; it is counted
+// (Options.OnSkippedLine) and logged, at most once per 10 s with the count
+// since. A line is judged whole, as go-sdk would decode it, up to 64 KiB;
+// a longer one is not held, but passed on as it streams if it starts like
+// JSON, so that the transport's own size limit applies to large results,
+// and skipped as it streams otherwise.
+//
 // # Requests on behalf of a client
 //
 // A request whose context carries a [Peer] (see [WithPeer]; in the gateway,

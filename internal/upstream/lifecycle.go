@@ -360,6 +360,7 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 		u.mu.Unlock()
 		u.cancel()
 		defer u.endLife()
+		defer u.noise.stop()
 		if !started {
 			u.next.finish(&UnavailableError{State: Closed})
 			close(u.done)

@@ -68,18 +68,6 @@ func TestResponseOverTheLimit(t *testing.T) {
 	})
 }
 
-func TestGarbageOnStdoutMidSession(t *testing.T) {
-	u := New(stdio("noisy", mcptest.Script{GarbageOnCall: true}), nil)
-	defer u.Close()
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	_, err := callTool(t.Context(), u, "increment", nil)
-	if err == nil || !strings.Contains(err.Error(), "not JSON-RPC") {
-		t.Errorf("call to a server that writes garbage = %v, want a clear error", err)
-	}
-}
-
 // TestHungDeleteDelaysNothing: a server that never answers the DELETE that
 // ends a session must delay neither a reconnect nor, beyond its short
 // deadline, a close.

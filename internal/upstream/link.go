@@ -239,7 +239,7 @@ func (l *linkedStream) link(data []byte) []byte {
 // what arrived before its response.
 type noteCount struct {
 	// lines is set once a stdio transport counts every notification line
-	// (see noteWatcher); otherwise only linked ones count.
+	// (see stdoutFilter); otherwise only linked ones count.
 	lines   atomic.Bool
 	mu      sync.Mutex
 	seen    uint64
@@ -307,7 +307,7 @@ func (n *noteCount) catchUp(ctx context.Context) {
 }
 
 // isNote reports whether data, one message, is a notification that a
-// handler forwards to a peer: a log message or progress.
+// handler forwards to a peer (see forwarded).
 func isNote(data []byte) bool {
 	if !bytes.Contains(data, []byte("notifications/")) {
 		return false
@@ -317,47 +317,11 @@ func isNote(data []byte) bool {
 		return false
 	}
 	req, ok := msg.(*jsonrpc.Request)
-	return ok && !req.ID.IsValid() && (req.Method == "notifications/message" || req.Method == "notifications/progress")
+	return ok && !req.ID.IsValid() && forwarded(req.Method)
 }
 
-// noteWatcher counts the notifications in a stdio server's output, line by
-// line, as the go-sdk reads it. A line longer than maxWatchedLine is not
-// watched: notifications are short.
-type noteWatcher struct {
-	r     io.ReadCloser
-	notes *noteCount
-	line  []byte
-	long  bool // the current line went past maxWatchedLine
-}
-
-const maxWatchedLine = 64 << 10
-
-func (w *noteWatcher) Close() error { return w.r.Close() }
-
-func (w *noteWatcher) Read(p []byte) (int, error) {
-	n, err := w.r.Read(p)
-	rest := p[:n]
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		chunk := rest
-		if i >= 0 {
-			chunk = rest[:i]
-		}
-		if !w.long {
-			if len(w.line)+len(chunk) > maxWatchedLine {
-				w.long, w.line = true, w.line[:0]
-			} else {
-				w.line = append(w.line, chunk...)
-			}
-		}
-		if i < 0 {
-			break
-		}
-		if !w.long && isNote(w.line) {
-			w.notes.arrived()
-		}
-		w.line, w.long = w.line[:0], false
-		rest = rest[i+1:]
-	}
-	return n, err
+// forwarded reports whether a notification of method is one that a handler
+// forwards to a peer: a log message or progress.
+func forwarded(method string) bool {
+	return method == "notifications/message" || method == "notifications/progress"
 }

@@ -70,18 +70,6 @@ func TestStdioCrashReportsExitAndStderr(t *testing.T) {
 	}
 }
 
-func TestStdioGarbageOnStdout(t *testing.T) {
-	u := New(stdio("noisy", mcptest.Script{GarbageOnStart: true}), nil)
-	defer u.Close()
-	err := u.Connect(t.Context())
-	if err == nil {
-		t.Fatal("Connect succeeded despite garbage on stdout")
-	}
-	if !strings.Contains(err.Error(), `server "noisy": connect:`) {
-		t.Errorf("error %q does not name the server and operation", err)
-	}
-}
-
 func TestStdioProcessExitIsSeen(t *testing.T) {
 	state := t.TempDir()
 	var log eventLog

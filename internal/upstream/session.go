@@ -102,7 +102,7 @@ func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, err
 		s.proc = p
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
 		u.notes.lines.Store(true)
-		return &mcp.IOTransport{Reader: &noteWatcher{r: p.stdout, notes: &u.notes}, Writer: p.stdin, MaxLineLength: maxLine}, nil
+		return &mcp.IOTransport{Reader: newStdoutFilter(p.stdout, &u.notes, u.skipLine), Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
 		s.http = u.httpPool()
 		s.endpoint = srv.URL
@@ -177,10 +177,11 @@ func (s *session) watchSession() {
 
 // lossCause says why a session ended on its own, given err, the end of its
 // connection: what the request that found it dead met (see abandon); else
-// a message that broke the stream (over the size limit, or not JSON); else,
-// for a stdio server, the process's exit, for which it waits briefly unless
-// the session is being closed meanwhile; else err. A stream that broke on
-// our side ends the process too, by EOF or SIGPIPE: that explains nothing.
+// a message that broke the stream (over the size limit, or a line over 64
+// KiB that starts like JSON but is not); else, for a stdio server, the
+// process's exit, for which it waits briefly unless the session is being
+// closed meanwhile; else err. A stream that broke on our side ends the
+// process too, by EOF or SIGPIPE: that explains nothing.
 func (s *session) lossCause(err error) error {
 	if found := s.deadErr.Load(); found != nil {
 		return fmt.Errorf("connection lost: %w", *found)

@@ -57,6 +57,11 @@ type Options struct {
 	// upstream dials itself is checked with a TCP connect or a plain HTTP
 	// request, and a stdio server is not checked.
 	Check Check
+	// OnSkippedLine, if set, is called for every line a stdio server writes
+	// to stdout that is not a JSON-RPC message, which is skipped (and
+	// logged, at most once per 10 s). It runs on the goroutine that reads
+	// the server's output, and must not block.
+	OnSkippedLine func()
 	// OAuth, if set, logs in to the http and sse servers that ask for it:
 	// its store holds their tokens, and what else it sets (a Login for
 	// `switchboard login`) applies to each server. A server whose config
@@ -84,6 +89,7 @@ type Upstream struct {
 	peers   peers              // the requests in flight on behalf of peers
 	notes   noteCount          // see noteCount
 	front   frontWatch         // see frontWatch
+	noise   noiseLog           // logs what stdout carries that is not JSON-RPC
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
@@ -244,6 +250,9 @@ func New(srv config.Server, opts *Options) *Upstream {
 		since:   time.Now(),
 	}
 	u.life, u.endLife = context.WithCancel(context.Background())
+	u.noise.log = func(lines int, first string) {
+		u.opts.Logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
+	}
 	u.settings.Store(newSettings(srv))
 	if !srv.IsEnabled() {
 		u.state = Disabled

@@ -1,0 +1,213 @@
+package upstream
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// noisyUpstream is a stdio upstream of script that counts the lines it
+// skips and logs to logs.
+func noisyUpstream(t *testing.T, script mcptest.Script, logs *syncBuffer) (*Upstream, *atomic.Int64) {
+	t.Helper()
+	var skipped atomic.Int64
+	u := New(stdio("noisy", script), &Options{
+		Logger:        slog.New(slog.NewTextHandler(logs, nil)),
+		OnSkippedLine: func() { skipped.Add(1) },
+	})
+	t.Cleanup(func() { u.Close() })
+	if err := u.Connect(t.Context()); err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	return u, &skipped
+}
+
+// TestStdioServerThatPrints: a line on stdout that is not JSON-RPC, before
+// the handshake or between two responses, short or 1 MiB long, plain text
+// or a logger's JSON, is skipped, counted and logged; the session goes on,
+// on the same process.
+func TestStdioServerThatPrints(t *testing.T) {
+	const logLine = `{"level":30,"msg":"started"}`
+	for _, tt := range []struct {
+		name   string
+		script mcptest.Script
+		first  string // the log's first=, escaped as the text handler does
+	}{
+		{"banner before initialize", mcptest.Script{GarbageOnStart: true}, `"mcptest: this line is not JSON"`},
+		{"JSON log line before initialize", mcptest.Script{GarbageOnStart: true, Garbage: logLine}, strconv.Quote(logLine)},
+		{"1 MiB line before initialize", mcptest.Script{GarbageOnStart: true, GarbageBytes: 1 << 20}, `"mcptest: this line is not JSON###`},
+		{"stray line between responses", mcptest.Script{GarbageOnCall: true}, `"mcptest: this line is not JSON"`},
+		{"1 MiB line between responses", mcptest.Script{GarbageOnCall: true, GarbageBytes: 1 << 20}, `"mcptest: this line is not JSON###`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.script.StateDir = t.TempDir()
+			var logs syncBuffer
+			u, skipped := noisyUpstream(t, tt.script, &logs)
+			pid := u.Snapshot().PID
+			for want := 1; want <= 2; want++ {
+				res, err := callTool(t.Context(), u, "increment", nil)
+				if err != nil || mcptest.Text(res) != strconv.Itoa(want) {
+					t.Fatalf("call %d = %v, %v; want %d", want, res, err, want)
+				}
+			}
+			lines := 1
+			if tt.script.GarbageOnCall {
+				lines = 2
+			}
+			if got := skipped.Load(); got != int64(lines) {
+				t.Errorf("%d lines skipped, want %d", got, lines)
+			}
+			if snap := u.Snapshot(); snap.PID != pid || snap.Reconnects != 0 || snap.State != Connected {
+				t.Errorf("after the calls: %s, pid %d (was %d), %d reconnects; want the same session", snap.State, snap.PID, pid, snap.Reconnects)
+			}
+			counts, err := mcptest.ReadCounts(tt.script.StateDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if counts.Starts != 1 || counts.Calls != 2 {
+				t.Errorf("%d starts and %d calls, want 1 and 2", counts.Starts, counts.Calls)
+			}
+			// The first line is logged at once; a second, within 10 s, is not.
+			log := logs.String()
+			want := `level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=` + tt.first
+			if strings.Count(log, "skipped lines on stdout") != 1 || !strings.Contains(log, want) {
+				t.Errorf("log:\n%s\nwant one line with %s", log, want)
+			}
+		})
+	}
+}
+
+// TestStrayLinesInABurst: 64 calls at once to a server that prints a line
+// before each answer are each answered once, on one process.
+func TestStrayLinesInABurst(t *testing.T) {
+	const calls = 64
+	state := t.TempDir()
+	var logs syncBuffer
+	u, skipped := noisyUpstream(t, mcptest.Script{GarbageOnCall: true, StateDir: state}, &logs)
+	var wg sync.WaitGroup
+	results := make([]int, calls)
+	errs := make([]error, calls)
+	for i := range calls {
+		wg.Go(func() {
+			res, err := callTool(t.Context(), u, "increment", nil)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			results[i], errs[i] = strconv.Atoi(mcptest.Text(res))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	slices.Sort(results)
+	want := make([]int, calls)
+	for i := range want {
+		want[i] = i + 1
+	}
+	if diff := cmp.Diff(want, results); diff != "" {
+		t.Errorf("counts returned (-want +got):\n%s", diff)
+	}
+	counts, err := mcptest.ReadCounts(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts.Starts != 1 || counts.Calls != calls {
+		t.Errorf("%d starts and %d calls, want 1 and %d", counts.Starts, counts.Calls, calls)
+	}
+	if got := skipped.Load(); got != calls {
+		t.Errorf("%d lines skipped, want %d", got, calls)
+	}
+}
+
+// TestLongLineThatIsNotJSONRPC: a line over judgeLimit that starts like
+// JSON is passed on unjudged; if it is not a message, the session ends
+// with an error that says so. Nothing is lost: the call was not answered,
+// and it is not replayed, as it may have run.
+func TestLongLineThatIsNotJSONRPC(t *testing.T) {
+	var logs syncBuffer
+	u, skipped := noisyUpstream(t, mcptest.Script{GarbageOnCall: true, Garbage: "{", GarbageBytes: judgeLimit + 1}, &logs)
+	_, err := callTool(t.Context(), u, "increment", nil)
+	if err == nil || !strings.Contains(err.Error(), "server wrote something that is not JSON-RPC") {
+		t.Errorf("call = %v, want a clear error", err)
+	}
+	if got := skipped.Load(); got != 0 {
+		t.Errorf("%d lines skipped, want 0", got)
+	}
+}
+
+// TestNoiseLogIsRateLimited: the first skipped line is logged at once;
+// those that follow within 10 s are logged 10 s after it, as a count and
+// the first of them; a line after a quiet spell is logged at once again.
+// Close cancels a log line that is due, and any after.
+func TestNoiseLogIsRateLimited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var logged []string
+		n := &noiseLog{log: func(lines int, first string) {
+			mu.Lock()
+			defer mu.Unlock()
+			logged = append(logged, fmt.Sprintf("%v: %d %s", time.Now().Format("05"), lines, first))
+		}}
+		show := func(line []byte) string { return string(line) }
+		check := func(want ...string) {
+			t.Helper()
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(want, logged); diff != "" {
+				t.Errorf("logged (-want +got):\n%s", diff)
+			}
+		}
+		// The bubble's clock starts at midnight: at :00.
+		n.skipped([]byte("a"), show)
+		n.skipped([]byte("b"), show)
+		time.Sleep(5 * time.Second)
+		n.skipped([]byte("c"), show)
+		check("00: 1 a")
+		time.Sleep(5 * time.Second)
+		check("00: 1 a", "10: 2 b")
+		time.Sleep(9 * time.Second)
+		n.skipped([]byte("d"), show) // within 10 s of the last log line
+		time.Sleep(time.Second)
+		check("00: 1 a", "10: 2 b", "20: 1 d")
+		time.Sleep(time.Minute)
+		n.skipped([]byte("e"), show) // after a quiet spell
+		n.skipped([]byte("f"), show)
+		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
+		n.stop()
+		time.Sleep(time.Minute)
+		n.skipped([]byte("g"), show)
+		time.Sleep(time.Minute)
+		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
+	})
+}
+
+// TestShowLine: a skipped line is logged redacted, then cut short, with
+// what is not printable escaped.
+func TestShowLine(t *testing.T) {
+	u := New(config.Server{Name: "x", Command: "x"}, nil)
+	defer u.Close()
+	const secret = "sk-planted-5ecret"
+	u.secrets.Add(secret)
+	line := "token=" + secret + " \x1b[31mred\x1b[0m \u202e\xff tab\t" + strings.Repeat("é", 200)
+	want := `token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t` + strings.Repeat("é", (shownNoise-len("token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t"))/2) + "…"
+	if got := u.showLine([]byte(line)); got != want {
+		t.Errorf("showLine =\n%s\nwant\n%s", got, want)
+	}
+}
