@@ -57,6 +57,22 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// gatewayToDemoHTTP runs the demo server over HTTP at a free address,
+// and a gateway in front of it, settled, with a client connected; the
+// client is closed when the test ends.
+func gatewayToDemoHTTP(t *testing.T) (addr string, demo *exec.Cmd, g *served, cs *mcp.ClientSession) {
+	t.Helper()
+	isolate(t)
+	addr = freeAddr(t)
+	demo = demoHTTP(t, addr)
+	cfg := writeConfig(t, nil, map[string]any{"web": map[string]any{"url": "http://" + addr + "/mcp"}})
+	g = startServe(t, "--config", cfg)
+	g.waitLog(t, settledRE)
+	cs = connectHTTP(t, g.url)
+	t.Cleanup(func() { cs.Close() })
+	return addr, demo, g, cs
+}
+
 // TestUpstreamRestartThroughGateway is the README's manual check, automated:
 // serve an HTTP upstream, kill it, call it while it is down, start it
 // again, and call a tool through the gateway. The calls during the outage
@@ -64,14 +80,7 @@ func freeAddr(t *testing.T) string {
 // after the restart just works, nothing runs twice, and the gateway logs
 // the server going down and coming back, once each.
 func TestUpstreamRestartThroughGateway(t *testing.T) {
-	isolate(t)
-	addr := freeAddr(t)
-	demo := demoHTTP(t, addr)
-	cfg := writeConfig(t, nil, map[string]any{"web": map[string]any{"url": "http://" + addr + "/mcp"}})
-	g := startServe(t, "--config", cfg)
-	g.waitLog(t, settledRE)
-	cs := connectHTTP(t, g.url)
-	defer cs.Close()
+	addr, demo, g, cs := gatewayToDemoHTTP(t)
 
 	call := func(name string, args map[string]any) string {
 		t.Helper()
@@ -118,14 +127,7 @@ func TestUpstreamRestartThroughGateway(t *testing.T) {
 // 15 s after the last of those), is in use again within 2 s: while calls
 // want it, the gateway checks every second whether it is back.
 func TestUpstreamInUseSoonAfterALongOutage(t *testing.T) {
-	isolate(t)
-	addr := freeAddr(t)
-	demo := demoHTTP(t, addr)
-	cfg := writeConfig(t, nil, map[string]any{"web": map[string]any{"url": "http://" + addr + "/mcp"}})
-	g := startServe(t, "--config", cfg)
-	g.waitLog(t, settledRE)
-	cs := connectHTTP(t, g.url)
-	defer cs.Close()
+	addr, demo, g, cs := gatewayToDemoHTTP(t)
 
 	succeeded := make(chan time.Time, 1)
 	stop := make(chan struct{})

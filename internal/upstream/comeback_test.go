@@ -22,90 +22,28 @@ import (
 // requests want a server that is down, a cheap check finds out, at most
 // once a second, whether it is back, and an attempt follows at once.
 
-// downable is an in-memory server that can be down, with a check of
-// whether it is back. It records the time of every dial and check.
-type downable struct {
-	srv *mcptest.Server
-
-	mu       sync.Mutex
-	down     bool // dials are refused
-	answered bool // the check finds it back even while it is down
-	dials    []time.Time
-	checks   []time.Time
+// checkedSwitchable is a switchable server whose upstreams check whether
+// it is back.
+func checkedSwitchable(t *testing.T) *switchable {
+	s := newSwitchable(t, mcptest.Script{})
+	s.checked = true
+	return s
 }
 
-func newDownable(t *testing.T) *downable {
-	d := &downable{srv: mcptest.NewServer(mcptest.Script{})}
-	t.Cleanup(func() { d.srv.Close() })
-	return d
-}
-
-func (d *downable) dial(ctx context.Context, _ config.Server) (mcp.Transport, error) {
-	d.mu.Lock()
-	down := d.down
-	d.dials = append(d.dials, time.Now())
-	d.mu.Unlock()
-	if down {
-		return nil, errRefused
+// record returns the dials and checks since s started, as offsets from
+// base.
+func (s *switchable) record(base time.Duration) (dials, checks []time.Duration) {
+	for len(s.dials) > 0 {
+		dials = append(dials, <-s.dials-base)
 	}
-	return d.srv.ConnectInMemory(ctx)
-}
-
-func (d *downable) check(context.Context) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.checks = append(d.checks, time.Now())
-	if d.down && !d.answered {
-		return errRefused
-	}
-	return nil
-}
-
-// crash takes the server down, and drops its sessions.
-func (d *downable) crash() {
-	d.mu.Lock()
-	d.down = true
-	d.mu.Unlock()
-	d.srv.Restart()
-}
-
-func (d *downable) revive() {
-	d.mu.Lock()
-	d.down = false
-	d.mu.Unlock()
-}
-
-// since returns the times of ts from start on, as offsets from start.
-func since(ts []time.Time, start time.Time) []time.Duration {
-	var out []time.Duration
-	for _, t := range ts {
-		if !t.Before(start) {
-			out = append(out, t.Sub(start))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.checks {
+		if c >= base {
+			checks = append(checks, c-base)
 		}
 	}
-	return out
-}
-
-// record returns a copy of the dials and checks so far.
-func (d *downable) record() (dials, checks []time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]time.Time(nil), d.dials...), append([]time.Time(nil), d.checks...)
-}
-
-// lostAfterAMinute returns an upstream on d, without jitter, whose server
-// ran a stable minute (so that the loss is no crash for the breaker) and
-// then went down; and the time of the loss.
-func (d *downable) lostAfterAMinute(t *testing.T) (*Upstream, time.Time) {
-	t.Helper()
-	u := New(config.Server{Name: "back", Command: "in-memory"}, &Options{Dial: d.dial, Check: d.check, Rand: func() float64 { return 0.5 }})
-	t.Cleanup(func() { u.Close() })
-	if err := u.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	waitUntil(t, time.Minute)
-	d.crash()
-	return u, time.Now()
+	return dials, checks
 }
 
 // A timedCall is when a call was made, when it ended, and whether it
@@ -156,12 +94,12 @@ func TestInUseAgainSoonAfterAnOutage(t *testing.T) {
 	for _, outage := range []time.Duration{3 * time.Second, 15 * time.Second, time.Minute} {
 		t.Run(fmt.Sprint(outage), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				d := newDownable(t)
-				u, _ := d.lostAfterAMinute(t)
+				sw := checkedSwitchable(t)
+				u, _ := sw.crashedAfterAMinute(t, nil)
 				stop := make(chan struct{})
 				wait := callEvery(u, 250*time.Millisecond, stop)
 				waitUntil(t, outage)
-				d.revive()
+				sw.revive()
 				back := time.Now()
 				waitUntil(t, 5*time.Second)
 				close(stop)
@@ -202,18 +140,17 @@ func TestInUseAgainSoonAfterAnOutage(t *testing.T) {
 // them doubles with each failed attempt, as the schedule's does.
 func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d := newDownable(t)
-		d.answered = true
-		u, lost := d.lostAfterAMinute(t)
+		sw := checkedSwitchable(t)
+		sw.answered = true
+		u, lost := sw.crashedAfterAMinute(t, nil)
 		stop := make(chan struct{})
 		wait := callEvery(u, 250*time.Millisecond, stop)
 		waitUntil(t, 2*time.Minute)
 		close(stop)
 		wait()
-		dials, checks := d.record()
+		dials, at := sw.record(lost)
 
 		var gaps []time.Duration
-		at := since(checks, lost)
 		for i := 1; i < len(at); i++ {
 			gaps = append(gaps, at[i]-at[i-1])
 		}
@@ -224,7 +161,7 @@ func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
 		}
 		// The schedule's 8 attempts in 2 min, at most one early attempt
 		// between two of them, and one attempt per check.
-		if n, most := len(since(dials, lost)), 8+8+len(at); n > most {
+		if n, most := len(dials), 8+8+len(at); n > most {
 			t.Errorf("%d attempts in 2 min, want at most %d", n, most)
 		}
 	})
@@ -236,16 +173,16 @@ func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
 func TestNoChecksWithoutDemand(t *testing.T) {
 	t.Run("no request", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			d := newDownable(t)
-			_, lost := d.lostAfterAMinute(t)
+			sw := checkedSwitchable(t)
+			_, lost := sw.crashedAfterAMinute(t, nil)
 			waitUntil(t, 2*time.Minute)
-			dials, checks := d.record()
-			if n := len(since(checks, lost)); n != 0 {
+			dials, checks := sw.record(lost)
+			if n := len(checks); n != 0 {
 				t.Errorf("%d checks without a request", n)
 			}
 			want := []time.Duration{0, 500 * time.Millisecond, 1500 * time.Millisecond, 3500 * time.Millisecond, 7500 * time.Millisecond,
 				22500 * time.Millisecond, 52500 * time.Millisecond, 112500 * time.Millisecond}
-			if diff := cmp.Diff(want, since(dials, lost)); diff != "" {
+			if diff := cmp.Diff(want, dials); diff != "" {
 				t.Errorf("attempts (-want +got):\n%s", diff)
 			}
 		})

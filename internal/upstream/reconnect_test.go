@@ -21,13 +21,18 @@ var errRefused = errors.New("connection refused")
 
 // switchable is an in-memory server that can be taken down: while down,
 // dialing it is refused. Every dial is reported, with its (fake) time.
+// With checked set, its upstreams check whether it is back (Options.Check),
+// and the checks are recorded.
 type switchable struct {
-	srv   *mcptest.Server
-	start time.Time
-	dials chan time.Duration // buffered; the time of each dial since start
+	srv     *mcptest.Server
+	start   time.Time
+	dials   chan time.Duration // buffered; the time of each dial since start
+	checked bool
 
-	mu   sync.Mutex
-	down bool
+	mu       sync.Mutex
+	down     bool
+	answered bool            // a check finds it back even while it is down
+	checks   []time.Duration // the time of each check since start
 }
 
 func newSwitchable(t *testing.T, script mcptest.Script) *switchable {
@@ -63,11 +68,26 @@ func (s *switchable) revive() {
 	s.mu.Unlock()
 }
 
+// check is the check of whether s is back: it is unless it is down, or
+// when something answers for it.
+func (s *switchable) check(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checks = append(s.checks, time.Since(s.start))
+	if s.down && !s.answered {
+		return errRefused
+	}
+	return nil
+}
+
 // upstream returns an upstream on s, without jitter.
 func (s *switchable) upstream(t *testing.T, log *eventLog) *Upstream {
 	opts := &Options{Dial: s.dial, Rand: func() float64 { return 0.5 }}
 	if log != nil {
 		opts.OnEvent = log.add
+	}
+	if s.checked {
+		opts.Check = s.check
 	}
 	u := New(config.Server{Name: "sw", Command: "in-memory"}, opts)
 	t.Cleanup(func() { u.Close() })
