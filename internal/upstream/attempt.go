@@ -147,7 +147,7 @@ func (u *Upstream) explain(ctx context.Context, err error, d time.Duration) erro
 	var syntax *json.SyntaxError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err):
-		return fmt.Errorf("%w after %v", ErrTimeout, d)
+		return fmt.Errorf("%w after %v%s", ErrTimeout, d, hintOf(err))
 	case isFrameTooLarge(err):
 		return tooLarge(u.settings.Load().cfg.ResponseLimit())
 	case errors.As(err, &syntax):

@@ -30,9 +30,11 @@ const legacyProtocolVersion = "2025-11-25"
 type session struct {
 	cs   *mcp.ClientSession
 	conn *trackedConn
-	proc *process          // nil unless stdio
-	http *http.Transport   // the upstream's pool; nil unless http or sse
-	auth auth.OAuthHandler // nil unless the server logs in
+	proc *process // nil unless stdio
+	// stdout is what reads a stdio server's stdout; nil unless stdio.
+	stdout *stdoutFilter
+	http   *http.Transport   // the upstream's pool; nil unless http or sse
+	auth   auth.OAuthHandler // nil unless the server logs in
 
 	tools    []*mcp.Tool   // listed during the handshake
 	listed   bool          // the tools were listed during the handshake
@@ -102,7 +104,8 @@ func (u *Upstream) transport(s *session, srv *config.Server) (mcp.Transport, err
 		s.proc = p
 		maxLine := int(min(srv.ResponseLimit(), math.MaxInt32))
 		u.notes.lines.Store(true)
-		return &mcp.IOTransport{Reader: newStdoutFilter(p.stdout, &u.notes, u.skipLine), Writer: p.stdin, MaxLineLength: maxLine}, nil
+		s.stdout = newStdoutFilter(p.stdout, &u.notes, u.skipLine)
+		return &mcp.IOTransport{Reader: s.stdout, Writer: p.stdin, MaxLineLength: maxLine}, nil
 	case config.HTTP, config.SSE:
 		s.http = u.httpPool()
 		s.endpoint = srv.URL
@@ -213,6 +216,8 @@ func (s *session) describe(ctx context.Context, err error) error {
 	if s.proc.waitExit(explainWait, ctx.Done()) {
 		s.proc.waitStderr(explainWait, ctx.Done())
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
+	} else if s.stdout != nil {
+		err = s.stdout.explain(err)
 	}
 	return s.withStderr(err)
 }

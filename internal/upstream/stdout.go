@@ -2,7 +2,11 @@ package upstream
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"sync/atomic"
 )
 
 // What a stdio server prints on stdout is not always JSON-RPC: a banner
@@ -22,6 +26,13 @@ import (
 // passes can end the session, whatever the order of its keys. A blank line
 // is skipped silently: it is whitespace between JSON values, which the
 // transport would skip too, and no sign of trouble.
+//
+// A pretty-printer writes a message over several lines, which the
+// transport, reading a stream of JSON values, used to take. A line that is
+// not a message but starts one (it is the start of a JSON object or array
+// that goes on past it) is judged with the lines that follow, as one,
+// until the value ends, up to judgeLimit bytes; a line on its own that is a
+// message ends such a gathering, whose lines are then skipped.
 //
 // A line is judged whole if it ends within judgeLimit bytes. A longer one,
 // a large result, is not held: if it starts like JSON it is passed on as
@@ -64,11 +75,18 @@ type stdoutFilter struct {
 	// must not keep it.
 	skip func(line []byte)
 
-	mode lineMode
-	buf  []byte // holds out, then tail
-	out  []byte // judged bytes ready to be read, at the start of buf
-	tail []byte // the start of a line that no read has ended yet, in buf
-	err  error  // the read error, returned once out is spent
+	// lines counts the lines skipped, and unended is the length of the
+	// line the filter holds for want of its newline, 0 if none: for an
+	// error that explains a handshake that never ended. Read by anyone.
+	lines   atomic.Int64
+	unended atomic.Int64
+
+	mode  lineMode
+	value valueScan // a message printed over several lines, being gathered
+	buf   []byte    // holds out, then tail
+	out   []byte    // judged bytes ready to be read, at the start of buf
+	tail  []byte    // the start of a line that no read has ended yet, in buf
+	err   error     // the read error, returned once out is spent
 }
 
 func newStdoutFilter(r io.ReadCloser, notes *noteCount, skip func([]byte)) *stdoutFilter {
@@ -102,6 +120,7 @@ func (f *stdoutFilter) Read(p []byte) (int, error) {
 		n, err := f.r.Read(p[:min(len(p), judgeLimit)])
 		w, tail := f.sift(p[:n], 0)
 		f.hold(p[tail:n])
+		f.noteUnended()
 		f.end(err)
 		if w > 0 {
 			return w, nil
@@ -136,7 +155,15 @@ func (f *stdoutFilter) readMore() {
 	data = data[:n+m]
 	w, tail := f.sift(data, n)
 	f.out, f.tail = data[:w], data[tail:]
+	f.noteUnended()
 	f.end(err)
+}
+
+// noteUnended records the length of the line held for want of its
+// newline, before the end of the stream judges it: what the stream ended
+// with is what explain must tell.
+func (f *stdoutFilter) noteUnended() {
+	f.unended.Store(int64(len(f.tail)))
 }
 
 // end records err, the read's error, if any. A last line that no newline
@@ -168,6 +195,12 @@ func (f *stdoutFilter) sift(data []byte, scanned int) (w, tail int) {
 			i += scanned
 		}
 		switch {
+		case f.value.open && (i < 0 && len(rest) > judgeLimit || i > judgeLimit):
+			// Gathered too long to judge: its lines are skipped, and the
+			// line it reached starts afresh.
+			f.skipLines(rest[:f.value.fed])
+			r += f.value.fed
+			f.value = valueScan{}
 		case f.mode == judging && i < 0 && len(rest) <= judgeLimit:
 			return w, r // held until its end is read
 		case f.mode == judging && (i < 0 || i > judgeLimit):
@@ -178,7 +211,12 @@ func (f *stdoutFilter) sift(data []byte, scanned int) (w, tail int) {
 			}
 			continue
 		case f.mode == judging:
-			if msg, ok := f.judge(rest[:i]); ok {
+			msg, v := f.gather(rest, i)
+			switch v {
+			case gathering:
+				scanned = i + 1 // the value goes on: judged with the next line
+				continue
+			case passed:
 				w += copy(data[w:], msg)
 				data[w] = '\n' // where the line's own newline was, or before
 				w++
@@ -211,27 +249,182 @@ func (f *stdoutFilter) long(start []byte) lineMode {
 	if s := bytes.TrimLeft(start, jsonSpace); len(s) > 0 && (s[0] == '{' || s[0] == '[') {
 		return passing
 	}
-	f.skip(start)
+	f.skipped(start)
 	return dropping
 }
 
 // jsonSpace is the whitespace JSON allows around a value.
 const jsonSpace = " \t\r\n"
 
-// judge judges a whole line, without its newline: it returns the message
-// it holds, less the whitespace around it, or false if it holds none.
-func (f *stdoutFilter) judge(line []byte) ([]byte, bool) {
+// A verdict is what the filter makes of a line.
+type verdict int
+
+const (
+	skipped   verdict = iota // not a message: skipped
+	passed                   // a message: passed on
+	gathering                // the start of a message printed over several lines
+)
+
+// gather judges rest[:i], a line (without its newline), or the lines of a
+// message printed over several lines gathered so far and the one that ends
+// at i. It returns the message to pass on, less the whitespace around it,
+// and the verdict.
+func (f *stdoutFilter) gather(rest []byte, i int) ([]byte, verdict) {
+	if !f.value.open {
+		if msg, ok := f.message(rest[:i]); ok {
+			return msg, passed
+		}
+		line := bytes.Trim(rest[:i], jsonSpace)
+		if i < judgeLimit && unfinished(line) {
+			f.value = valueScan{open: true}
+			f.value.feed(rest[:i+1])
+			f.value.fed = i + 1
+			return nil, gathering
+		}
+		f.skipLines(rest[:i])
+		return nil, skipped
+	}
+	// A message on its own line ends the gathering: what was gathered was
+	// not the start of one after all.
+	if msg, ok := f.message(rest[f.value.fed:i]); ok {
+		f.skipLines(rest[:f.value.fed])
+		f.value = valueScan{}
+		return msg, passed
+	}
+	if !f.value.feed(rest[f.value.fed : i+1]) {
+		f.value.fed = i + 1
+		return nil, gathering
+	}
+	f.value = valueScan{}
+	if msg, ok := f.message(rest[:i]); ok {
+		return msg, passed
+	}
+	f.skipLines(rest[:i])
+	return nil, skipped
+}
+
+// message returns the message that line holds, less the whitespace around
+// it, counting its notifications, or false if it holds none.
+func (f *stdoutFilter) message(line []byte) ([]byte, bool) {
 	msg := bytes.Trim(line, jsonSpace)
 	if len(msg) == 0 {
-		return nil, false // blank: skipped silently
+		return nil, false
 	}
 	ok, notes := decodeLine(msg)
 	if !ok {
-		f.skip(msg)
 		return nil, false
 	}
 	for range notes {
 		f.notes.arrived()
 	}
 	return msg, true
+}
+
+// skipped tells skip of line, and counts it.
+func (f *stdoutFilter) skipped(line []byte) {
+	f.lines.Add(1)
+	f.skip(line)
+}
+
+// explain says, for an error of a handshake with the server, what the
+// filter skipped or holds, if anything: the handshake may have waited for
+// an answer that the server did not write as a line of its own.
+func (f *stdoutFilter) explain(err error) error {
+	if n := f.unended.Load(); n > 0 {
+		return &stdoutHint{err, fmt.Sprintf("the server wrote %d bytes on stdout that no newline ended: a message must end with one", n)}
+	}
+	if n := f.lines.Load(); n > 0 {
+		lines := fmt.Sprintf("%d lines on stdout that are not JSON-RPC messages", n)
+		if n == 1 {
+			lines = "a line on stdout that is not a JSON-RPC message"
+		}
+		return &stdoutHint{err, "the server wrote " + lines + ", skipped: a message must be a line of its own"}
+	}
+	return err
+}
+
+// A stdoutHint is an error with what the stdout filter saw of the server:
+// see stdoutFilter.explain.
+type stdoutHint struct {
+	err  error
+	hint string
+}
+
+func (h *stdoutHint) Error() string { return h.err.Error() + " (" + h.hint + ")" }
+func (h *stdoutHint) Unwrap() error { return h.err }
+
+// hintOf returns the hint err carries, with a space before it, or "".
+func hintOf(err error) string {
+	var h *stdoutHint
+	if errors.As(err, &h) {
+		return " (" + h.hint + ")"
+	}
+	return ""
+}
+
+// skipLines tells skip of each line of lines that is not blank.
+func (f *stdoutFilter) skipLines(lines []byte) {
+	for line := range bytes.SplitSeq(lines, []byte("\n")) {
+		if line = bytes.Trim(line, jsonSpace); len(line) > 0 {
+			f.skipped(line)
+		}
+	}
+}
+
+// judge judges the last line, which no newline ended, with the lines
+// gathered before it, if any: it returns the message it holds, less the
+// whitespace around it, or false if it holds none.
+func (f *stdoutFilter) judge(line []byte) ([]byte, bool) {
+	f.value = valueScan{}
+	if msg, ok := f.message(line); ok {
+		return msg, true
+	}
+	f.skipLines(line)
+	return nil, false
+}
+
+// unfinished reports whether line starts a JSON object or array that goes
+// on past it.
+func unfinished(line []byte) bool {
+	if len(line) == 0 || line[0] != '{' && line[0] != '[' {
+		return false
+	}
+	var syntax *json.SyntaxError
+	err := json.Unmarshal(line, new(json.RawMessage))
+	return errors.As(err, &syntax) && syntax.Offset == int64(len(line))
+}
+
+// A valueScan follows a JSON value over the lines it is printed on, to find
+// where it ends: the depth of its objects and arrays, outside strings.
+type valueScan struct {
+	open     bool // a value is being gathered
+	fed      int  // how much of it, from its start, was fed
+	depth    int
+	inString bool
+	escaped  bool
+}
+
+// feed scans the next bytes of the value and reports whether it ended in
+// them.
+func (v *valueScan) feed(b []byte) bool {
+	for _, c := range b {
+		switch {
+		case v.inString && v.escaped:
+			v.escaped = false
+		case v.inString && c == '\\':
+			v.escaped = true
+		case v.inString && c == '"':
+			v.inString = false
+		case v.inString:
+		case c == '"':
+			v.inString = true
+		case c == '{' || c == '[':
+			v.depth++
+		case c == '}' || c == ']':
+			if v.depth--; v.depth == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

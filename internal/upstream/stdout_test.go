@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -115,6 +116,16 @@ func TestStdoutFilter(t *testing.T) {
 		{"garbage at the limit", longGarbage[:judgeLimit] + "\n" + result + "\n",
 			filtered{out: result + "\n", skipped: []string{longGarbage[:100] + "..."}}},
 		{"message at the limit", pad(result, judgeLimit) + "\n", filtered{out: result + "\n"}},
+		{"pretty-printed message", pretty + "\n" + result + "\n", filtered{out: pretty + "\n" + result + "\n"}},
+		{"pretty-printed with crlf", strings.ReplaceAll(pretty, "\n", "\r\n") + "\r\n",
+			filtered{out: strings.ReplaceAll(pretty, "\n", "\r\n") + "\n"}},
+		{"pretty-printed, not a message", "{\n  \"level\": 30\n}\n" + result + "\n",
+			filtered{out: result + "\n", skipped: []string{"{", `"level": 30`, "}"}}},
+		{"the start of a value, then a message", "[\nnot json\n" + result + "\n",
+			filtered{out: result + "\n", skipped: []string{"[", "not json"}}},
+		{"pretty-printed at the end, without a newline", "banner\n" + pretty, filtered{out: pretty, skipped: []string{"banner"}}},
+		{"the start of a value past the limit", "{\n" + strings.Repeat("  \"k\": 1,\n", judgeLimit/10) + result + "\n",
+			filtered{out: result + "\n", skipped: append([]string{"{"}, slices.Repeat([]string{`"k": 1,`}, judgeLimit/10)...)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, n := range []int{1, 7, 4096, len(tt.in) + 1} {
@@ -128,6 +139,15 @@ func TestStdoutFilter(t *testing.T) {
 		})
 	}
 }
+
+// pretty is a message as a pretty-printer writes it, over several lines.
+const pretty = `{
+  "jsonrpc": "2.0",
+  "id": 4,
+  "result": {
+    "content": [{"type": "text", "text": "a } in a string, and a \" too"}]
+  }
+}`
 
 // pad surrounds msg with spaces up to n bytes.
 func pad(msg string, n int) string {
@@ -160,5 +180,38 @@ func TestStdoutFilterKeepsNoLargeBuffer(t *testing.T) {
 	}
 	if cap(f.buf) > keptBuffer {
 		t.Errorf("filter keeps a buffer of %d bytes at the end, want at most %d", cap(f.buf), keptBuffer)
+	}
+}
+
+// TestStdoutFilterExplains: a handshake that found no answer says what the
+// filter skipped, or the line it held for want of a newline: a server that
+// writes its messages otherwise than as lines of their own.
+func TestStdoutFilterExplains(t *testing.T) {
+	errTimeout := errors.New("timed out")
+	for _, tt := range []struct {
+		name, out, want string
+	}{
+		{"nothing", "", "timed out"},
+		{"a message", result + "\n", "timed out"},
+		{"a skipped line", "banner\n", "timed out (the server wrote a line on stdout that is not a JSON-RPC message, skipped: a message must be a line of its own)"},
+		{"skipped lines", "banner\n{\n\"x\": 1\n}\n", "timed out (the server wrote 4 lines on stdout that are not JSON-RPC messages, skipped: a message must be a line of its own)"},
+		{"no newline", result, "timed out (the server wrote 48 bytes on stdout that no newline ended: a message must end with one)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newStdoutFilter(&chunked{data: []byte(tt.out), n: 4096}, &noteCount{}, func([]byte) {})
+			p := make([]byte, 4096)
+			for {
+				if _, err := f.Read(p); err != nil {
+					break
+				}
+			}
+			err := f.explain(errTimeout)
+			if got := err.Error(); got != tt.want {
+				t.Errorf("explain = %q, want %q", got, tt.want)
+			}
+			if !errors.Is(err, errTimeout) {
+				t.Errorf("explain(err) does not wrap err")
+			}
+		})
 	}
 }
