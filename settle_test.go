@@ -90,6 +90,25 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 			}
 		})
 	})
+	t.Run("connected before", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFleet(t)
+			f.add("s", mcptest.Script{Tools: tools("t")})
+			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
+			connectInBackground(t, m)
+			synctest.Wait() // connected, lists loaded
+			// A manual reconnect makes it connecting again, slowly.
+			f.delay("s", time.Second)
+			go m.Reconnect(context.Background(), "s")
+			synctest.Wait()
+			if st := m.Status()[0].State; st != StateConnecting {
+				t.Fatalf("state = %v, want connecting", st)
+			}
+			if took := settleTook(t, m); took != 0 {
+				t.Errorf("Settle took %v, want no wait for a server that has listed its tools before", took)
+			}
+		})
+	})
 	t.Run("failed once", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFleet(t)

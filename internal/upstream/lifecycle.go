@@ -143,11 +143,17 @@ func settling(state State, loaded <-chan struct{}) bool {
 	}
 }
 
-// Unproven reports whether the upstream is settling (see Settling) with
-// nothing to show for it yet: no tools seeded from the cache and no failed
-// attempt, ever. Only such a server is worth a wait before a client's first
-// lists; since is when its current state began, which the wait counts from.
+// Unproven reports whether the upstream is making its first connection
+// (see Settling) with nothing to show for it yet: no tools seeded from the
+// cache, no failed attempt, and no session that loaded its lists, ever.
+// Only such a server is worth a wait before a client's first lists; since
+// is when its current state began, which the wait counts from.
 func (u *Upstream) Unproven() (since time.Time, ok bool) {
+	select {
+	case <-u.loaded:
+		return time.Time{}, false // a reconnect, or a new config
+	default:
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.seeded || u.failedOnce || !settling(u.state, u.loaded) {
