@@ -163,11 +163,11 @@ func listsNothingYet(s switchboard.ServerStatus) bool {
 	return s.State == switchboard.StateConnecting && s.Tools == 0 && !s.Deferred
 }
 
-// serveHTTP listens at once, connects every server behind the startup gate
-// (requests that arrive meanwhile wait in the listen queue, so none waits
-// longer than the gate), then serves, and shuts down gracefully on a
-// signal: the listener stops, in-flight calls get shutdownTimeout to
-// finish, and every server is closed.
+// serveHTTP serves at once, so that /healthz answers while the servers
+// connect, and holds the requests to /mcp until every server has connected
+// or the startup gate has passed; it shuts down gracefully on a signal:
+// the listener stops, in-flight calls get shutdownTimeout to finish, and
+// every server is closed.
 func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.Duration, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -181,11 +181,13 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 		logger.Info("serving MCP", "url", url)
 	}
 	// What the servers show by the gate (their own tools, or those they had
-	// last time) is exposed before the first request is served.
-	connectAtStart(ctx, m, g, logger)
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// last time) is exposed before the first request to /mcp is served.
+	started := make(chan struct{})
+	srv := &http.Server{Handler: heldUntil(started, g.Handler()), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	connectAtStart(ctx, m, g, logger)
+	close(started)
 
 	var serveErr error
 	select {
@@ -221,6 +223,21 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 		return fmt.Errorf("serve: %w", serveErr)
 	}
 	return nil
+}
+
+// heldUntil holds the requests to /mcp until started is closed; the other
+// endpoints (health, readiness, status, metrics) answer at once.
+func heldUntil(started <-chan struct{}, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			select {
+			case <-started:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func closeManager(m *switchboard.Manager, logger *slog.Logger) {

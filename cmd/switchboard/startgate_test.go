@@ -148,3 +148,27 @@ func TestServeStdioCachesWhatConnectsAfterItsClientLeft(t *testing.T) {
 		t.Errorf("the second run lists %v, want slow__late from the cache", second)
 	}
 }
+
+// TestServeHealthAnswersDuringTheGate: while the servers connect behind
+// the startup gate, /healthz and /readyz answer at once; only /mcp waits
+// for the gate.
+func TestServeHealthAnswersDuringTheGate(t *testing.T) {
+	isolate(t)
+	cfg := writeConfig(t, map[string]mcptest.Script{"hang": {HangOnInitialize: true}}, nil)
+	g := startServe(t, "--config", cfg, "--startup-gate", "1h")
+	// A client that gives up long before the gate: the probes answer.
+	client := &http.Client{Timeout: clientBudget}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := client.Get(g.url + path)
+		if err != nil {
+			t.Fatalf("GET %s during the gate: %v", path, err)
+		}
+		resp.Body.Close()
+		if want := map[string]int{"/healthz": http.StatusOK, "/readyz": http.StatusOK}[path]; resp.StatusCode != want {
+			t.Errorf("GET %s during the gate = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	if err := g.stop(t, syscall.SIGTERM); err != nil {
+		t.Errorf("exit after SIGTERM during the gate: %v\n%s", err, g.log)
+	}
+}
