@@ -87,12 +87,13 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 	}
 	own = &sessionServer{taken: make(chan struct{})}
 	own.Upstream = upstream.New(up.Config(), &upstream.Options{
-		Client:        m.opts.Client,
-		Logger:        m.opts.Logger.With("server", up.Name(), "process", "per-session"),
-		LookupEnv:     m.opts.LookupEnv,
-		Dial:          m.opts.Dial,
-		Roots:         roots,
-		OnSkippedLine: m.skipHook(up.Name()),
+		Client:         m.opts.Client,
+		Logger:         m.opts.Logger.With("server", up.Name(), "process", "per-session"),
+		LookupEnv:      m.opts.LookupEnv,
+		Dial:           m.opts.Dial,
+		Roots:          roots,
+		OnSkippedLine:  m.skipHook(up.Name()),
+		LogSkippedWith: up, // one log of them per server
 		// No OnEvent: its lists and states are the session's own
 		// business, and the manager's view follows the shared upstream.
 	})

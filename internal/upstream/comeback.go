@@ -139,8 +139,9 @@ func (u *Upstream) inDemand() bool {
 
 // checks paces the owner goroutine's checks. Only the owner uses it.
 type checks struct {
-	check Check     // nil: the server cannot be checked
-	next  time.Time // the earliest time of the next check
+	check Check          // nil: the server cannot be checked
+	rand  func() float64 // the jitter's source
+	next  time.Time      // the earliest time of the next check
 	// failed counts the attempts that followed a check that found the
 	// server back and failed, since a check last found it down.
 	failed int
@@ -148,16 +149,18 @@ type checks struct {
 
 // gap is the time from one check to the next: checkEvery, doubling with
 // each attempt that failed although a check found the server back, up to
-// backgroundMax.
+// backgroundMax, and jittered as the schedule is, so that upstreams that
+// went down together do not check, nor attempt, in lockstep.
 func (c *checks) gap() time.Duration {
 	d := checkEvery
 	for range c.failed {
 		if d >= backgroundMax/2 {
-			return backgroundMax
+			d = backgroundMax
+			break
 		}
 		d *= 2
 	}
-	return d
+	return jittered(d, c.rand)
 }
 
 // run checks the server, within probeTimeout and ctx, and reports whether

@@ -167,6 +167,36 @@ func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
 	})
 }
 
+// TestChecksStartAfreshAfterAnOutage: the checks of an outage back off
+// from 1 s again, whatever the attempts of the one before came to.
+func TestChecksStartAfreshAfterAnOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sw := checkedSwitchable(t)
+		sw.answered = true
+		u, _ := sw.crashedAfterAMinute(t, nil)
+		stop := make(chan struct{})
+		wait := callEvery(u, 250*time.Millisecond, stop)
+		waitUntil(t, 40*time.Second) // the checks back off, to 32 s apart
+		close(stop)
+		wait()
+		sw.revive() // and the schedule's next attempt connects it
+		waitFor(t, u, Connected)
+		waitUntil(t, stablePeriod)
+
+		sw.crash()
+		lost := time.Since(sw.start)
+		stop = make(chan struct{})
+		wait = callEvery(u, 250*time.Millisecond, stop)
+		waitUntil(t, 10*time.Second)
+		close(stop)
+		wait()
+		_, checks := sw.record(lost)
+		if diff := cmp.Diff([]time.Duration{0, 2 * time.Second, 6 * time.Second}, checks); diff != "" {
+			t.Errorf("checks in the 10 s after the second loss (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestNoChecksWithoutDemand: a server that is down and that no request
 // wants is never checked; its attempts follow the schedule alone. Nor is
 // one in crash-loop, whatever the demand: the breaker rules.

@@ -366,7 +366,7 @@ func (u *Upstream) CloseBy(deadline time.Time) error {
 		u.mu.Unlock()
 		u.cancel()
 		defer u.endLife()
-		defer u.noise.stop()
+		defer u.stopNoise()
 		if !started {
 			u.next.finish(&UnavailableError{State: Closed})
 			close(u.done)

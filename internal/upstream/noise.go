@@ -24,8 +24,30 @@ func (u *Upstream) skipLine(line []byte) {
 	u.noise.skipped(line, u.showLine)
 }
 
+// newNoiseLog returns the upstream's log of skipped lines: its own, or
+// that of Options.LogSkippedWith.
+func (u *Upstream) newNoiseLog() *noiseLog {
+	if u.opts.LogSkippedWith != nil {
+		return u.opts.LogSkippedWith.noise
+	}
+	return &noiseLog{log: func(lines int, first string) {
+		u.opts.Logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
+	}}
+}
+
+// stopNoise stops the upstream's log of skipped lines, unless it is
+// another's.
+func (u *Upstream) stopNoise() {
+	if u.opts.LogSkippedWith == nil {
+		u.noise.stop()
+	}
+}
+
 // showLine returns the start of line as a log may show it: redacted, cut
-// short, and escaped.
+// short, and with what is not printable (control characters, a bidi
+// override, invalid UTF-8) replaced with U+FFFD, so that nothing a server
+// prints reaches a terminal or a log viewer raw, whatever the log's
+// handler, and no handler escapes it twice.
 func (u *Upstream) showLine(line []byte) string {
 	s := u.redact(string(line))
 	if len(s) > shownNoise {
@@ -35,26 +57,12 @@ func (u *Upstream) showLine(line []byte) string {
 		}
 		s = s[:cut] + "…"
 	}
-	return escape(s)
-}
-
-// escape returns s with what is not printable (control characters, invalid
-// UTF-8) escaped as %q escapes it, so that nothing a server prints reaches
-// a terminal raw, whatever the log's handler. The rest is left as it is, to
-// be quoted once, by the handler.
-func escape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 || !strconv.IsPrint(r) {
-			q := strconv.Quote(s[i : i+size])
-			b.WriteString(q[1 : len(q)-1])
-		} else {
-			b.WriteString(s[i : i+size])
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return utf8.RuneError
 		}
-		i += size
-	}
-	return b.String()
+		return r
+	}, s)
 }
 
 // A noiseLog logs the lines a server writes to stdout that are not
@@ -73,38 +81,53 @@ type noiseLog struct {
 }
 
 // skipped records a skipped line, which show turns into what a log shows.
+// The log line, if one is due, is written after the lock is released.
 func (n *noiseLog) skipped(line []byte, show func([]byte) string) {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.stopped {
+		n.mu.Unlock()
 		return
 	}
 	n.lines++
 	if n.lines == 1 {
 		n.first = show(line)
 	}
+	var lines int
+	var first string
 	now := time.Now()
 	switch {
 	case !now.Before(n.next):
-		n.flushLocked(now)
+		lines, first = n.takeLocked(now)
 	case n.timer == nil:
 		n.timer = time.AfterFunc(n.next.Sub(now), n.flush)
+	}
+	n.mu.Unlock()
+	if lines > 0 {
+		n.log(lines, first)
 	}
 }
 
 func (n *noiseLog) flush() {
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	n.timer = nil
+	var lines int
+	var first string
 	if n.lines > 0 && !n.stopped {
-		n.flushLocked(time.Now())
+		lines, first = n.takeLocked(time.Now())
+	}
+	n.mu.Unlock()
+	if lines > 0 {
+		n.log(lines, first)
 	}
 }
 
-func (n *noiseLog) flushLocked(now time.Time) {
-	n.log(n.lines, n.first)
+// takeLocked returns what the log line due now tells, and starts the next
+// period.
+func (n *noiseLog) takeLocked(now time.Time) (lines int, first string) {
+	lines, first = n.lines, n.first
 	n.lines, n.first = 0, ""
 	n.next = now.Add(noiseLogEvery)
+	return lines, first
 }
 
 // stop cancels the log line due, if any, and any after: the upstream is

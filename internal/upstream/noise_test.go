@@ -198,15 +198,53 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 	})
 }
 
+// TestNoiseLogSharedByAServersProcesses: an upstream that logs its skipped
+// lines with another's (a process of a server's own for a client session)
+// shares its limit of a log line every 10 s, and its close leaves the
+// other's log going.
+func TestNoiseLogSharedByAServersProcesses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		srv := config.Server{Name: "s", Command: "x"}
+		shared := New(srv, &Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{} // the bubble's clock says nothing here
+				}
+				return a
+			},
+		}))})
+		defer shared.Close()
+		own := New(srv, &Options{LogSkippedWith: shared})
+		shared.skipLine([]byte("a"))
+		own.skipLine([]byte("b"))
+		own.skipLine([]byte("c"))
+		own.Close()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		shared.skipLine([]byte("d"))
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		want := `level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=a
+level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=2 first=b
+level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=d
+`
+		if diff := cmp.Diff(want, logs.String()); diff != "" {
+			t.Errorf("logs (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestShowLine: a skipped line is logged redacted, then cut short, with
-// what is not printable escaped.
+// what is not printable replaced.
 func TestShowLine(t *testing.T) {
 	u := New(config.Server{Name: "x", Command: "x"}, nil)
 	defer u.Close()
 	const secret = "sk-planted-5ecret"
 	u.secrets.Add(secret)
 	line := "token=" + secret + " \x1b[31mred\x1b[0m \u202e\xff tab\t" + strings.Repeat("é", 200)
-	want := `token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t` + strings.Repeat("é", (shownNoise-len("token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t"))/2) + "…"
+	shown := "token=[redacted] \uFFFD[31mred\uFFFD[0m \uFFFD\uFFFD tab\uFFFD"
+	want := shown + strings.Repeat("é", (shownNoise-len("token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t"))/2) + "…"
 	if got := u.showLine([]byte(line)); got != want {
 		t.Errorf("showLine =\n%s\nwant\n%s", got, want)
 	}

@@ -157,7 +157,7 @@ func (o *owner) retry() bool {
 		}
 		// Checks, while there is demand, of a server that can be checked,
 		// but for one that crashes as it starts or waits for a login.
-		o.checks.check = u.check()
+		o.checks.check, o.checks.rand = u.check(), u.opts.Rand
 		if o.checks.check != nil && !o.b.open && !needsAuth {
 			demand = u.demand
 		}
@@ -256,6 +256,7 @@ func (o *owner) attempt(kind attemptKind) {
 	switch {
 	case err == nil:
 		o.s, o.fresh, o.connectedAt, o.failures = s, true, time.Now(), 0
+		o.checks = checks{} // the next outage's checks start afresh
 		return
 	case kind != attemptScheduled, superseded: // the command that superseded it sets the schedule
 		return

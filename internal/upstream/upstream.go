@@ -62,6 +62,10 @@ type Options struct {
 	// logged, at most once per 10 s). It runs on the goroutine that reads
 	// the server's output, and must not block.
 	OnSkippedLine func()
+	// LogSkippedWith, if set, is the upstream whose log of skipped lines
+	// this one's share, with its limit of one log line every 10 s: for a
+	// process that stands for another upstream's server.
+	LogSkippedWith *Upstream
 	// OAuth, if set, logs in to the http and sse servers that ask for it:
 	// its store holds their tokens, and what else it sets (a Login for
 	// `switchboard login`) applies to each server. A server whose config
@@ -89,7 +93,7 @@ type Upstream struct {
 	peers   peers              // the requests in flight on behalf of peers
 	notes   noteCount          // see noteCount
 	front   frontWatch         // see frontWatch
-	noise   noiseLog           // logs what stdout carries that is not JSON-RPC
+	noise   *noiseLog          // logs what stdout carries that is not JSON-RPC
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
@@ -250,9 +254,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		since:   time.Now(),
 	}
 	u.life, u.endLife = context.WithCancel(context.Background())
-	u.noise.log = func(lines int, first string) {
-		u.opts.Logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
-	}
+	u.noise = u.newNoiseLog()
 	u.settings.Store(newSettings(srv))
 	if !srv.IsEnabled() {
 		u.state = Disabled
