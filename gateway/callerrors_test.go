@@ -53,8 +53,9 @@ func TestCallOfAServerThatNeverConnected(t *testing.T) {
 // it, as the library's CallTool does, and runs.
 func TestCallWaitsForAServerMakingItsFirstConnection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// It connects after the gateway's handshake, which may wait for
-		// servers making their first connection, no longer than 5 s.
+		// It connects after the gateway's handshake, which waits for
+		// servers making their first connection no longer than the
+		// startup gate.
 		slow := mcptest.NewServer(mcptest.Script{StartDelay: 10 * time.Second})
 		t.Cleanup(func() { slow.Close() })
 		m := switchboard.New(&config.Config{Servers: []config.Server{entry("slow", false)}},
@@ -87,6 +88,8 @@ func TestArgumentErrorsNameTheToolAndTheArgument(t *testing.T) {
 		{Name: "picky", Behavior: mcptest.InvalidParams},
 		// The server's "Invalid params" names this one: it goes unchanged.
 		{Name: "params", Behavior: mcptest.InvalidParams},
+		// And not this one, whose name is only a part of a word of it.
+		{Name: "id", Behavior: mcptest.InvalidParams},
 	}})}
 	_, g := setup(t, ups, []config.Server{entry("m", false)}, nil)
 	cs := client(t, g, nil)
@@ -98,6 +101,7 @@ func TestArgumentErrorsNameTheToolAndTheArgument(t *testing.T) {
 	for name, want := range map[string]string{
 		"m__picky":  `server "m": call tool "picky": Invalid params`,
 		"m__params": "Invalid params",
+		"m__id":     `server "m": call tool "id": Invalid params`,
 	} {
 		_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
 		var rpcErr *jsonrpc.Error

@@ -62,12 +62,33 @@ func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToo
 func (g *Gateway) namedInvalidParams(name string, err error, rpcErr *jsonrpc.Error) error {
 	var where *switchboard.ServerError
 	t, _ := g.m.Lookup(name)
-	if !errors.As(err, &where) || strings.Contains(rpcErr.Message, name) || t.Original != "" && strings.Contains(rpcErr.Message, t.Original) {
+	if !errors.As(err, &where) || names(rpcErr.Message, name) || t.Original != "" && names(rpcErr.Message, t.Original) {
 		return err
 	}
 	named := *rpcErr
 	named.Message = (&switchboard.ServerError{Server: where.Server, Op: where.Op, Err: rpcErr}).Error()
 	return &named
+}
+
+// names reports whether msg names the tool called name: as a word of its
+// own, not as a part of another ("id" in "invalid").
+func names(msg, name string) bool {
+	for i := 0; ; {
+		j := strings.Index(msg[i:], name)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(name)
+		if (start == 0 || !isNameByte(msg[start-1])) && (end == len(msg) || !isNameByte(msg[end])) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// isNameByte reports whether b may be part of a tool's name.
+func isNameByte(b byte) bool {
+	return b == '_' || b == '-' || b == '.' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
 // toolAnswer is the answer to a client's tool call that returned res and
