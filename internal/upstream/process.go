@@ -226,23 +226,35 @@ type tail struct {
 
 func newTail(max int) *tail { return &tail{max: max} }
 
+// readFrom keeps the lines read from r, each cut at maxTailLine bytes as
+// it is read: a line without end holds no more than that.
 func (t *tail) readFrom(r io.Reader) {
 	br := bufio.NewReader(r)
+	line := make([]byte, 0, maxTailLine+1)
 	for {
-		line, err := br.ReadString('\n')
-		if line = strings.TrimRight(line, "\r\n"); line != "" {
-			t.add(line)
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk[:min(len(chunk), cap(line)-len(line))]...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue // the line goes on
 		}
+		if s := strings.TrimRight(string(line), "\r\n"); s != "" {
+			t.add(s)
+		}
+		line = line[:0]
 		if err != nil {
 			return
 		}
 	}
 }
 
+// add keeps line, cut at maxTailLine bytes; what in it would read as the
+// separator of two lines (see stderrSep) is changed, so that the lines can
+// be told apart again (see ShortStderr).
 func (t *tail) add(line string) {
 	if len(line) > maxTailLine {
 		line = line[:maxTailLine] + "…"
 	}
+	line = strings.ReplaceAll(line, stderrSep, " ¦ ")
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.lines = append(t.lines, line)

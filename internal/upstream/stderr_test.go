@@ -2,7 +2,10 @@ package upstream
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestShortStderr: a log line shows the last lines of a server's stderr
@@ -26,5 +29,25 @@ func TestShortStderr(t *testing.T) {
 		if got := ShortStderr(tc.msg, tc.n); got != tc.want {
 			t.Errorf("ShortStderr(%q, %d) =\n%q\nwant\n%q", tc.msg, tc.n, got, tc.want)
 		}
+	}
+}
+
+// TestTailReadsLinesCut: the tail of a child's stderr holds each line cut
+// at maxTailLine bytes, however long the line, and a line that holds the
+// separator of two lines is still one line for ShortStderr.
+func TestTailReadsLinesCut(t *testing.T) {
+	huge := strings.Repeat("x", 10<<20)
+	tail := newTail(stderrTailLines)
+	tail.readFrom(strings.NewReader("first | with a pipe\n" + huge + "\nlast\r\n"))
+	want := []string{"first ¦ with a pipe", huge[:maxTailLine] + "…", "last"}
+	if diff := cmp.Diff(want, tail.lines); diff != "" {
+		t.Errorf("lines kept (-want +got):\n%s", diff)
+	}
+	msg := `server "s": session: process exited` + stderrMark + tail.String()
+	if got, want := ShortStderr(msg, 1), `server "s": session: process exited; stderr: … | last`; got != want {
+		t.Errorf("ShortStderr = %q, want %q", got, want)
+	}
+	if got := testing.AllocsPerRun(1, func() { newTail(1).readFrom(strings.NewReader(huge)) }); got > 20 {
+		t.Errorf("reading a line of 10 MiB took %v allocations, want it read in pieces", got)
 	}
 }
