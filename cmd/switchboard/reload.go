@@ -43,18 +43,24 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	// watched through its nearest ancestor that does, until it appears.
 	missing := make(map[string]bool)
 	watchDir := func(dir string) (watched bool) {
-		for d := dir; ; d = filepath.Dir(d) {
+		for d := dir; ; {
 			err := watcher.Add(d)
 			switch {
 			case err == nil && d == dir:
 				delete(missing, dir)
 				return true
+			case err == nil && exists(below(d, dir)):
+				// Made after its own watch failed and before d's began,
+				// which then told nothing of it: go down again.
+				d = below(d, dir)
 			case err == nil:
 				missing[dir] = true
 				return false
 			case !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d:
 				logger.Warn("config directory not watched; SIGHUP reloads", "dir", dir, "error", err)
 				return false
+			default:
+				d = filepath.Dir(d)
 			}
 		}
 	}
@@ -244,4 +250,18 @@ func reloadOutcome(err error) string {
 		return "rejected_entries"
 	}
 	return "error"
+}
+
+// below returns the directory just below ancestor on the way to dir.
+func below(ancestor, dir string) string {
+	for filepath.Dir(dir) != ancestor && filepath.Dir(dir) != dir {
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
+// exists reports whether a file or directory is at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

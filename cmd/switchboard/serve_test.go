@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -67,31 +68,52 @@ func startServe(t *testing.T, args ...string) *served {
 	return g
 }
 
+// logPatience bounds how long a test waits for a line of the gateway's
+// log, so that one that never comes fails the test with the log, not at
+// the test binary's timeout.
+const logPatience = time.Minute
+
 // waitLog reads stderr until a line matches re, and returns the match.
 func (g *served) waitLog(t *testing.T, re *regexp.Regexp) []string {
 	t.Helper()
-	for line := range g.lines {
-		g.log.WriteString(line + "\n")
-		if m := re.FindStringSubmatch(line); m != nil {
-			return m
-		}
-	}
-	t.Fatalf("gateway exited before logging %v:\n%s", re, g.log)
-	return nil
+	var m []string
+	g.readLog(t, re.String(), func(line string) bool {
+		m = re.FindStringSubmatch(line)
+		return m != nil
+	})
+	return m
 }
 
 // waitLogs reads stderr until every one of res has matched a line, in any
 // order.
 func (g *served) waitLogs(t *testing.T, res ...*regexp.Regexp) {
 	t.Helper()
-	for line := range g.lines {
-		g.log.WriteString(line + "\n")
+	g.readLog(t, fmt.Sprint(res), func(line string) bool {
 		res = slices.DeleteFunc(res, func(re *regexp.Regexp) bool { return re.MatchString(line) })
-		if len(res) == 0 {
-			return
+		return len(res) == 0
+	})
+}
+
+// readLog reads stderr, line by line, until done returns true, within
+// logPatience; want says what it waits for.
+func (g *served) readLog(t *testing.T, want string, done func(line string) bool) {
+	t.Helper()
+	timer := time.NewTimer(logPatience)
+	defer timer.Stop()
+	for {
+		select {
+		case line, ok := <-g.lines:
+			if !ok {
+				t.Fatalf("gateway exited before logging %s:\n%s", want, g.log)
+			}
+			g.log.WriteString(line + "\n")
+			if done(line) {
+				return
+			}
+		case <-timer.C:
+			t.Fatalf("gateway did not log %s within %v:\n%s", want, logPatience, g.log)
 		}
 	}
-	t.Fatalf("gateway exited before logging %v:\n%s", res, g.log)
 }
 
 // A callResult is how a call ended.
