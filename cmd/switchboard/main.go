@@ -5,7 +5,7 @@
 // Usage:
 //
 //	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
-//	                    [--auth-token-env NAME] [--insecure] [--shutdown-timeout D]
+//	                    [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
 //	switchboard tools   [--config F]... [--json]
 //	switchboard call    [--config F]... TOOL [JSON-ARGS]
 //	switchboard status  [--config F]... [--json]
@@ -93,7 +93,7 @@ const usage = `switchboard puts every configured MCP server behind one MCP endpo
 
 Usage:
   switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
-                      [--auth-token-env NAME] [--insecure] [--shutdown-timeout D]
+                      [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
   switchboard tools   [--config F]... [--json]
   switchboard call    [--config F]... TOOL [JSON-ARGS]
   switchboard status  [--config F]... [--json]

@@ -124,8 +124,8 @@ func TestUpstreamRestartThroughGateway(t *testing.T) {
 // TestUpstreamInUseSoonAfterALongOutage: an HTTP server killed under a loop
 // of calls (one every 250 ms) and started again on the same address after
 // 9 s, past the ladder of quick attempts (the next scheduled one would come
-// 15 s after the last of those), is in use again within 2 s: while calls
-// want it, the gateway checks every second whether it is back.
+// 15 s after the last of those), is in use again within seconds: while
+// calls want it, the gateway checks every second whether it is back.
 func TestUpstreamInUseSoonAfterALongOutage(t *testing.T) {
 	addr, demo, g, cs := gatewayToDemoHTTP(t)
 
@@ -168,10 +168,14 @@ func TestUpstreamInUseSoonAfterALongOutage(t *testing.T) {
 	defer deadline.Stop()
 	select {
 	case at := <-succeeded:
+		// The bar, 2 s, is held on the fake clock by
+		// TestInUseAgainSoonAfterAnOutage (internal/upstream); here, on a
+		// busy machine, a looser bound still tells the checks (about 1 s)
+		// from the schedule alone (about 13 s).
 		took := at.Sub(back)
 		t.Logf("the first call succeeded %v after the server was back", took.Round(time.Millisecond))
-		if took > 2*time.Second {
-			t.Errorf("the first call succeeded %v after the server was back, want within 2 s", took.Round(time.Millisecond))
+		if took > 5*time.Second {
+			t.Errorf("the first call succeeded %v after the server was back, want within 5 s", took.Round(time.Millisecond))
 		}
 	case <-deadline.C:
 		t.Fatalf("no call succeeded within 10 s of the server's return:\n%s", g.log)

@@ -132,7 +132,10 @@ func TestLinkedStreamHoldsNoLongResponse(t *testing.T) {
 	if err != nil || n < size {
 		t.Fatalf("read %d bytes, %v", n, err)
 	}
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > size/16 {
-		t.Errorf("reading a response of %d bytes allocated %d bytes, want under %d", n, allocated, size/16)
+	// The count is the process's: a bound well above the reader's own
+	// (about 1/64 of the size) and well below a copy of the response
+	// leaves room for what other goroutines allocate meanwhile.
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > size/2 {
+		t.Errorf("reading a response of %d bytes allocated %d bytes, want under %d", n, allocated, size/2)
 	}
 }
