@@ -36,6 +36,18 @@ func settleTook(t *testing.T, m *Manager) time.Duration {
 	return time.Since(start)
 }
 
+// reconnectSlowly makes m's server s connecting again, with a manual
+// reconnect whose dial takes a second.
+func reconnectSlowly(t *testing.T, f *fleet, m *Manager) {
+	t.Helper()
+	f.delay("s", time.Second)
+	go m.Reconnect(context.Background(), "s")
+	synctest.Wait()
+	if st := m.Status()[0].State; st != StateConnecting {
+		t.Fatalf("state = %v, want connecting", st)
+	}
+}
+
 // TestSettleWaitsNoLongerThanTheGate: a request that settles waits for the
 // servers making their first connection, never past the startup gate of
 // each; a server that connects within it is in the view, and one that
@@ -97,13 +109,7 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
 			connectInBackground(t, m)
 			synctest.Wait() // connected, lists loaded
-			// A manual reconnect makes it connecting again, slowly.
-			f.delay("s", time.Second)
-			go m.Reconnect(context.Background(), "s")
-			synctest.Wait()
-			if st := m.Status()[0].State; st != StateConnecting {
-				t.Fatalf("state = %v, want connecting", st)
-			}
+			reconnectSlowly(t, f, m)
 			if took := settleTook(t, m); took != 0 {
 				t.Errorf("Settle took %v, want no wait for a server that has listed its tools before", took)
 			}
@@ -116,14 +122,8 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 			f.fail("s", errors.New("connection refused"))
 			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
 			connectInBackground(t, m) // the first attempt fails at once
-			// A manual reconnect makes it connecting again, slowly.
 			f.fail("s", nil)
-			f.delay("s", time.Second)
-			go m.Reconnect(context.Background(), "s")
-			synctest.Wait()
-			if st := m.Status()[0].State; st != StateConnecting {
-				t.Fatalf("state = %v, want connecting", st)
-			}
+			reconnectSlowly(t, f, m)
 			if took := settleTook(t, m); took != 0 {
 				t.Errorf("Settle took %v, want no wait for a server that has failed once", took)
 			}

@@ -53,6 +53,15 @@ type timedCall struct {
 	ok         bool
 }
 
+// callFor calls echo on u every 250 ms for d, and returns the calls.
+func callFor(t *testing.T, u *Upstream, d time.Duration) []timedCall {
+	stop := make(chan struct{})
+	wait := callEvery(u, 250*time.Millisecond, stop)
+	waitUntil(t, d)
+	close(stop)
+	return wait()
+}
+
 // callEvery calls echo on u every interval until stop is closed, and
 // returns a function that waits for the calls and returns them.
 func callEvery(u *Upstream, interval time.Duration, stop <-chan struct{}) func() []timedCall {
@@ -143,11 +152,7 @@ func TestChecksBackOffWhileAttemptsFail(t *testing.T) {
 		sw := checkedSwitchable(t)
 		sw.answered = true
 		u, lost := sw.crashedAfterAMinute(t, nil)
-		stop := make(chan struct{})
-		wait := callEvery(u, 250*time.Millisecond, stop)
-		waitUntil(t, 2*time.Minute)
-		close(stop)
-		wait()
+		callFor(t, u, 2*time.Minute)
 		dials, at := sw.record(lost)
 
 		var gaps []time.Duration
@@ -174,22 +179,14 @@ func TestChecksStartAfreshAfterAnOutage(t *testing.T) {
 		sw := checkedSwitchable(t)
 		sw.answered = true
 		u, _ := sw.crashedAfterAMinute(t, nil)
-		stop := make(chan struct{})
-		wait := callEvery(u, 250*time.Millisecond, stop)
-		waitUntil(t, 40*time.Second) // the checks back off, to 32 s apart
-		close(stop)
-		wait()
+		callFor(t, u, 40*time.Second) // the checks back off, to 32 s apart
 		sw.revive() // and the schedule's next attempt connects it
 		waitFor(t, u, Connected)
 		waitUntil(t, stablePeriod)
 
 		sw.crash()
 		lost := time.Since(sw.start)
-		stop = make(chan struct{})
-		wait = callEvery(u, 250*time.Millisecond, stop)
-		waitUntil(t, 10*time.Second)
-		close(stop)
-		wait()
+		callFor(t, u, 10*time.Second)
 		_, checks := sw.record(lost)
 		if diff := cmp.Diff([]time.Duration{0, 2 * time.Second, 6 * time.Second}, checks); diff != "" {
 			t.Errorf("checks in the 10 s after the second loss (-want +got):\n%s", diff)
@@ -237,11 +234,7 @@ func TestNoChecksWithoutDemand(t *testing.T) {
 			defer u.Close()
 			u.Start()
 			waitFor(t, u, CrashLoop)
-			stop := make(chan struct{})
-			wait := callEvery(u, 250*time.Millisecond, stop)
-			waitUntil(t, time.Minute)
-			close(stop)
-			wait()
+			callFor(t, u, time.Minute)
 			mu.Lock()
 			defer mu.Unlock()
 			if checks != 0 {
