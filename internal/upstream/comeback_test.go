@@ -180,7 +180,7 @@ func TestChecksStartAfreshAfterAnOutage(t *testing.T) {
 		sw.answered = true
 		u, _ := sw.crashedAfterAMinute(t, nil)
 		callFor(t, u, 40*time.Second) // the checks back off, to 32 s apart
-		sw.revive() // and the schedule's next attempt connects it
+		sw.revive()                   // and the schedule's next attempt connects it
 		waitFor(t, u, Connected)
 		waitUntil(t, stablePeriod)
 
