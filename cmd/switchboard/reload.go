@@ -192,10 +192,12 @@ func signalOnce(c chan struct{}) {
 // reload loads the config and applies it to m, logging what changed, or
 // why it was refused.
 func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string, reloaded func(error)) {
+	// Each outcome is told to reloaded (metrics, /status) before it is
+	// logged: whoever reads the log line finds them telling it too.
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
-		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)
 		reloaded(&reloadError{refused: true, err: err})
+		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)
 		return
 	}
 	r, err := m.Reconfigure(ctx, cfg)
@@ -211,14 +213,14 @@ func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager
 	attrs := []any{"cause", why, "added", r.Added, "removed", r.Removed, "changed", r.Changed}
 	switch {
 	case err != nil:
-		logger.Warn("config reloaded, with errors", append(attrs, "error", err)...)
 		reloaded(err)
+		logger.Warn("config reloaded, with errors", append(attrs, "error", err)...)
 	case len(entries) > 0:
-		logger.Info("config reloaded", attrs...)
 		reloaded(&reloadError{err: errors.Join(entries...)})
-	default:
 		logger.Info("config reloaded", attrs...)
+	default:
 		reloaded(nil)
+		logger.Info("config reloaded", attrs...)
 	}
 }
 
