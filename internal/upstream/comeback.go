@@ -150,7 +150,8 @@ type checks struct {
 // gap is the time from one check to the next: checkEvery, doubling with
 // each attempt that failed although a check found the server back, up to
 // backgroundMax, and jittered as the schedule is, so that upstreams that
-// went down together do not check, nor attempt, in lockstep.
+// went down together do not check, nor attempt, in lockstep; but never
+// less than checkEvery.
 func (c *checks) gap() time.Duration {
 	d := checkEvery
 	for range c.failed {
@@ -160,7 +161,7 @@ func (c *checks) gap() time.Duration {
 		}
 		d *= 2
 	}
-	return jittered(d, c.rand)
+	return max(jittered(d, c.rand), checkEvery)
 }
 
 // run checks the server, within probeTimeout and ctx, and reports whether
