@@ -304,3 +304,25 @@ func TestReach(t *testing.T) {
 		t.Errorf("reach through a front whose server is back = %v", err)
 	}
 }
+
+// TestCheckGap: the checks back off from a second, jittered, and never
+// come closer than a second apart.
+func TestCheckGap(t *testing.T) {
+	for _, tt := range []struct {
+		failed int
+		rand   float64
+		want   time.Duration
+	}{
+		{0, 0, time.Second}, // jittered to 0.8 s: a second at least
+		{0, 0.5, time.Second},
+		{0, 1, 1200 * time.Millisecond},
+		{1, 0, 1600 * time.Millisecond},
+		{3, 0.5, 8 * time.Second},
+		{20, 0.5, backgroundMax},
+	} {
+		c := checks{failed: tt.failed, rand: func() float64 { return tt.rand }}
+		if got := c.gap(); got != tt.want {
+			t.Errorf("gap after %d failed attempts, rand %v = %v, want %v", tt.failed, tt.rand, got, tt.want)
+		}
+	}
+}
