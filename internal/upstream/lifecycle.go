@@ -126,17 +126,11 @@ func (u *Upstream) Settling() bool {
 	u.mu.Lock()
 	state := u.state
 	u.mu.Unlock()
-	return settling(state, u.loaded)
-}
-
-// settling reports whether an upstream in state, whose first lists are
-// loaded when loaded is closed, is settling.
-func settling(state State, loaded <-chan struct{}) bool {
 	if state == Connecting {
 		return true
 	}
 	select {
-	case <-loaded:
+	case <-u.loaded:
 		return false
 	default:
 		return state == Connected
@@ -156,7 +150,7 @@ func (u *Upstream) Unproven() (since time.Time, ok bool) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.seeded || u.failedOnce || !settling(u.state, u.loaded) {
+	if u.seeded || u.failedOnce || u.state != Connecting && u.state != Connected {
 		return time.Time{}, false
 	}
 	return u.since, true
