@@ -153,15 +153,7 @@ type checks struct {
 // went down together do not check, nor attempt, in lockstep; but never
 // less than checkEvery.
 func (c *checks) gap() time.Duration {
-	d := checkEvery
-	for range c.failed {
-		if d >= backgroundMax/2 {
-			d = backgroundMax
-			break
-		}
-		d *= 2
-	}
-	return max(jittered(d, c.rand), checkEvery)
+	return max(jittered(doubled(checkEvery, c.failed), c.rand), checkEvery)
 }
 
 // run checks the server, within probeTimeout and ctx, and reports whether
@@ -177,12 +169,8 @@ func (c *checks) run(ctx context.Context) bool {
 	return back
 }
 
-// attempted records the outcome of an attempt that a check made.
-func (c *checks) attempted(err error) {
-	if err == nil {
-		c.failed = 0
-		return
-	}
+// attemptFailed records that an attempt that a check made failed.
+func (c *checks) attemptFailed() {
 	c.failed++
 	c.next = time.Now().Add(c.gap())
 }

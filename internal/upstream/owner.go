@@ -250,8 +250,8 @@ func (o *owner) attempt(kind attemptKind) {
 	u := o.u
 	failState := o.failState(kind)
 	s, err, superseded := u.attempt(failState, kind)
-	if kind == attemptChecked {
-		o.checks.attempted(err)
+	if kind == attemptChecked && err != nil {
+		o.checks.attemptFailed()
 	}
 	switch {
 	case err == nil:

@@ -53,8 +53,10 @@ func reconnectDelay(n int, rnd func() float64) (d time.Duration, onLadder bool) 
 }
 
 // backgroundDelay is the delay before the nth quiet background attempt.
-func backgroundDelay(n int) time.Duration {
-	d := backgroundBase
+func backgroundDelay(n int) time.Duration { return doubled(backgroundBase, n) }
+
+// doubled is d doubled n times, up to backgroundMax.
+func doubled(d time.Duration, n int) time.Duration {
 	for range n {
 		if d >= backgroundMax/2 {
 			return backgroundMax
