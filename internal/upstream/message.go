@@ -115,24 +115,10 @@ func tooDeep(data []byte) bool {
 	if bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= maxDepth {
 		return false // the usual case, found at the speed of bytes.Count
 	}
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && b == '\\':
-			escaped = true
-		case inString && b == '"':
-			inString = false
-		case inString:
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > maxDepth {
-				return true
-			}
-		case b == '}' || b == ']':
-			depth--
+	var v valueScan
+	for _, c := range data {
+		if v.step(c); v.depth > maxDepth {
+			return true
 		}
 	}
 	return false

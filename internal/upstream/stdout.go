@@ -120,7 +120,6 @@ func (f *stdoutFilter) Read(p []byte) (int, error) {
 		n, err := f.r.Read(p[:min(len(p), judgeLimit)])
 		w, tail := f.sift(p[:n], 0)
 		f.hold(p[tail:n])
-		f.noteUnended()
 		f.end(err)
 		if w > 0 {
 			return w, nil
@@ -155,20 +154,15 @@ func (f *stdoutFilter) readMore() {
 	data = data[:n+m]
 	w, tail := f.sift(data, n)
 	f.out, f.tail = data[:w], data[tail:]
-	f.noteUnended()
 	f.end(err)
 }
 
-// noteUnended records the length of the line held for want of its
-// newline, before the end of the stream judges it: what the stream ended
-// with is what explain must tell.
-func (f *stdoutFilter) noteUnended() {
-	f.unended.Store(int64(len(f.tail)))
-}
-
-// end records err, the read's error, if any. A last line that no newline
-// ends is judged as it is.
+// end ends a read: it records the length of the line held for want of its
+// newline, for explain, and err, the read's error, if any. A last line
+// that no newline ends is then judged as it is (and what explain tells is
+// what the stream ended with).
 func (f *stdoutFilter) end(err error) {
+	f.unended.Store(int64(len(f.tail)))
 	if err == nil {
 		return
 	}
@@ -295,11 +289,9 @@ func (f *stdoutFilter) gather(rest []byte, i int) ([]byte, verdict) {
 		f.value.fed = i + 1
 		return nil, gathering
 	}
-	f.value = valueScan{}
-	if msg, ok := f.message(rest[:i]); ok {
+	if msg, ok := f.judge(rest[:i]); ok {
 		return msg, passed
 	}
-	f.skipLines(rest[:i])
 	return nil, skipped
 }
 
@@ -371,9 +363,9 @@ func (f *stdoutFilter) skipLines(lines []byte) {
 	}
 }
 
-// judge judges the last line, which no newline ended, with the lines
-// gathered before it, if any: it returns the message it holds, less the
-// whitespace around it, or false if it holds none.
+// judge judges a line, with the lines gathered before it, if any, as one:
+// it returns the message it holds, less the whitespace around it, or
+// false if it holds none, whose lines are skipped.
 func (f *stdoutFilter) judge(line []byte) ([]byte, bool) {
 	f.value = valueScan{}
 	if msg, ok := f.message(line); ok {
@@ -408,23 +400,31 @@ type valueScan struct {
 // them.
 func (v *valueScan) feed(b []byte) bool {
 	for _, c := range b {
-		switch {
-		case v.inString && v.escaped:
-			v.escaped = false
-		case v.inString && c == '\\':
-			v.escaped = true
-		case v.inString && c == '"':
-			v.inString = false
-		case v.inString:
-		case c == '"':
-			v.inString = true
-		case c == '{' || c == '[':
-			v.depth++
-		case c == '}' || c == ']':
-			if v.depth--; v.depth == 0 {
-				return true
-			}
+		if v.step(c) && v.depth == 0 {
+			return true
 		}
+	}
+	return false
+}
+
+// step scans one byte of JSON and reports whether it closed an object or
+// an array.
+func (v *valueScan) step(c byte) (closed bool) {
+	switch {
+	case v.inString && v.escaped:
+		v.escaped = false
+	case v.inString && c == '\\':
+		v.escaped = true
+	case v.inString && c == '"':
+		v.inString = false
+	case v.inString:
+	case c == '"':
+		v.inString = true
+	case c == '{' || c == '[':
+		v.depth++
+	case c == '}' || c == ']':
+		v.depth--
+		return true
 	}
 	return false
 }
