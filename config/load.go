@@ -17,7 +17,8 @@ type LoadOptions struct {
 	Paths []string
 	// Dir is the directory of the project file ./.mcp.json; "" means ".".
 	Dir string
-	// LookupEnv reads XDG_CONFIG_HOME, HOME and SWITCHBOARD_TIMEOUT_MS;
+	// LookupEnv reads XDG_CONFIG_HOME, HOME (or, without it, USERPROFILE,
+	// as on Windows) and SWITCHBOARD_TIMEOUT_MS;
 	// nil means os.LookupEnv. It is never used for ${VAR}: see
 	// [Server.Resolve].
 	LookupEnv func(string) (string, bool)
@@ -34,7 +35,7 @@ const TimeoutEnv = "SWITCHBOARD_TIMEOUT_MS"
 //
 // With opts.Paths, it reads each file in order. Without, it discovers the
 // user file $XDG_CONFIG_HOME/switchboard/mcp.json (XDG_CONFIG_HOME defaults to
-// $HOME/.config), then the project file .mcp.json in opts.Dir, skipping those
+// $HOME/.config, and HOME to USERPROFILE, which Windows sets instead), then the project file .mcp.json in opts.Dir, skipping those
 // that do not exist; when neither exists, the config is [Default]. An entry in
 // a later file replaces an entry with the same name in an earlier one, whole,
 // and keeps its place in the order.
@@ -146,8 +147,10 @@ func userFile(lookup func(string) (string, bool)) string {
 	if x, _ := lookup("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
 		return filepath.Join(x, "switchboard", "mcp.json")
 	}
-	if h, _ := lookup("HOME"); h != "" {
-		return filepath.Join(h, ".config", "switchboard", "mcp.json")
+	for _, home := range []string{"HOME", "USERPROFILE"} {
+		if h, _ := lookup(home); h != "" {
+			return filepath.Join(h, ".config", "switchboard", "mcp.json")
+		}
 	}
 	return ""
 }

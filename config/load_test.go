@@ -81,6 +81,18 @@ func TestLoadDiscovery(t *testing.T) {
 			want:  summary{Servers: []string{"x=xdg@mcp.json"}, Files: []string{"mcp.json"}},
 		},
 		{
+			name:  "windows: no HOME, but USERPROFILE",
+			files: map[string]string{"profile/.config/switchboard/mcp.json": `{"mcpServers": {"w": {"command": "win"}}}`},
+			env:   map[string]string{"USERPROFILE": "ROOT/profile"},
+			want:  summary{Servers: []string{"w=win@mcp.json"}, Files: []string{"mcp.json"}},
+		},
+		{
+			name:  "HOME wins over USERPROFILE",
+			files: map[string]string{"home/.config/switchboard/mcp.json": `{"mcpServers": {"h": {"command": "home"}}}`, "profile/.config/switchboard/mcp.json": `{"mcpServers": {"w": {"command": "win"}}}`},
+			env:   map[string]string{"HOME": "ROOT/home", "USERPROFILE": "ROOT/profile"},
+			want:  summary{Servers: []string{"h=home@mcp.json"}, Files: []string{"mcp.json"}},
+		},
+		{
 			name:  "relative xdg config home is ignored",
 			files: map[string]string{"home/.config/switchboard/mcp.json": `{"mcpServers": {"h": {"command": "home"}}}`},
 			env:   map[string]string{"HOME": "ROOT/home", "XDG_CONFIG_HOME": "relative"},

@@ -102,9 +102,7 @@ func (p peers) command(t *testing.T, ctx context.Context, name string, args ...s
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "PATH="+p.nodeBin+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(), "NO_COLOR=1")
 	cmd.WaitDelay = 5 * time.Second
-	// A peer dies with the test binary, even one that panicked or timed
-	// out: none is left listening.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithTheTests(cmd)
 	return cmd
 }
 

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,7 +140,11 @@ func kill(t *testing.T, name string, pid int) {
 	if pid <= 0 {
 		t.Fatalf("%s: no process ID in the status", name)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	proc, err := os.FindProcess(pid)
+	if err == nil {
+		err = proc.Kill()
+	}
+	if err != nil {
 		t.Fatalf("killing %s (%d): %v", name, pid, err)
 	}
 }

@@ -12,8 +12,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/proctree"
 )
 
 const (
@@ -75,6 +76,7 @@ var setups = []setup{
 type process struct {
 	name string
 	cmd  *exec.Cmd
+	tree *proctree.Tree
 	log  string
 }
 
@@ -93,11 +95,11 @@ func start(o *options, name string, argv ...string) (*process, error) {
 		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
 	})
 	cmd.Env = append(env, "XDG_CACHE_HOME="+filepath.Join(o.dir, "cache"), "XDG_CONFIG_HOME="+filepath.Join(o.dir, "config"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	tree, err := proctree.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &process{name: name, cmd: cmd, log: logPath}, nil
+	return &process{name: name, cmd: cmd, tree: tree, log: logPath}, nil
 }
 
 // stop ends p and what it started: SIGTERM, then SIGKILL after 5 s.
@@ -105,16 +107,17 @@ func (p *process) stop() {
 	if p == nil {
 		return
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	defer p.tree.Release()
+	p.tree.Interrupt()
 	done := make(chan struct{})
 	go func() { p.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		p.tree.Kill()
 		<-done
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // any child left behind
+	p.tree.Kill() // any child left behind
 }
 
 // tail is the end of p's log, for an error.

@@ -307,8 +307,8 @@ func assertNoSurvivors(t *testing.T, state string) {
 		t.Fatal("no upstream process was recorded")
 	}
 	for _, pid := range counts.PIDs {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("upstream process %d survived the gateway (kill 0: %v)", pid, err)
+		if err := mcptest.Gone(pid); err != nil {
+			t.Errorf("an upstream process survived the gateway: %v", err)
 		}
 	}
 }

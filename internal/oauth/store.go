@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"golang.org/x/oauth2"
 )
@@ -46,7 +45,8 @@ func (r *Record) config() *oauth2.Config {
 }
 
 // A Store keeps one Record per server in a directory, each file written
-// atomically with mode 0600.
+// atomically and readable by its owner alone: mode 0600 on Unix, an ACL
+// that grants only its owner and SYSTEM on Windows.
 type Store struct {
 	Dir string
 }
@@ -90,7 +90,8 @@ func (e *FileError) Unwrap() error { return e.Err }
 func (s *Store) path(key string) string { return filepath.Join(s.Dir, key+".json") }
 
 // Load returns the record of key, or nil if there is none. A file that
-// others may read, or that is not a record, is refused, with the fix.
+// others may read (see private), or that is not a record, is refused, with
+// the fix.
 func (s *Store) Load(key, server string) (*Record, error) {
 	path := s.path(key)
 	f, err := os.Open(path)
@@ -101,13 +102,8 @@ func (s *Store) Load(key, server string) (*Record, error) {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	if mode := info.Mode().Perm(); mode&0o077 != 0 {
-		return nil, &FileError{Path: path, Problem: fmt.Sprintf("readable by others (mode %#o)", mode),
-			Fix: fmt.Sprintf("run: chmod 600 %s", path)}
+	if err := private(f); err != nil {
+		return nil, err
 	}
 	var r Record
 	if err := json.NewDecoder(f).Decode(&r); err != nil || r.Token == nil || r.TokenURL == "" {
@@ -126,6 +122,9 @@ func (s *Store) Save(key string, r *Record) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
+	if err := makePrivate(s.Dir); err != nil {
+		return fmt.Errorf("oauth: %w", err)
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("oauth: %w", err)
@@ -135,6 +134,10 @@ func (s *Store) Save(key string, r *Record) error {
 		return fmt.Errorf("oauth: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	if err := makePrivate(tmp.Name()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("oauth: %w", err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("oauth: %w", err)
@@ -159,13 +162,9 @@ func (s *Store) Stamp(key string) string {
 	if err != nil {
 		return ""
 	}
-	// Every save renames a new file into place: its inode tells two saves
-	// apart even within the file system's clock tick.
-	var ino uint64
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		ino = uint64(st.Ino)
-	}
-	return fmt.Sprintf("%d.%d.%d", ino, info.ModTime().UnixNano(), info.Size())
+	// Every save renames a new file into place: its identity tells two
+	// saves apart even within the file system's clock tick.
+	return fmt.Sprintf("%s.%d.%d", fileID(s.path(key), info), info.ModTime().UnixNano(), info.Size())
 }
 
 // Forget deletes every record of the server called name, whatever its

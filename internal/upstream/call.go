@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -241,11 +240,11 @@ func (u *Upstream) abandon(s *session, err error) {
 // A read that the close of a pipe interrupted fails alike, but the request
 // may have been written before it, so only an error that names the write
 // counts: a child's pipes say which side failed (*fs.PathError's Op), and
-// EPIPE comes from writes alone. An in-memory pipe's io.ErrClosedPipe says
+// a broken pipe (brokenPipe) comes from writes alone. An in-memory pipe's io.ErrClosedPipe says
 // neither (nor does a read error that go-sdk hands to a call it had not
 // yet written): the call may have run.
 func writeFailed(err error) bool {
-	if errors.Is(err, syscall.EPIPE) {
+	if brokenPipe(err) {
 		return true
 	}
 	var pathErr *fs.PathError

@@ -1,5 +1,3 @@
-//go:build unix
-
 package upstream
 
 import (
@@ -15,43 +13,14 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/proctree"
 )
 
-// minimalEnv lists the variables a stdio child inherits unless the server
-// sets inheritEnv: enough to find programs and a home, nothing that could
-// carry the gateway's own secrets.
-var minimalEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"}
-
-// childEnv builds a stdio child's environment from the gateway's (through
-// lookup) and the server's resolved env, which wins.
-func childEnv(srv *config.Server, lookup func(string) (string, bool)) []string {
-	vars := make(map[string]string)
-	if srv.InheritEnv {
-		for _, kv := range os.Environ() {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				vars[k] = v
-			}
-		}
-	} else {
-		for _, k := range minimalEnv {
-			if v, ok := lookup(k); ok {
-				vars[k] = v
-			}
-		}
-	}
-	for k, v := range srv.Env {
-		vars[k] = v
-	}
-	env := make([]string, 0, len(vars))
-	for k, v := range vars {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// A process is a running stdio server: the leader of its own process group.
+// A process is a running stdio server, the root of a process tree that
+// ends with it (see proctree).
 type process struct {
 	cmd    *exec.Cmd
+	tree   *proctree.Tree
 	stdin  *os.File // our write end of the child's stdin
 	stdout *os.File // our read end of the child's stdout
 	stderr *tail
@@ -95,8 +64,8 @@ func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *pr
 	cmd.Env = childEnv(srv, lookup)
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	tree, err := proctree.Start(cmd)
+	if err != nil {
 		closeAll()
 		return nil, startError(srv, err)
 	}
@@ -107,6 +76,7 @@ func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *pr
 
 	p := &process{
 		cmd:        cmd,
+		tree:       tree,
 		stdin:      stdinW,
 		stdout:     stdoutR,
 		stderr:     newTail(stderrTailLines),
@@ -182,26 +152,26 @@ func within(done <-chan struct{}, d time.Duration, cut <-chan struct{}) bool {
 }
 
 // stop ends the process as the MCP stdio spec asks: close its stdin, wait,
-// SIGTERM, wait, SIGKILL. It then kills what is left of the group, so that no
-// grandchild survives. grace bounds each wait; once kill is closed, the
+// SIGTERM (on Windows, CTRL_BREAK), wait, SIGKILL. It then kills what is
+// left of the tree, so that no grandchild survives. grace bounds each wait; once kill is closed, the
 // waits end at once. stop is called once, by the owner of the session; it
 // reports an error only if the process had to be killed.
 func (p *process) stop(grace time.Duration, kill <-chan struct{}) error {
 	p.stdin.Close()
-	pgid := p.cmd.Process.Pid // the leader's pid is the group id (Setpgid)
+	defer p.tree.Release()
 	var err error
 	if !p.waitExit(grace, kill) {
-		syscall.Kill(-pgid, syscall.SIGTERM)
+		p.tree.Interrupt()
 		if !p.waitExit(grace, kill) {
-			syscall.Kill(-pgid, syscall.SIGKILL)
+			p.tree.Kill()
 			err = fmt.Errorf("process ignored stdin close and SIGTERM: %w", ErrKilled)
 			if !p.waitExit(grace, nil) {
 				err = errors.New("process did not exit after SIGKILL")
 			}
 		}
 	}
-	// The leader is gone; anything still in its group is an orphan.
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	// The root is gone; anything still in its tree is an orphan.
+	p.tree.Kill()
 	// A process outside the group may hold stderr open: stop reading after
 	// a grace period rather than wait for it.
 	p.waitStderr(grace, kill)

@@ -4,29 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
-
-// stdio returns a config entry that runs script as a child process.
-func stdio(name string, script mcptest.Script) config.Server {
-	cmd, args, env := mcptest.StdioCommand(script)
-	return config.Server{Name: name, Command: cmd, Args: args, Env: env}
-}
-
-// shell returns a config entry that runs a shell script; tests use it for
-// processes that misbehave in ways an MCP server would not choose to.
-func shell(name, script string, args ...string) config.Server {
-	return config.Server{Name: name, Command: "/bin/sh", Args: append([]string{"-c", script, "sh"}, args...)}
-}
 
 func TestStdioConnectAndCall(t *testing.T) {
 	u := New(stdio("kid", mcptest.Script{}), nil)
@@ -166,37 +151,12 @@ func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exited := watchExit(t, pid)
+	exited := mcptest.WatchExit(t, pid)
 	if err := u.Close(); err != nil {
 		t.Errorf("Close = %v", err)
 	}
 	if !exited(5 * time.Second) {
 		t.Errorf("grandchild %d survived Close", pid)
-	}
-}
-
-// watchExit returns a function that reports whether the process pid (not
-// our child) has exited, waiting up to d for it. It uses a pidfd, which
-// becomes readable when the process terminates.
-func watchExit(t *testing.T, pid int) func(d time.Duration) bool {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return func(time.Duration) bool { return true }
-	}
-	if err != nil {
-		t.Fatalf("pidfd_open(%d): %v", pid, err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
-	return func(d time.Duration) bool {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, int(d.Milliseconds()))
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return err == nil && n == 1
-		}
 	}
 }
 
@@ -214,32 +174,6 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	case <-p.exited:
 	default:
 		t.Error("process still running after stop")
-	}
-}
-
-func TestChildEnvIsMinimal(t *testing.T) {
-	parent := map[string]string{
-		"HOME": "/home/u", "PATH": "/bin", "LANG": "C.UTF-8",
-		"AWS_SECRET_ACCESS_KEY": "hunter2", "GITHUB_TOKEN": "ghp_x",
-	}
-	lookup := func(k string) (string, bool) { v, ok := parent[k]; return v, ok }
-	srv := config.Server{Env: map[string]string{"DEBUG": "1", "PATH": "/opt/bin"}}
-	got := childEnv(&srv, lookup)
-	slices.Sort(got)
-	want := []string{"DEBUG=1", "HOME=/home/u", "LANG=C.UTF-8", "PATH=/opt/bin"}
-	if !slices.Equal(got, want) {
-		t.Errorf("childEnv = %v, want %v", got, want)
-	}
-}
-
-func TestChildEnvInherit(t *testing.T) {
-	t.Setenv("SWITCHBOARD_TEST_INHERITED", "yes")
-	srv := config.Server{InheritEnv: true, Env: map[string]string{"DEBUG": "1"}}
-	got := childEnv(&srv, func(string) (string, bool) { return "", false })
-	for _, want := range []string{"SWITCHBOARD_TEST_INHERITED=yes", "DEBUG=1"} {
-		if !slices.Contains(got, want) {
-			t.Errorf("childEnv with inheritEnv lacks %q", want)
-		}
 	}
 }
 
@@ -307,11 +241,11 @@ func TestCloseKillsRetiredSessionsByTheDeadline(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	old := watchExit(t, u.Snapshot().PID)
+	old := mcptest.WatchExit(t, u.Snapshot().PID)
 	if err := u.Reconnect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	current := watchExit(t, u.Snapshot().PID)
+	current := mcptest.WatchExit(t, u.Snapshot().PID)
 	start := time.Now()
 	deadline := start.Add(time.Second)
 	err := u.CloseBy(deadline)

@@ -388,3 +388,15 @@ func connectedInMemory(t *testing.T, script mcptest.Script, srv config.Server, o
 	}
 	return u, ms
 }
+
+// stdio returns a config entry that runs script as a child process.
+func stdio(name string, script mcptest.Script) config.Server {
+	cmd, args, env := mcptest.StdioCommand(script)
+	return config.Server{Name: name, Command: cmd, Args: args, Env: env}
+}
+
+// shell returns a config entry that runs a shell script; tests use it for
+// processes that misbehave in ways an MCP server would not choose to.
+func shell(name, script string, args ...string) config.Server {
+	return config.Server{Name: name, Command: "/bin/sh", Args: append([]string{"-c", script, "sh"}, args...)}
+}
