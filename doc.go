@@ -29,7 +29,7 @@
 // Reconnect that names it. [Manager.Close] closes
 // the servers in reverse configured order, within [Options].CloseTimeout,
 // carries on past failures and returns them joined, and ends every stdio
-// server's process group. Connect, Reconnect, ReconnectFailed, Disconnect
+// server's process tree. Connect, Reconnect, ReconnectFailed, Disconnect
 // and Close are serialized.
 //
 // # Views and events

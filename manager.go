@@ -608,7 +608,7 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 }
 
 // Disconnect stops the server called name: its session is closed (a stdio
-// server's whole process group ends, and so do the processes its client
+// server's whole process tree ends, and so do the processes its client
 // sessions have of it), nothing is attempted any more, and
 // its tools, prompts and resources are removed, with one EventChanged. It
 // stays configured, with its subscriptions: Connect connects it again. It

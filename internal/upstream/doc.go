@@ -65,11 +65,13 @@
 //
 // # Stdio servers
 //
-// A stdio server runs without a shell, in its own process group, with a
-// minimal environment plus its configured env. Its exit is seen at once by a
-// goroutine blocked in its own Wait, not inferred later from a failed call.
-// Closing it goes in steps: stdin is closed, then the group gets SIGTERM,
-// then SIGKILL, so that no process of the group survives. Close's deadline
+// A stdio server runs without a shell, as the root of a process tree of its
+// own (internal/proctree: a process group, or a job object on Windows),
+// with a minimal environment plus its configured env. Its exit is seen at
+// once by a goroutine blocked in its own Wait, not inferred later from a
+// failed call. Closing it goes in steps: stdin is closed, then the tree gets
+// SIGTERM (CTRL_BREAK on Windows), then SIGKILL, so that no process of the
+// tree survives. Close's deadline
 // cuts the steps short. The last lines of its stderr are kept, redacted,
 // for error messages.
 //
