@@ -1,7 +1,13 @@
 # The switchboard gateway, as a small non-root image.
 #
-#   docker build -t switchboard .
+#   docker build -t switchboard \
+#     --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg COMMIT="$(git rev-parse HEAD)" .
 #   docker run --rm -p 7777:7777 -e SWITCHBOARD_TOKEN=change-me switchboard
+#
+# Without VERSION, `switchboard version` reports dev. Releases build their
+# image from the release binaries instead (Dockerfile.release, by
+# GoReleaser; see docs/releasing.md).
 #
 # The image has no shell and no Node or Python: it runs remote (http, sse)
 # servers, and the built-in demo servers of the embedded default config.
@@ -12,7 +18,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/switchboard ./cmd/switchboard
+ARG VERSION=dev
+ARG COMMIT=
+RUN CGO_ENABLED=0 go build -trimpath \
+    -ldflags="-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" \
+    -o /out/switchboard ./cmd/switchboard
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/switchboard /usr/local/bin/switchboard

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -57,11 +58,37 @@ func writeConfig(t *testing.T, scripts map[string]mcptest.Script, raw map[string
 	return path
 }
 
+// TestVersion: version names what the build stamped (-X main.version,
+// -X main.commit, as the release build does), and names no commit when
+// none was stamped.
 func TestVersion(t *testing.T) {
-	out, _, code := cli(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "switchboard ") || !strings.Contains(out, "go-sdk") {
-		t.Errorf("version = %q (exit %d)", out, code)
+	for _, tc := range []struct {
+		name            string
+		version, commit string
+		want            string
+	}{
+		{"unstamped", "", "", "switchboard "}, // dev, or what the go command stamped
+		{"version", "1.2.3", "", "switchboard 1.2.3 (go-sdk "},
+		{"version and commit", "1.2.3", "abc1234def5678abc1234def5678abc1234def56", "switchboard 1.2.3 (commit abc1234, go-sdk "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stamp(t, tc.version, tc.commit)
+			out, _, code := cli(t, "version")
+			if code != 0 || !strings.HasPrefix(out, tc.want) || !strings.HasSuffix(out, runtime.Version()+")\n") {
+				t.Errorf("version = %q (exit %d), want it to start %q", out, code, tc.want)
+			}
+			if tc.commit == "" && strings.Contains(out, "commit") {
+				t.Errorf("version = %q names a commit, but none was stamped", out)
+			}
+		})
 	}
+}
+
+// stamp sets what -ldflags -X would have, for the length of the test.
+func stamp(t *testing.T, v, c string) {
+	oldVersion, oldCommit := version, commit
+	version, commit = v, c
+	t.Cleanup(func() { version, commit = oldVersion, oldCommit })
 }
 
 func TestUsageErrors(t *testing.T) {

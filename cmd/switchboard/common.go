@@ -17,9 +17,13 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; without
-// it, the module version from the build info is used.
-var version = ""
+// version and commit are set at build time with -ldflags "-X main.version=...
+// -X main.commit=..." (the release build does); without a version, the
+// module version from the build info is used.
+var (
+	version = ""
+	commit  = ""
+)
 
 func versionString() string {
 	if version != "" {
@@ -29,6 +33,14 @@ func versionString() string {
 		return info.Main.Version
 	}
 	return "dev"
+}
+
+// shortCommit abbreviates a full commit hash as git does by default.
+func shortCommit(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
 }
 
 // implementation is how Switchboard introduces itself, to servers and to

@@ -399,7 +399,8 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 	}
 }
 
-// version prints the version of switchboard and of its protocol library.
+// version prints the version of switchboard, the commit it was built from
+// when the build stamped one, and the versions of its protocol library and Go.
 func (e *env) version(args []string) error {
 	fs := e.flags("version", "")
 	if err := parse(fs, args); err != nil {
@@ -416,7 +417,11 @@ func (e *env) version(args []string) error {
 			}
 		}
 	}
-	fmt.Fprintf(e.stdout, "switchboard %s (go-sdk %s, %s)\n", versionString(), sdk, runtime.Version())
+	built := ""
+	if commit != "" {
+		built = "commit " + shortCommit(commit) + ", "
+	}
+	fmt.Fprintf(e.stdout, "switchboard %s (%sgo-sdk %s, %s)\n", versionString(), built, sdk, runtime.Version())
 	return nil
 }
 
