@@ -33,12 +33,13 @@ const TimeoutEnv = "SWITCHBOARD_TIMEOUT_MS"
 
 // Load reads and merges config files. It never returns a nil Config.
 //
-// With opts.Paths, it reads each file in order. Without, it discovers the
-// user file $XDG_CONFIG_HOME/switchboard/mcp.json (XDG_CONFIG_HOME defaults to
-// $HOME/.config, and HOME to USERPROFILE, which Windows sets instead), then the project file .mcp.json in opts.Dir, skipping those
-// that do not exist; when neither exists, the config is [Default]. An entry in
-// a later file replaces an entry with the same name in an earlier one, whole,
-// and keeps its place in the order.
+// With opts.Paths, it reads each file in order. Without, it discovers the user
+// file $XDG_CONFIG_HOME/switchboard/mcp.json (XDG_CONFIG_HOME defaults to
+// $HOME/.config, and HOME to USERPROFILE, which Windows sets instead), then
+// the project file .mcp.json in opts.Dir, skipping those that do not exist;
+// when neither exists, the config is [Default]. An entry in a later file
+// replaces an entry with the same name in an earlier one, whole, and keeps its
+// place in the order.
 //
 // Problems with a file as a whole are returned joined, each an [*Error],
 // next to the Config from the other files. Problems with an entry never make

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -81,6 +82,30 @@ func TestVersion(t *testing.T) {
 				t.Errorf("version = %q names a commit, but none was stamped", out)
 			}
 		})
+	}
+}
+
+// TestBuiltFrom: a binary built from a clone by the go command, without
+// the release's stamp, names the commit git gave it.
+func TestBuiltFrom(t *testing.T) {
+	const full = "0123456789abcdef0123456789abcdef01234567"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: full}, {Key: "vcs.modified", Value: modified}}
+	}
+	for _, tc := range []struct {
+		name     string
+		stamped  string
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{"stamped wins", "fedcba9876543210", vcs("true"), "fedcba9"},
+		{"from git", "", vcs("false"), "0123456"},
+		{"from git, with changes", "", vcs("true"), "0123456-dirty"},
+		{"nothing known", "", nil, ""},
+	} {
+		if got := builtFrom(tc.stamped, tc.settings); got != tc.want {
+			t.Errorf("%s: builtFrom = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -35,6 +35,28 @@ func versionString() string {
 	return "dev"
 }
 
+// builtFrom names the commit a binary was built from, abbreviated: the one
+// stamped with -X main.commit, else the one the go command recorded from
+// git (vcs.revision, with "-dirty" for uncommitted changes), else "".
+func builtFrom(stamped string, settings []debug.BuildSetting) string {
+	if stamped != "" {
+		return shortCommit(stamped)
+	}
+	var revision, dirty string
+	for _, s := range settings {
+		switch {
+		case s.Key == "vcs.revision":
+			revision = shortCommit(s.Value)
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if revision == "" {
+		return ""
+	}
+	return revision + dirty
+}
+
 // shortCommit abbreviates a full commit hash as git does by default.
 func shortCommit(c string) string {
 	if len(c) > 7 {

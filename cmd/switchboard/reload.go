@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,7 +37,11 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	changed := make(chan struct{}, 1)
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
-		logger.Warn("config files not watched; SIGHUP reloads them", "error", err)
+		hint := "SIGHUP reloads them"
+		if runtime.GOOS == "windows" { // no SIGHUP there
+			hint = "a change needs a restart"
+		}
+		logger.Warn("config files not watched; "+hint, "error", err)
 	}
 	files := make(map[string]os.FileInfo)
 	// missing are the config directories that do not exist yet, each

@@ -400,7 +400,7 @@ func (e *env) demoServer(ctx context.Context, args []string) error {
 }
 
 // version prints the version of switchboard, the commit it was built from
-// when the build stamped one, and the versions of its protocol library and Go.
+// when it is known, and the versions of its protocol library and Go.
 func (e *env) version(args []string) error {
 	fs := e.flags("version", "")
 	if err := parse(fs, args); err != nil {
@@ -410,7 +410,9 @@ func (e *env) version(args []string) error {
 		return usageErrorf("version: unexpected argument %q", fs.Arg(0))
 	}
 	sdk := "unknown"
+	var settings []debug.BuildSetting
 	if info, ok := debug.ReadBuildInfo(); ok {
+		settings = info.Settings
 		for _, dep := range info.Deps {
 			if dep.Path == "github.com/modelcontextprotocol/go-sdk" {
 				sdk = dep.Version
@@ -418,8 +420,8 @@ func (e *env) version(args []string) error {
 		}
 	}
 	built := ""
-	if commit != "" {
-		built = "commit " + shortCommit(commit) + ", "
+	if c := builtFrom(commit, settings); c != "" {
+		built = "commit " + c + ", "
 	}
 	fmt.Fprintf(e.stdout, "switchboard %s (%sgo-sdk %s, %s)\n", versionString(), built, sdk, runtime.Version())
 	return nil

@@ -26,13 +26,19 @@ const (
 	sidAdministrators = "S-1-5-32-544"
 )
 
-// readers returns the SIDs that aces let read a file, beyond owner, SYSTEM
-// and the Administrators group, each once, in order. Deny entries are not
-// weighed: a file that another account could read but for a deny entry is
-// not what the store writes, and refusing it is the safe side.
-func readers(aces []ace, owner string) []string {
+// readers returns the SIDs that aces let read a file, beyond those of us
+// (the file's owner, and the user Switchboard runs as, who differ where an
+// administrator runs it elevated: the Administrators group then owns what
+// it creates), SYSTEM and the Administrators group, each once, in order.
+// Deny entries are not weighed: a file that another account could read but
+// for a deny entry is not what the store writes, and refusing it is the
+// safe side.
+func readers(aces []ace, us ...string) []string {
 	var others []string
-	seen := map[string]bool{owner: true, sidSystem: true, sidAdministrators: true}
+	seen := map[string]bool{sidSystem: true, sidAdministrators: true}
+	for _, sid := range us {
+		seen[sid] = true
+	}
 	for _, a := range aces {
 		if !a.allow || a.inheritOnly || a.mask&readRights == 0 || seen[a.sid] {
 			continue

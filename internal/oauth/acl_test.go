@@ -12,6 +12,7 @@ func TestReaders(t *testing.T) {
 		owner       = "S-1-5-21-1-2-3-1001"
 		users       = "S-1-5-32-545" // BUILTIN\Users
 		other       = "S-1-5-21-1-2-3-1002"
+		user        = "S-1-5-21-1-2-3-1003" // who runs Switchboard, not the owner
 		fullControl = 0x001f01ff
 		writeOnly   = 0x00000002 | 0x00000004 // FILE_WRITE_DATA | FILE_APPEND_DATA
 	)
@@ -28,9 +29,10 @@ func TestReaders(t *testing.T) {
 		{"write without read", []ace{{allow: true, mask: writeOnly, sid: other}}, nil},
 		{"for the folder's children only", []ace{{allow: true, inheritOnly: true, mask: fullControl, sid: users}}, nil},
 		{"a deny entry grants nothing", []ace{{allow: false, mask: fullControl, sid: users}}, nil},
+		{"the user, where the Administrators group owns the file (elevated)", []ace{{allow: true, mask: fullControl, sid: user}, {allow: true, mask: fullControl, sid: sidSystem}}, nil},
 		{"each reader once, in order", []ace{{allow: true, mask: genericRead, sid: users}, {allow: true, mask: fileReadData, sid: other}, {allow: true, mask: fullControl, sid: users}}, []string{users, other}},
 	} {
-		if got := readers(tt.aces, owner); !slices.Equal(got, tt.want) {
+		if got := readers(tt.aces, owner, user); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: readers = %v, want %v", tt.name, got, tt.want)
 		}
 	}

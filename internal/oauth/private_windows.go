@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -23,31 +24,34 @@ func private(f *os.File) error {
 	if err != nil {
 		return fmt.Errorf("oauth: read the owner of %s: %w", f.Name(), err)
 	}
-	dacl, _, err := sd.DACL()
+	user, err := windows.GetCurrentProcessToken().GetTokenUser()
 	if err != nil {
-		return fmt.Errorf("oauth: read the access list of %s: %w", f.Name(), err)
+		return fmt.Errorf("oauth: who am I: %w", err)
 	}
+	me := user.User.Sid.String()
+	// A descriptor without an access list (the error) or with a NULL one
+	// lets everyone in.
 	var others []string
-	if dacl == nil {
+	dacl, _, err := sd.DACL()
+	switch {
+	case errors.Is(err, windows.ERROR_OBJECT_NOT_FOUND) || err == nil && dacl == nil:
 		others = []string{"Everyone"}
-	} else {
+	case err != nil:
+		return fmt.Errorf("oauth: read the access list of %s: %w", f.Name(), err)
+	default:
 		aces, err := entries(dacl)
 		if err != nil {
 			return fmt.Errorf("oauth: read the access list of %s: %w", f.Name(), err)
 		}
-		for _, sid := range readers(aces, owner.String()) {
+		for _, sid := range readers(aces, owner.String(), me) {
 			others = append(others, accountName(sid))
 		}
 	}
 	if len(others) == 0 {
 		return nil
 	}
-	me := "%USERNAME%"
-	if user, err := windows.GetCurrentProcessToken().GetTokenUser(); err == nil {
-		me = accountName(user.User.Sid.String())
-	}
 	return &FileError{Path: f.Name(), Problem: "readable by others (" + strings.Join(others, ", ") + ")",
-		Fix: fmt.Sprintf(`run: icacls "%s" /inheritance:r /grant:r "%s:F"`, f.Name(), me)}
+		Fix: fmt.Sprintf(`run: icacls "%s" /inheritance:r /grant:r "%s:F"`, f.Name(), accountName(me))}
 }
 
 // entries reads the entries of dacl.

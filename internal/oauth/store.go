@@ -52,16 +52,18 @@ type Store struct {
 }
 
 // DefaultDir is the store's directory: switchboard/oauth under
-// $XDG_STATE_HOME, or under ~/.local/state.
+// $XDG_STATE_HOME, or under ~/.local/state, where ~ is $HOME, or without
+// it $USERPROFILE (as Windows has), the home the config file is found in.
 func DefaultDir() (string, error) {
 	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
 		return filepath.Join(dir, "switchboard", "oauth"), nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("oauth: no state directory for tokens: %w", err)
+	for _, home := range []string{"HOME", "USERPROFILE"} {
+		if dir := os.Getenv(home); dir != "" {
+			return filepath.Join(dir, ".local", "state", "switchboard", "oauth"), nil
+		}
 	}
-	return filepath.Join(home, ".local", "state", "switchboard", "oauth"), nil
+	return "", errors.New("oauth: no state directory for tokens: neither HOME nor USERPROFILE is set")
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -22,6 +22,7 @@ func startTree(t *testing.T, cmd *exec.Cmd) (*Tree, *exec.Cmd, int) {
 	}
 	t.Cleanup(func() {
 		tree.Kill()
+		cmd.Process.Kill() // in case the tree was released: Kill is then a no-op
 		cmd.Wait()
 		tree.Release()
 	})

@@ -42,6 +42,9 @@ func Start(cmd *exec.Cmd) (*Tree, error) {
 	return &Tree{cmd: cmd, sys: sys}, nil
 }
 
+// InterruptName names what Interrupt sends, for messages.
+const InterruptName = interruptName
+
 // Pid is the process ID of the tree's root.
 func (t *Tree) Pid() int { return t.cmd.Process.Pid }
 
@@ -51,7 +54,8 @@ func (t *Tree) Pid() int { return t.cmd.Process.Pid }
 func (t *Tree) Interrupt() { t.sys.interrupt() }
 
 // Kill ends every process left in the tree, the root's descendants too,
-// even after the root has exited. It may be called more than once.
+// even after the root has exited. It may be called more than once; after
+// Release, it does nothing on Windows.
 func (t *Tree) Kill() { t.sys.kill() }
 
 // Release frees what holds the tree together, once the caller is done

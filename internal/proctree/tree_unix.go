@@ -7,6 +7,8 @@ import (
 	"syscall"
 )
 
+const interruptName = "SIGTERM"
+
 // A sysTree is the process group that the root leads: its ID is the
 // root's pid (Setpgid).
 type sysTree struct{ pgid int }

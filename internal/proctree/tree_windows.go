@@ -18,6 +18,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP}
 }
 
+const interruptName = "CTRL_BREAK"
+
 // A sysTree is a job object that holds the root and, by default, every
 // process the root's processes start. The job kills them all when its last
 // handle closes: at Release, or when Switchboard exits.

@@ -235,14 +235,14 @@ func (u *Upstream) abandon(s *session, err error) {
 	s.conn.close()
 }
 
-// writeFailed reports whether err proves that a request was not written:
-// a write to a child's stdin whose reader is gone, or that we had closed.
-// A read that the close of a pipe interrupted fails alike, but the request
-// may have been written before it, so only an error that names the write
-// counts: a child's pipes say which side failed (*fs.PathError's Op), and
-// a broken pipe (brokenPipe) comes from writes alone. An in-memory pipe's io.ErrClosedPipe says
-// neither (nor does a read error that go-sdk hands to a call it had not
-// yet written): the call may have run.
+// writeFailed reports whether err proves that a request was not written: a
+// write to a child's stdin whose reader is gone, or that we had closed. A
+// read that the close of a pipe interrupted fails alike, but the request may
+// have been written before it, so only an error that names the write counts:
+// a child's pipes say which side failed (*fs.PathError's Op), and a broken
+// pipe (brokenPipe) comes from writes alone. An in-memory pipe's
+// io.ErrClosedPipe says neither (nor does a read error that go-sdk hands to
+// a call it had not yet written): the call may have run.
 func writeFailed(err error) bool {
 	if brokenPipe(err) {
 		return true

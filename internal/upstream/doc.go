@@ -71,9 +71,8 @@
 // once by a goroutine blocked in its own Wait, not inferred later from a
 // failed call. Closing it goes in steps: stdin is closed, then the tree gets
 // SIGTERM (CTRL_BREAK on Windows), then SIGKILL, so that no process of the
-// tree survives. Close's deadline
-// cuts the steps short. The last lines of its stderr are kept, redacted,
-// for error messages.
+// tree survives. Close's deadline cuts the steps short. The last lines of
+// its stderr are kept, redacted, for error messages.
 //
 // Its stdout reaches the go-sdk's transport through a filter that passes
 // on only JSON-RPC messages: a line that is not one (a banner, a stray

@@ -153,9 +153,10 @@ func within(done <-chan struct{}, d time.Duration, cut <-chan struct{}) bool {
 
 // stop ends the process as the MCP stdio spec asks: close its stdin, wait,
 // SIGTERM (on Windows, CTRL_BREAK), wait, SIGKILL. It then kills what is
-// left of the tree, so that no grandchild survives. grace bounds each wait; once kill is closed, the
-// waits end at once. stop is called once, by the owner of the session; it
-// reports an error only if the process had to be killed.
+// left of the tree, so that no grandchild survives. grace bounds each wait;
+// once kill is closed, the waits end at once. stop is called once, by the
+// owner of the session; it reports an error only if the process had to be
+// killed.
 func (p *process) stop(grace time.Duration, kill <-chan struct{}) error {
 	p.stdin.Close()
 	defer p.tree.Release()
@@ -164,7 +165,7 @@ func (p *process) stop(grace time.Duration, kill <-chan struct{}) error {
 		p.tree.Interrupt()
 		if !p.waitExit(grace, kill) {
 			p.tree.Kill()
-			err = fmt.Errorf("process ignored stdin close and SIGTERM: %w", ErrKilled)
+			err = fmt.Errorf("process ignored stdin close and %s: %w", proctree.InterruptName, ErrKilled)
 			if !p.waitExit(grace, nil) {
 				err = errors.New("process did not exit after SIGKILL")
 			}
