@@ -6,12 +6,11 @@
 // its .tgz; the paths of the .tgz files are printed, the launcher's last.
 // It needs nothing but Node (>= 18) and npm.
 import { createHash } from 'node:crypto';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { gunzipSync, inflateRawSync } from 'node:zlib';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const scope = '@switchboard-mcp';
@@ -123,7 +122,7 @@ function releaseArchives(dist) {
     if (sum !== listed.get(file)) {
       throw new Error(`${archive}: sha256 ${sum}, but checksums.txt says ${listed.get(file)}`);
     }
-    return { ...p, version, file, path: archive, data };
+    return { ...p, version, file, path: archive };
   });
   if (versions.size !== 1) {
     throw new Error(`${sums}: the archives disagree on the version: ${[...versions].join(', ')}`);
@@ -132,69 +131,15 @@ function releaseArchives(dist) {
 }
 
 // extract returns the file called name at the top level of an archive
-// (a .tar.gz or a .zip).
+// (a .tar.gz or a .zip), read by tar or unzip, which check what they read.
 function extract(archive, name) {
-  const { data, file } = archive;
-  const found = file.endsWith('.zip') ? fromZip(data, name) : fromTar(gunzipSync(data), name);
-  if (!found) throw new Error(`${archive.path}: no ${name} at its top level`);
-  return found;
-}
-
-// fromTar reads a ustar/pax/GNU tar for the regular file called name.
-function fromTar(tar, name) {
-  let longName = null;
-  for (let off = 0; off + 512 <= tar.length; ) {
-    const header = tar.subarray(off, off + 512);
-    if (header.every((b) => b === 0)) break;
-    const field = (start, len) => header.toString('latin1', start, start + len).replace(/\0.*$/s, '');
-    const size = parseInt(field(124, 12).trim() || '0', 8);
-    const type = field(156, 1) || '0';
-    const body = tar.subarray(off + 512, off + 512 + size);
-    off += 512 + Math.ceil(size / 512) * 512;
-    if (type === 'x') {
-      const m = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(body.toString('utf8'));
-      longName = m ? m[1] : longName;
-      continue;
-    }
-    if (type === 'L') {
-      longName = body.toString('utf8').replace(/\0.*$/s, '');
-      continue;
-    }
-    if (type === 'g') continue;
-    const prefix = field(345, 155);
-    const entry = longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100));
-    longName = null;
-    if ((type === '0' || type === '7') && entry.replace(/^\.\//, '') === name) return Buffer.from(body);
+  const [cmd, args] = archive.file.endsWith('.zip') ? ['unzip', ['-p']] : ['tar', ['-xzOf']];
+  try {
+    return execFileSync(cmd, [...args, archive.path, name], { maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const why = err.stderr?.toString().trim() || err.message;
+    throw new Error(`${archive.path}: no ${name} at its top level (${cmd}: ${why})`);
   }
-  return null;
-}
-
-// fromZip reads a zip's central directory for the file called name, stored
-// or deflated.
-function fromZip(zip, name) {
-  let end = zip.length - 22;
-  while (end >= 0 && zip.readUInt32LE(end) !== 0x06054b50) end--;
-  if (end < 0) throw new Error('not a zip: no end of central directory');
-  const count = zip.readUInt16LE(end + 10);
-  let off = zip.readUInt32LE(end + 16);
-  for (let i = 0; i < count; i++) {
-    if (zip.readUInt32LE(off) !== 0x02014b50) throw new Error('bad zip central directory');
-    const method = zip.readUInt16LE(off + 10);
-    const compressed = zip.readUInt32LE(off + 20);
-    const nameLen = zip.readUInt16LE(off + 28);
-    const extraLen = zip.readUInt16LE(off + 30);
-    const commentLen = zip.readUInt16LE(off + 32);
-    const local = zip.readUInt32LE(off + 42);
-    const entry = zip.toString('utf8', off + 46, off + 46 + nameLen);
-    off += 46 + nameLen + extraLen + commentLen;
-    if (entry.replace(/^\.\//, '') !== name) continue;
-    const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
-    const data = zip.subarray(start, start + compressed);
-    if (method === 0) return Buffer.from(data);
-    if (method === 8) return inflateRawSync(data);
-    throw new Error(`${name}: zip compression method ${method} is not stored or deflate`);
-  }
-  return null;
 }
 
 function writeJSON(file, value) {

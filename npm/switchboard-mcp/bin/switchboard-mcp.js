@@ -42,6 +42,7 @@ function main() {
     handlers.set(signal, handler);
     process.on(signal, handler);
   }
+  if (ownGroup) stopWhenOrphaned(child);
   child.on('error', (err) => {
     const source = process.env.SWITCHBOARD_BINARY ? ' (from SWITCHBOARD_BINARY)' : '';
     fail(`cannot run ${binary}${source}: ${err.message}`);
@@ -54,6 +55,20 @@ function main() {
     process.kill(process.pid, signal);
     process.exit(128 + (constants.signals[signal] || 0)); // if the signal does not end Node
   });
+}
+
+// stopWhenOrphaned asks child to stop (SIGTERM) once this shim's parent
+// has gone: a signal that ended the parent, such as npx killed with SIGTERM
+// (npm runs the shim through a shell that does not pass it on), never
+// reaches a child in a process group of its own, which would run on.
+function stopWhenOrphaned(child) {
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    child.kill('SIGTERM');
+  }, 1000);
+  watch.unref();
 }
 
 // platformBinary returns the path of the binary in this platform's
