@@ -1,7 +1,7 @@
 # The switchboard gateway, as a small non-root image.
 #
 #   docker build -t switchboard \
-#     --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg VERSION="$(git describe --tags --always --dirty | sed 's/^v//')" \
 #     --build-arg COMMIT="$(git rev-parse HEAD)" .
 #   docker run --rm -p 7777:7777 -e SWITCHBOARD_TOKEN=change-me switchboard
 #
