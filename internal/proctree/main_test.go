@@ -17,7 +17,7 @@ const (
 	// TestTreeDiesWithItsParent).
 	orphanerEnv = "PROCTREE_TEST_ORPHANER"
 	// parentEnv: a root that starts a sleeper of its own, prints its pid,
-	// then sleeps.
+	// then sleeps too.
 	parentEnv = "PROCTREE_TEST_PARENT"
 	// sleeperEnv: a process that sleeps until it is killed.
 	sleeperEnv = "PROCTREE_TEST_SLEEPER"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		fmt.Println(child.Process.Pid)
-		child.Wait()
+		time.Sleep(time.Hour) // it ends only when it is ended, whatever its child does
 		os.Exit(0)
 	case os.Getenv(orphanerEnv) != "":
 		cmd := exec.Command(os.Getenv(orphanerEnv), "300")
