@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -701,6 +702,78 @@ func TestSlowSubscribeBlocksNoOtherClient(t *testing.T) {
 		release()
 		if err := <-subscribed; err != nil {
 			t.Errorf("a's subscribe: %v", err)
+		}
+	})
+}
+
+// TestHungSubscribeHoldsUpOnlyItsURI: while one server never answers a
+// subscribe, another server's subscribe goes through at once, and so does
+// the end of a session that held a subscription of the other server.
+func TestHungSubscribeHoldsUpOnlyItsURI(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hung := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://hung", Name: "hung"}}})
+		live := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://live", Name: "live"}}})
+		_, g := setup(t, upstreams{"hung": hung, "live": live}, []config.Server{entry("hung", false), entry("live", false)}, nil)
+		release := hung.BlockSubscribe()
+		defer release()
+		a := legacyClient(t, g, nil)
+		subscribed := make(chan error, 1)
+		go func() { subscribed <- a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://hung"}) }()
+		synctest.Wait() // a's subscribe waits upstream, for good
+
+		// In the bubble, time passes only while every goroutine waits: a
+		// subscribe held up by a's would return after some.
+		b := legacyClient(t, g, nil)
+		start := time.Now()
+		if err := b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://live"}); err != nil {
+			t.Fatalf("b's subscribe of the other server: %v", err)
+		}
+		if waited := time.Since(start); waited > 0 {
+			t.Errorf("b's subscribe of the other server waited %v for a's hung one", waited)
+		}
+		if got := live.Subscriptions(); !slices.Equal(got, []string{"mem://live"}) {
+			t.Fatalf("the live server's subscriptions = %v, want mem://live", got)
+		}
+
+		start = time.Now()
+		b.Close()
+		synctest.Wait()
+		if got := live.Subscriptions(); len(got) != 0 {
+			t.Errorf("after b ended, the live server still has subscriptions %v", got)
+		}
+		if waited := time.Since(start); waited > 0 {
+			t.Errorf("b's end waited %v for a's hung subscribe", waited)
+		}
+		select {
+		case err := <-subscribed:
+			t.Fatalf("a's subscribe ended (%v) before the server answered", err)
+		default:
+		}
+		release()
+		if err := <-subscribed; err != nil {
+			t.Errorf("a's subscribe: %v", err)
+		}
+	})
+}
+
+// TestSessionEndedDuringItsSubscribe: a session that ends while its
+// subscribe waits upstream leaves no upstream subscription behind once
+// the server answers.
+func TestSessionEndedDuringItsSubscribe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		release := srv.BlockSubscribe()
+		defer release()
+		a := legacyClient(t, g, nil)
+		go a.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "mem://a"})
+		synctest.Wait() // a's subscribe waits upstream
+		a.Close()
+		synctest.Wait()
+		release()
+		synctest.Wait()
+		if got := srv.Subscriptions(); len(got) != 0 {
+			t.Errorf("after a ended during its subscribe, the server holds subscriptions %v", got)
 		}
 	})
 }

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -18,13 +19,14 @@ import (
 // A subscription is held upstream while any session wants it, and dropped
 // when the last one unsubscribes or goes away.
 type sessions struct {
-	// subscribing serializes subscription changes, and is held across the
-	// upstream requests they make: a subscribe and an unsubscribe of one
-	// URI never cross. leveling does the same for logging levels. Lock
-	// order: either, then mu.
-	subscribing sync.Mutex
-	leveling    sync.Mutex
-	level       mcp.LoggingLevel // the level the servers were last asked for; guarded by leveling
+	// uris serializes the subscription changes of each URI, and is held
+	// across the upstream requests they make: a subscribe and an
+	// unsubscribe of one URI never cross, and a server slow to answer
+	// holds up the changes of its own URIs, no other. leveling does the
+	// same for logging levels. Lock order: either, then mu.
+	uris     uriLocks
+	leveling sync.Mutex
+	level    mcp.LoggingLevel // the level the servers were last asked for; guarded by leveling
 
 	// mu guards the following, and is never held across a request: every
 	// handshake and forwarded request takes it.
@@ -88,11 +90,10 @@ func (s *sessions) wait() {
 }
 
 // sessionEnded drops what ss held: its subscriptions, unless another
-// session holds them too, and its logging level.
+// session holds them too, and its logging level. A subscribe of ss still
+// in flight drops its own (see subscribe).
 func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	s := &g.sessions
-	s.subscribing.Lock()
-	defer s.subscribing.Unlock()
 	s.mu.Lock()
 	st := s.byID[ss]
 	delete(s.byID, ss)
@@ -102,19 +103,29 @@ func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
 	}
 	s.ends.Delete(ss)
 	close(st.done)
-	var unwanted []string
-	for uri := range st.subs {
-		if !s.wantedLocked(uri) {
-			unwanted = append(unwanted, uri)
-		}
-	}
+	held := slices.Collect(maps.Keys(st.subs))
 	s.mu.Unlock()
-	for _, uri := range unwanted {
-		if err := g.dropUpstream(context.Background(), uri); err != nil {
-			g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
-		}
+	for _, uri := range held {
+		unlock, _ := s.uris.lock(context.Background(), uri) // never fails
+		g.dropIfUnwanted(uri)
+		unlock()
 	}
 	g.askLevel(context.Background())
+}
+
+// dropIfUnwanted ends the upstream subscription to uri if no session
+// holds one any more. The caller holds uri's lock.
+func (g *Gateway) dropIfUnwanted(uri string) {
+	s := &g.sessions
+	s.mu.Lock()
+	wanted := s.wantedLocked(uri)
+	s.mu.Unlock()
+	if wanted {
+		return
+	}
+	if err := g.dropUpstream(context.Background(), uri); err != nil {
+		g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
+	}
 }
 
 // upstreamWait bounds an upstream request made for the sessions, which
@@ -147,8 +158,11 @@ func (s *sessions) wantedLocked(uri string) bool {
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	s := &g.sessions
 	uri := req.Params.URI
-	s.subscribing.Lock()
-	defer s.subscribing.Unlock()
+	unlock, err := s.uris.lock(ctx, uri)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	s.mu.Lock()
 	st := s.trackLocked(g, req.Session)
 	wanted := s.wantedLocked(uri)
@@ -163,7 +177,13 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	s.mu.Lock()
 	st.subs[uri] = true
+	// A session that ended while its subscribe was upstream has had its
+	// subscriptions dropped already, without this one.
+	ended := s.byID[req.Session] != st
 	s.mu.Unlock()
+	if ended {
+		g.dropIfUnwanted(uri)
+	}
 	return nil
 }
 
@@ -172,8 +192,9 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 func (g *Gateway) unsubscribeResource(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	s := &g.sessions
 	uri := req.Params.URI
-	s.subscribing.Lock()
-	defer s.subscribing.Unlock()
+	// Not with ctx: it may be cancelled already (see dropUpstream).
+	unlock, _ := s.uris.lock(context.WithoutCancel(ctx), uri) // never fails
+	defer unlock()
 	s.mu.Lock()
 	st := s.byID[req.Session]
 	if st == nil || !st.subs[uri] {
