@@ -678,14 +678,9 @@ func TestRootsReachTheSessionsOwnProcess(t *testing.T) {
 // subscribe for one client, other clients connect and call.
 func TestSlowSubscribeBlocksNoOtherClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		srv := resourceServer("mem://a")
 		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
-		release := srv.BlockSubscribe()
-		defer release()
-		a := legacyClient(t, g, nil) // whose subscribe waits for its answer
-		subscribed := make(chan error, 1)
-		go func() { subscribed <- a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://a"}) }()
-		synctest.Wait() // a's subscribe waits upstream
+		_, answered := subscribeHeld(t, g, srv, "mem://a")
 
 		b := legacyClient(t, g, nil)
 		if err := b.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
@@ -694,16 +689,39 @@ func TestSlowSubscribeBlocksNoOtherClient(t *testing.T) {
 		if res, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
 			t.Errorf("b's call while a subscribes: %v %v", res, err)
 		}
+		answered()
+	})
+}
+
+// resourceServer is a test server with one resource, uri.
+func resourceServer(uri string) *mcptest.Server {
+	return mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: uri, Name: uri}}})
+}
+
+// subscribeHeld has a new client of g subscribe to uri while srv holds
+// every subscribe, and returns once the request waits upstream. answered
+// waits for srv's answer: it fails t if the subscribe ended before release
+// was called, or failed after.
+func subscribeHeld(t *testing.T, g *Gateway, srv *mcptest.Server, uri string) (a *mcp.ClientSession, answered func()) {
+	t.Helper()
+	release := srv.BlockSubscribe()
+	t.Cleanup(release)
+	a = legacyClient(t, g, nil)
+	subscribed := make(chan error, 1)
+	go func() { subscribed <- a.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}) }()
+	synctest.Wait()
+	return a, func() {
+		t.Helper()
 		select {
 		case err := <-subscribed:
-			t.Fatalf("a's subscribe ended (%v) before the server answered", err)
+			t.Fatalf("the subscribe to %s ended (%v) before the server answered", uri, err)
 		default:
 		}
 		release()
 		if err := <-subscribed; err != nil {
-			t.Errorf("a's subscribe: %v", err)
+			t.Errorf("the subscribe to %s: %v", uri, err)
 		}
-	})
+	}
 }
 
 // TestHungSubscribeHoldsUpOnlyItsURI: while one server never answers a
@@ -711,25 +729,19 @@ func TestSlowSubscribeBlocksNoOtherClient(t *testing.T) {
 // the end of a session that held a subscription of the other server.
 func TestHungSubscribeHoldsUpOnlyItsURI(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		hung := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://hung", Name: "hung"}}})
-		live := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://live", Name: "live"}}})
+		hung, live := resourceServer("mem://hung"), resourceServer("mem://live")
 		_, g := setup(t, upstreams{"hung": hung, "live": live}, []config.Server{entry("hung", false), entry("live", false)}, nil)
-		release := hung.BlockSubscribe()
-		defer release()
-		a := legacyClient(t, g, nil)
-		subscribed := make(chan error, 1)
-		go func() { subscribed <- a.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://hung"}) }()
-		synctest.Wait() // a's subscribe waits upstream, for good
+		_, answered := subscribeHeld(t, g, hung, "mem://hung")
 
 		// In the bubble, time passes only while every goroutine waits: a
-		// subscribe held up by a's would return after some.
+		// subscribe held up by the hung one would return after some.
 		b := legacyClient(t, g, nil)
 		start := time.Now()
 		if err := b.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://live"}); err != nil {
 			t.Fatalf("b's subscribe of the other server: %v", err)
 		}
 		if waited := time.Since(start); waited > 0 {
-			t.Errorf("b's subscribe of the other server waited %v for a's hung one", waited)
+			t.Errorf("b's subscribe of the other server waited %v for the hung one", waited)
 		}
 		if got := live.Subscriptions(); !slices.Equal(got, []string{"mem://live"}) {
 			t.Fatalf("the live server's subscriptions = %v, want mem://live", got)
@@ -742,17 +754,9 @@ func TestHungSubscribeHoldsUpOnlyItsURI(t *testing.T) {
 			t.Errorf("after b ended, the live server still has subscriptions %v", got)
 		}
 		if waited := time.Since(start); waited > 0 {
-			t.Errorf("b's end waited %v for a's hung subscribe", waited)
+			t.Errorf("b's end waited %v for the hung subscribe", waited)
 		}
-		select {
-		case err := <-subscribed:
-			t.Fatalf("a's subscribe ended (%v) before the server answered", err)
-		default:
-		}
-		release()
-		if err := <-subscribed; err != nil {
-			t.Errorf("a's subscribe: %v", err)
-		}
+		answered()
 	})
 }
 
@@ -761,7 +765,7 @@ func TestHungSubscribeHoldsUpOnlyItsURI(t *testing.T) {
 // the server answers.
 func TestSessionEndedDuringItsSubscribe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := mcptest.NewServer(mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
+		srv := resourceServer("mem://a")
 		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
 		release := srv.BlockSubscribe()
 		defer release()
