@@ -817,19 +817,12 @@ func TestStaticFilterKeptAfterReload(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv.SetTools(tools("alpha2", "beta2"))
-		waitUntil(t, time.Second)
+		mcptest.PassTime(time.Second)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"s__alpha2"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools after a reload (-want +got):\n%s", diff)
 		}
 	})
-}
-
-// waitUntil lets fake time pass.
-func waitUntil(t *testing.T, d time.Duration) {
-	t.Helper()
-	timer := time.NewTimer(d)
-	<-timer.C
 }
 
 // TestDeferredToolOfAServerThatFailsFailsClearly: the cached tools of a
@@ -944,7 +937,7 @@ func TestCrashLoopThenManualReconnect(t *testing.T) {
 		}
 		// It is tried every 5 min ±20%, and crashes each time.
 		dials := f.dialed("flaky")
-		waitUntil(t, 6*time.Minute)
+		mcptest.PassTime(6 * time.Minute)
 		if got := f.dialed("flaky") - dials; got != 1 {
 			t.Errorf("%d attempts in the first 6 min of crash-loop, want 1", got)
 		}
@@ -1085,7 +1078,7 @@ func TestUnchangedReloadRebuildsNothing(t *testing.T) {
 
 		time.Sleep(time.Minute)
 		srv.NotifyToolsChanged()
-		waitUntil(t, time.Second)
+		mcptest.PassTime(time.Second)
 		synctest.Wait()
 		if m.view.Load().tools != catalogBefore {
 			t.Error("the same tools, listed again, made a new catalog")
@@ -1095,7 +1088,7 @@ func TestUnchangedReloadRebuildsNothing(t *testing.T) {
 		}
 
 		srv.SetTools(tools("a", "b"))
-		waitUntil(t, time.Second)
+		mcptest.PassTime(time.Second)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"s__a", "s__b"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools after a change (-want +got):\n%s", diff)

@@ -133,7 +133,7 @@ func TestListChangedOnlyWhenTheViewChanged(t *testing.T) {
 		settle := func() {
 			// Fake time, in the bubble: past the go-sdk's debounce of
 			// list_changed, and the gateway's of refreshes.
-			waitFor(time.Second)
+			mcptest.PassTime(time.Second)
 			synctest.Wait()
 		}
 		// The go-sdk tells of the gateway's first registrations, debounced:
@@ -163,10 +163,4 @@ func TestListChangedOnlyWhenTheViewChanged(t *testing.T) {
 		srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
 		check("tools replaced", counts{tools: 1, prompts: 1, resources: 1})
 	})
-}
-
-// waitFor lets d pass; in a synctest bubble, on the fake clock.
-func waitFor(d time.Duration) {
-	timer := time.NewTimer(d)
-	<-timer.C
 }

@@ -57,7 +57,7 @@ type timedCall struct {
 func callFor(t *testing.T, u *Upstream, d time.Duration) []timedCall {
 	stop := make(chan struct{})
 	wait := callEvery(u, 250*time.Millisecond, stop)
-	waitUntil(t, d)
+	mcptest.PassTime(d)
 	close(stop)
 	return wait()
 }
@@ -107,10 +107,10 @@ func TestInUseAgainSoonAfterAnOutage(t *testing.T) {
 				u, _ := sw.crashedAfterAMinute(t, nil)
 				stop := make(chan struct{})
 				wait := callEvery(u, 250*time.Millisecond, stop)
-				waitUntil(t, outage)
+				mcptest.PassTime(outage)
 				sw.revive()
 				back := time.Now()
-				waitUntil(t, 5*time.Second)
+				mcptest.PassTime(5 * time.Second)
 				close(stop)
 				calls := wait()
 
@@ -181,8 +181,8 @@ func TestChecksStartAfreshAfterAnOutage(t *testing.T) {
 		u, _ := sw.crashedAfterAMinute(t, nil)
 		callFor(t, u, 40*time.Second) // the checks back off, to 32 s apart
 		sw.revive()                   // and the schedule's next attempt connects it
-		waitFor(t, u, Connected)
-		waitUntil(t, stablePeriod)
+		waitState(t, u, Connected)
+		mcptest.PassTime(stablePeriod)
 
 		sw.crash()
 		lost := time.Since(sw.start)
@@ -202,7 +202,7 @@ func TestNoChecksWithoutDemand(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			sw := checkedSwitchable(t)
 			_, lost := sw.crashedAfterAMinute(t, nil)
-			waitUntil(t, 2*time.Minute)
+			mcptest.PassTime(2 * time.Minute)
 			dials, checks := sw.record(lost)
 			if n := len(checks); n != 0 {
 				t.Errorf("%d checks without a request", n)
@@ -233,7 +233,7 @@ func TestNoChecksWithoutDemand(t *testing.T) {
 			})
 			defer u.Close()
 			u.Start()
-			waitFor(t, u, CrashLoop)
+			waitState(t, u, CrashLoop)
 			callFor(t, u, time.Minute)
 			mu.Lock()
 			defer mu.Unlock()

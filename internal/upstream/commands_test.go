@@ -87,7 +87,7 @@ func TestStartAfterDisconnectTriesAtOnce(t *testing.T) {
 				sw.drain(t)
 				u := sw.upstream(t, nil)
 				u.Start()
-				waitUntil(t, 40*time.Second) // on the background schedule: next attempt at 52.5 s
+				mcptest.PassTime(40 * time.Second) // on the background schedule: next attempt at 52.5 s
 				ctx, cancel := context.WithCancel(context.Background())
 				if !waited {
 					cancel() // the Disconnect returns before the owner takes it
@@ -177,7 +177,7 @@ func TestReconnectSupersedesACrashLoopAttempt(t *testing.T) {
 		})
 		defer u.Close()
 		u.Start()
-		waitFor(t, u, CrashLoop)
+		waitState(t, u, CrashLoop)
 		mode.Store(1)
 		<-hanging // the background attempt, 5 min later, hangs
 		mode.Store(2)
@@ -224,7 +224,7 @@ func TestEarlyRequestRightAfterAFailedAttempt(t *testing.T) {
 		u.Start()
 		synctest.Wait()
 		callTool(context.Background(), u, "echo", nil) // the step's early attempt
-		waitUntil(t, time.Second)                      // the scheduled attempt at 0.5 s has failed
+		mcptest.PassTime(time.Second)                  // the scheduled attempt at 0.5 s has failed
 		start := time.Now()
 		callTool(context.Background(), u, "echo", nil)
 		if waited := time.Since(start); waited != 0 {
@@ -248,14 +248,14 @@ func TestFailedSubscribeKeepsTheSubscription(t *testing.T) {
 			t.Fatal(err)
 		}
 		sw.crash()
-		waitFor(t, u, Reconnecting)
+		waitState(t, u, Reconnecting)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel()
 		if err := u.Subscribe(ctx, "mem://a"); err == nil {
 			t.Fatal("Subscribe while the server is down succeeded")
 		}
 		sw.revive()
-		waitFor(t, u, Connected)
+		waitState(t, u, Connected)
 		settle(t)
 		if got := sw.srv.Subscriptions(); len(got) != 1 || got[0] != "mem://a" {
 			t.Errorf("subscriptions after the server is back = %v, want [mem://a]", got)
@@ -291,7 +291,7 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			sw.crash()
-			waitFor(t, u, Reconnecting)
+			waitState(t, u, Reconnecting)
 			synctest.Wait()                                // the immediate attempt has failed
 			callTool(context.Background(), u, "echo", nil) // has the step's early attempt
 			_, err := callTool(context.Background(), u, "echo", nil)

@@ -40,7 +40,7 @@ func TestDisconnectThenConnectAgain(t *testing.T) {
 		if _, err := callTool(t.Context(), u, "echo", nil); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "disconnected") {
 			t.Errorf("call after Disconnect = %v, want ErrNotConnected saying it is disconnected", err)
 		}
-		waitUntil(t, 10*time.Minute)
+		mcptest.PassTime(10 * time.Minute)
 		if n := len(sw.dials); n != 0 {
 			t.Errorf("%d attempts while disconnected, want none", n)
 		}
@@ -133,8 +133,8 @@ func TestReconfigure(t *testing.T) {
 		moved := prefixed.Clone()
 		moved.Args = []string{"--v2"}
 		u.Reconfigure(moved) // a clean reconnect with the new config
-		waitFor(t, u, Connected)
-		waitUntil(t, refreshDelay)
+		waitState(t, u, Connected)
+		mcptest.PassTime(refreshDelay)
 		synctest.Wait()
 		mu.Lock()
 		last := dialed[len(dialed)-1]
@@ -168,7 +168,7 @@ func TestReconfigure(t *testing.T) {
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, refreshDelay)
+		mcptest.PassTime(refreshDelay)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"mem://a"}, srv.Subscriptions()); diff != "" {
 			t.Errorf("subscriptions after disabling and enabling (-want +got):\n%s", diff)
@@ -194,9 +194,9 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 		}},
 		{"after failing", func(t *testing.T, u *Upstream, sw *switchable) {
 			sw.crash()
-			waitFor(t, u, Reconnecting)
-			waitUntil(t, time.Minute) // past the ladder
-			waitFor(t, u, Failed)
+			waitState(t, u, Reconnecting)
+			mcptest.PassTime(time.Minute) // past the ladder
+			waitState(t, u, Failed)
 			sw.revive()
 			if err := u.Reconnect(t.Context()); err != nil {
 				t.Fatal(err)
@@ -206,7 +206,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 			cfg := u.Config()
 			cfg.Args = append(cfg.Args, "--changed")
 			u.Reconfigure(cfg)
-			waitFor(t, u, Connected)
+			waitState(t, u, Connected)
 		}},
 		{"disconnect and connect", func(t *testing.T, u *Upstream, sw *switchable) {
 			if err := u.Disconnect(t.Context()); err != nil {
@@ -225,7 +225,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 					t.Fatal(err)
 				}
 				tc.reconnect(t, u, sw)
-				waitUntil(t, refreshDelay)
+				mcptest.PassTime(refreshDelay)
 				synctest.Wait()
 				if diff := cmp.Diff([]string{"mem://a"}, sw.srv.Subscriptions()); diff != "" {
 					t.Errorf("server subscriptions (-want +got):\n%s", diff)
@@ -265,7 +265,7 @@ func TestResourceListChangeDoesNotResubscribe(t *testing.T) {
 func TestProbeWaitHonoursTheCallersDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, _ := connectedInMemory(t, mcptest.Script{Ping: mcptest.PingHang}, config.Server{}, nil)
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		first := make(chan error, 1)
 		go func() {
 			_, err := callTool(context.Background(), u, "echo", nil) // probes: the ping hangs for its 1 s

@@ -60,7 +60,7 @@ func (l *eventLog) ofKind(k EventKind) []Event {
 // to rest.
 func settle(t *testing.T) {
 	t.Helper()
-	waitUntil(t, 10*time.Millisecond+2*reloadQuiet)
+	mcptest.PassTime(10*time.Millisecond + 2*reloadQuiet)
 	synctest.Wait()
 }
 
@@ -94,7 +94,7 @@ func TestNotificationDuringInitialListIsNotMissed(t *testing.T) {
 		srv.SetTools(specs("beta"))
 		settle(t) // the notification arrives while the list is held
 		release()
-		waitFor(t, u, Connected)
+		waitState(t, u, Connected)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"beta"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
@@ -128,7 +128,7 @@ func TestReloadRetriesWithBackoff(t *testing.T) {
 		srv.FailListTools(2)
 		start := time.Now()
 		srv.SetTools(specs("beta"))
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"beta"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
@@ -156,7 +156,7 @@ func TestReloadGivesUpAndKeepsTheList(t *testing.T) {
 		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, &Options{OnEvent: log.add})
 		srv.FailListTools(100)
 		srv.SetTools(specs("beta"))
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"alpha"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools after giving up (-want +got):\n%s", diff)
@@ -205,7 +205,7 @@ func TestSlowStormCoalesces(t *testing.T) {
 				srv.SetTools(specs("omega"))
 			}
 			srv.NotifyToolsChanged()
-			waitUntil(t, time.Millisecond)
+			mcptest.PassTime(time.Millisecond)
 		}
 		settle(t)
 		if got := srv.Counts().ListTools - 1; got > 3 {
@@ -225,7 +225,7 @@ func TestEndlessStormStillFetches(t *testing.T) {
 		srv.SetTools(specs("omega"))
 		for range 3 * reloadMaxWait / (10 * time.Millisecond) {
 			srv.NotifyToolsChanged()
-			waitUntil(t, 10*time.Millisecond)
+			mcptest.PassTime(10 * time.Millisecond)
 		}
 		if diff := cmp.Diff([]string{"omega"}, sortedToolNames(u)); diff != "" {
 			t.Errorf("tools during the storm (-want +got):\n%s", diff)
@@ -251,11 +251,11 @@ func TestNoReloadAfterClose(t *testing.T) {
 func TestListTTLIsHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, srv := connectedInMemory(t, mcptest.Script{ListTTL: 1500 * time.Millisecond}, config.Server{}, nil)
-		waitUntil(t, 1400*time.Millisecond)
+		mcptest.PassTime(1400 * time.Millisecond)
 		if got := srv.Counts().ListTools; got != 1 {
 			t.Errorf("%d lists before the hint ran out, want 1", got)
 		}
-		waitUntil(t, 200*time.Millisecond)
+		mcptest.PassTime(200 * time.Millisecond)
 		synctest.Wait()
 		if got := srv.Counts().ListTools; got != 2 {
 			t.Errorf("%d lists after the hint ran out, want 2", got)
@@ -345,7 +345,7 @@ func TestResourceSubscriptions(t *testing.T) {
 		// A new session is subscribed again.
 		sw.srv.Restart()
 		synctest.Wait()
-		waitUntil(t, refreshDelay)
+		mcptest.PassTime(refreshDelay)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"mem://a"}, sw.srv.Subscriptions()); diff != "" {
 			t.Errorf("server subscriptions after a reconnect (-want +got):\n%s", diff)

@@ -177,23 +177,23 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 		// The bubble's clock starts at midnight: at :00.
 		n.skipped([]byte("a"), show)
 		n.skipped([]byte("b"), show)
-		waitUntil(t, 5*time.Second)
+		mcptest.PassTime(5 * time.Second)
 		n.skipped([]byte("c"), show)
 		check("00: 1 a")
-		waitUntil(t, 5*time.Second)
+		mcptest.PassTime(5 * time.Second)
 		check("00: 1 a", "10: 2 b")
-		waitUntil(t, 9*time.Second)
+		mcptest.PassTime(9 * time.Second)
 		n.skipped([]byte("d"), show) // within 10 s of the last log line
-		waitUntil(t, time.Second)
+		mcptest.PassTime(time.Second)
 		check("00: 1 a", "10: 2 b", "20: 1 d")
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		n.skipped([]byte("e"), show) // after a quiet spell
 		n.skipped([]byte("f"), show)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 		n.stop()
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		n.skipped([]byte("g"), show)
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 	})
 }
@@ -220,10 +220,10 @@ func TestNoiseLogSharedByAServersProcesses(t *testing.T) {
 		own.skipLine([]byte("b"))
 		own.skipLine([]byte("c"))
 		own.Close()
-		waitUntil(t, 10*time.Second)
+		mcptest.PassTime(10 * time.Second)
 		synctest.Wait()
 		shared.skipLine([]byte("d"))
-		waitUntil(t, 10*time.Second)
+		mcptest.PassTime(10 * time.Second)
 		synctest.Wait()
 		want := `level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=a
 level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=2 first=b

@@ -100,7 +100,7 @@ func TestNeedsAuthUntilLogin(t *testing.T) {
 			}
 
 			p.login(t, store, "tracker", tc.typ, tc.path)
-			waitFor(t, u, Connected)
+			waitState(t, u, Connected)
 			res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
 			if err != nil || mcptest.Text(res) != "3" {
 				t.Fatalf("call after login = %v, %v", res, err)
@@ -143,7 +143,7 @@ func TestRevokedRefreshTokenMovesToNeedsAuth(t *testing.T) {
 	if !errors.Is(err, oauth.ErrLoginRequired) || !strings.Contains(err.Error(), "run: switchboard login s") {
 		t.Fatalf("call = %v; want a login required", err)
 	}
-	waitFor(t, u, NeedsAuth)
+	waitState(t, u, NeedsAuth)
 	said := []string{err.Error(), u.Snapshot().Err.Error()}
 	for _, cause := range events.errs(NeedsAuth) {
 		said = append(said, cause.Error())

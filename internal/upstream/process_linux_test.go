@@ -194,7 +194,7 @@ func TestReconnectStorm(t *testing.T) {
 	u := New(stdio("storm", mcptest.Script{ExitAfterListTools: true, StateDir: state}), nil)
 	defer u.Close()
 	u.Start()
-	waitFor(t, u, CrashLoop)
+	waitState(t, u, CrashLoop)
 	counts, err := mcptest.ReadCounts(state)
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func (s *switchable) reconnectingUpstream(t *testing.T) *Upstream {
 	<-s.dials
 	s.crash()
 	<-s.dials // the immediate attempt, refused
-	waitFor(t, u, Reconnecting)
+	waitState(t, u, Reconnecting)
 	synctest.Wait() // the refusal is published
 	return u
 }
@@ -135,7 +135,7 @@ func (s *switchable) crashedAfterAMinute(t *testing.T, log *eventLog) (*Upstream
 		t.Fatal(err)
 	}
 	<-s.dials
-	waitUntil(t, time.Minute)
+	mcptest.PassTime(time.Minute)
 	lost := time.Since(s.start)
 	s.crash()
 	return u, lost
@@ -153,7 +153,7 @@ func TestReconnectLadderThenBackground(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("ladder attempts (-want +got):\n%s", diff)
 		}
-		waitFor(t, u, Failed)
+		waitState(t, u, Failed)
 		snap := u.Snapshot()
 		if !errors.Is(snap.Err, errRefused) || len(snap.Tools) == 0 {
 			t.Errorf("after the ladder: err %v, %d tools; want the refusal and the stale tools still listed", snap.Err, len(snap.Tools))
@@ -167,7 +167,7 @@ func TestReconnectLadderThenBackground(t *testing.T) {
 		}
 		sw.revive()
 		<-sw.dials // 60 s after the last: 2 min after the ladder
-		waitFor(t, u, Connected)
+		waitState(t, u, Connected)
 		wantT := []string{"disconnected>connecting", "connecting>connected", "connected>reconnecting", "reconnecting>failed", "failed>connected"}
 		synctest.Wait() // events are delivered just after the state changes
 		if diff := cmp.Diff(wantT, log.transitions()); diff != "" {
@@ -204,7 +204,7 @@ func TestStaleToolsStayListedWhileReconnecting(t *testing.T) {
 		u := sw.connectedUpstream(t)
 		before := len(u.Snapshot().Tools)
 		sw.crash()
-		waitFor(t, u, Reconnecting)
+		waitState(t, u, Reconnecting)
 		if snap := u.Snapshot(); len(snap.Tools) != before {
 			t.Errorf("reconnecting: %d tools listed, want the %d stale ones", len(snap.Tools), before)
 		}
@@ -300,7 +300,7 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		var log eventLog
 		u := sw.upstream(t, &log)
 		u.Start()
-		waitFor(t, u, CrashLoop)
+		waitState(t, u, CrashLoop)
 		if got := sw.srv.Counts().Starts; got != breakerLimit {
 			t.Errorf("%d connections before the breaker opened, want %d", got, breakerLimit)
 		}
@@ -313,7 +313,7 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		}
 		// Crash-loop is not terminal: an attempt every 5 min, each of which
 		// crashes again and keeps the breaker open.
-		waitUntil(t, time.Hour)
+		mcptest.PassTime(time.Hour)
 		if got, want := sw.srv.Counts().Starts, breakerLimit+11; got != want {
 			t.Errorf("%d connections an hour later, want %d: one every 5 min", got, want)
 		}
@@ -326,19 +326,11 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		if err := u.Reconnect(t.Context()); err != nil {
 			t.Errorf("Reconnect = %v", err)
 		}
-		waitFor(t, u, CrashLoop)
+		waitState(t, u, CrashLoop)
 		if got := sw.srv.Counts().Starts - before; got != breakerLimit {
 			t.Errorf("%d connections after a manual reconnect, want %d", got, breakerLimit)
 		}
 	})
-}
-
-// waitUntil lets fake time pass: it blocks on a timer, the only thing a
-// synctest bubble waits on when all else is idle.
-func waitUntil(t *testing.T, d time.Duration) {
-	t.Helper()
-	timer := time.NewTimer(d)
-	<-timer.C
 }
 
 func TestConnectAfterCloseIsNeverResurrected(t *testing.T) {
@@ -382,7 +374,7 @@ func TestCrashLoopEventNamesTheCause(t *testing.T) {
 		var log eventLog
 		u := sw.upstream(t, &log)
 		u.Start()
-		waitFor(t, u, CrashLoop)
+		waitState(t, u, CrashLoop)
 		errs := log.errs(CrashLoop)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server "sw": session: server closed the connection`) {
 			t.Errorf("crash-loop events = %v, want one with the last crash's cause", errs)
@@ -420,7 +412,7 @@ func TestReconnectRefreshesToolsWithoutCalls(t *testing.T) {
 		u := sw.connectedUpstream(t)
 		sw.srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
 		sw.srv.Restart()
-		waitUntil(t, refreshDelay+time.Millisecond)
+		mcptest.PassTime(refreshDelay + time.Millisecond)
 		synctest.Wait()
 		if diff := cmp.Diff([]string{"new"}, toolNames(u.Snapshot().Tools)); diff != "" {
 			t.Errorf("tools after the reconnect (-want +got):\n%s", diff)

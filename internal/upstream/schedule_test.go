@@ -57,7 +57,7 @@ func TestShortOutageUnderTraffic(t *testing.T) {
 				var log eventLog
 				u, lost := sw.crashedAfterAMinute(t, &log)
 				since := func() time.Duration { return time.Since(sw.start) - lost }
-				at := func(d time.Duration) { waitUntil(t, d-since()) }
+				at := func(d time.Duration) { mcptest.PassTime(d - since()) }
 
 				var (
 					mu      sync.Mutex
@@ -124,7 +124,7 @@ func TestLongOutageFollowsTheScheduleForever(t *testing.T) {
 		var log eventLog
 		u, lost := sw.crashedAfterAMinute(t, &log)
 		for range 180 { // 30 min
-			waitUntil(t, 10*time.Second)
+			mcptest.PassTime(10 * time.Second)
 			for _, err := range callAll(u, 10) {
 				if err == nil {
 					t.Fatal("a call succeeded while the server is down")
@@ -132,7 +132,7 @@ func TestLongOutageFollowsTheScheduleForever(t *testing.T) {
 			}
 		}
 		sw.revive()
-		waitFor(t, u, Connected)
+		waitState(t, u, Connected)
 		dials := sw.nextDials(len(sw.dials), lost)
 
 		var scheduled []time.Duration // at once, then after each failure
@@ -191,17 +191,17 @@ func TestFixedCrashLoopRecoversUnattended(t *testing.T) {
 		})
 		defer u.Close()
 		u.Start()
-		waitFor(t, u, CrashLoop)
+		waitState(t, u, CrashLoop)
 		looped := time.Now()
 		fixed.Store(true)
-		waitFor(t, u, Connected)
+		waitState(t, u, Connected)
 		if took := time.Since(looped); took != backgroundMax {
 			t.Errorf("recovered %v after the crash-loop began, want %v", took, backgroundMax)
 		}
 		if got := crashing.Counts().Starts; got != breakerLimit {
 			t.Errorf("the crashing server was started %d times, want %d", got, breakerLimit)
 		}
-		waitUntil(t, stablePeriod)
+		mcptest.PassTime(stablePeriod)
 		restartServer(t, u, good)
 		synctest.Wait()
 		if n := len(log.errs(CrashLoop)); n != 1 {

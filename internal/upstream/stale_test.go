@@ -135,7 +135,7 @@ func TestIdleSessionProbe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				u, srv := connectedInMemory(t, mcptest.Script{Ping: tc.ping}, config.Server{}, nil)
-				waitUntil(t, tc.idle)
+				mcptest.PassTime(tc.idle)
 				start := time.Now()
 				res, err := callTool(t.Context(), u, "increment", nil)
 				if err != nil || mcptest.Text(res) != "1" {
@@ -163,7 +163,7 @@ func TestProbeFailsWhenServerDown(t *testing.T) {
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, time.Minute)
+		mcptest.PassTime(time.Minute)
 		sw.mu.Lock()
 		sw.down = true
 		sw.mu.Unlock()

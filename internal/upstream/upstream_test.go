@@ -62,8 +62,8 @@ func restartServer(t *testing.T, u *Upstream, srv *mcptest.Server) {
 	}
 }
 
-// waitFor blocks until u reaches state want.
-func waitFor(t *testing.T, u *Upstream, want State) {
+// waitState blocks until u reaches state want.
+func waitState(t *testing.T, u *Upstream, want State) {
 	t.Helper()
 	for {
 		u.mu.Lock()
