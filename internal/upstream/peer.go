@@ -350,25 +350,50 @@ func (u *Upstream) capabilities() *mcp.ClientCapabilities {
 // SetRoots replaces the roots offered to the server, which is told that
 // they changed. It does nothing to an upstream made without Options.Roots,
 // which offers none.
+//
+// The server is told without a lock held: a SetRoots that finds another
+// telling the server of an earlier change leaves its roots to that one,
+// which applies the latest roots before it returns, and returns at once.
 func (u *Upstream) SetRoots(roots []*mcp.Root) {
 	if u.opts.Roots == nil {
 		return
 	}
-	keep := make(map[string]bool, len(roots))
-	for _, r := range roots {
-		keep[r.URI] = true
-	}
 	u.rootsMu.Lock()
 	defer u.rootsMu.Unlock()
+	u.wantRoots = roots
+	u.rootsGen++
+	if u.applyingRoots {
+		return
+	}
+	u.applyingRoots = true
+	for applied := uint64(0); applied != u.rootsGen; {
+		applied = u.rootsGen
+		gone := urisNotIn(u.roots, u.wantRoots)
+		u.roots = u.wantRoots
+		want := u.roots
+		u.rootsMu.Unlock()
+		u.client.RemoveRoots(gone...)
+		u.client.AddRoots(want...)
+		u.rootsMu.Lock()
+	}
+	u.applyingRoots = false
+}
+
+// urisNotIn returns the URIs of the roots in from that are not in to.
+//
+//lint:ignore SA1019 roots are forwarded while clients and servers use them.
+func urisNotIn(from, to []*mcp.Root) []string {
+	keep := make(map[string]bool, len(to))
+	for _, r := range to {
+		keep[r.URI] = true
+	}
 	var gone []string
-	for _, r := range u.roots {
+	for _, r := range from {
 		if !keep[r.URI] {
 			gone = append(gone, r.URI)
 		}
 	}
-	u.roots = roots
-	u.client.RemoveRoots(gone...)
-	u.client.AddRoots(roots...)
+	return gone
 }
 
 // SetLoggingLevel asks the server to send log messages at level and above,

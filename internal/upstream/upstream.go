@@ -84,16 +84,21 @@ type Upstream struct {
 	name   string
 	opts   Options
 	client *mcp.Client
-	// rootsMu serializes SetRoots, and guards roots, the roots offered.
-	rootsMu sync.Mutex
+	// rootsMu guards the roots: those offered (roots), those wanted
+	// (wantRoots, set by each SetRoots, which bumps rootsGen), and whether
+	// a SetRoots is telling the client of a change (applyingRoots). It is
+	// never held while the client notifies the server.
+	rootsMu       sync.Mutex
+	rootsGen      uint64
+	applyingRoots bool
 	//lint:ignore SA1019 roots are forwarded while clients and servers use them.
-	roots   []*mcp.Root
-	secrets *config.Secrets
-	prober  func() *mcp.Client // the bare client of modern probes, made on first use
-	peers   peers              // the requests in flight on behalf of peers
-	notes   noteCount          // see noteCount
-	front   frontWatch         // see frontWatch
-	noise   *noiseLog          // logs what stdout carries that is not JSON-RPC
+	roots, wantRoots []*mcp.Root
+	secrets          *config.Secrets
+	prober           func() *mcp.Client // the bare client of modern probes, made on first use
+	peers            peers              // the requests in flight on behalf of peers
+	notes            noteCount          // see noteCount
+	front            frontWatch         // see frontWatch
+	noise            *noiseLog          // logs what stdout carries that is not JSON-RPC
 
 	// The lifetime of the owner goroutine: detached from every caller,
 	// ended by Close.
