@@ -171,7 +171,7 @@ func TestObserver(t *testing.T) {
 		synctest.Wait()
 		callTool(t.Context(), m, "s__echo", nil) // the early attempt fails
 		f.fail("s", nil)
-		waitUntil(t, time.Second) // the next scheduled attempt connects
+		mcptest.PassTime(time.Second) // the next scheduled attempt connects
 		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
@@ -293,7 +293,7 @@ func TestSubscriptionsSurviveManagerReconnects(t *testing.T) {
 			{"failed-only", func() error {
 				f.fail("s", errors.New("refused"))
 				srv.Restart()
-				waitUntil(t, time.Minute) // past the ladder: failed
+				mcptest.PassTime(time.Minute) // past the ladder: failed
 				f.fail("s", nil)
 				return m.ReconnectFailed(t.Context())
 			}},
@@ -309,7 +309,7 @@ func TestSubscriptionsSurviveManagerReconnects(t *testing.T) {
 			if err := tc.reconnect(); err != nil {
 				t.Fatalf("%s: %v", tc.name, err)
 			}
-			waitUntil(t, time.Second) // the new session lists, and subscribes
+			mcptest.PassTime(time.Second) // the new session lists, and subscribes
 			synctest.Wait()
 			if diff := cmp.Diff([]string{"mem://a"}, srv.Subscriptions()); diff != "" {
 				t.Errorf("%s: server subscriptions (-want +got):\n%s", tc.name, diff)
