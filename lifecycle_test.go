@@ -1076,7 +1076,7 @@ func TestUnchangedReloadRebuildsNothing(t *testing.T) {
 		}
 		catalogBefore := m.view.Load().tools
 
-		time.Sleep(time.Minute)
+		mcptest.PassTime(time.Minute)
 		srv.NotifyToolsChanged()
 		mcptest.PassTime(time.Second)
 		synctest.Wait()

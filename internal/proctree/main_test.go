@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -26,8 +26,7 @@ const (
 func TestMain(m *testing.M) {
 	switch {
 	case os.Getenv(sleeperEnv) != "":
-		time.Sleep(time.Hour) // a process that does nothing until it is ended
-		os.Exit(0)
+		untilEnded()
 	case os.Getenv(parentEnv) != "":
 		child := exec.Command(os.Args[0])
 		child.Env = append(os.Environ(), sleeperEnv+"=1")
@@ -36,8 +35,8 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		fmt.Println(child.Process.Pid)
-		time.Sleep(time.Hour) // it ends only when it is ended, whatever its child does
-		os.Exit(0)
+		untilEnded() // whatever its child does
+
 	case os.Getenv(orphanerEnv) != "":
 		cmd := exec.Command(os.Getenv(orphanerEnv), "300")
 		if cmd.Path == os.Args[0] {
@@ -52,4 +51,15 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	goleak.VerifyTestMain(m)
+}
+
+// untilEnded blocks the process until a signal ends it (SIGTERM or
+// SIGKILL, the job's end on Windows): the processes of a tree under test
+// do nothing else. Waiting for a signal, rather than on nothing, keeps
+// the runtime from taking it for a deadlock.
+func untilEnded() {
+	ended := make(chan os.Signal, 1)
+	signal.Notify(ended, os.Interrupt)
+	<-ended
+	os.Exit(0)
 }

@@ -429,7 +429,7 @@ func TestNoGoroutineGrowthOverReconnects(t *testing.T) {
 		cycle := func() {
 			srv.Restart()
 			// Far apart enough that no crash loop is seen.
-			time.Sleep(time.Hour)
+			mcptest.PassTime(time.Hour)
 			synctest.Wait()
 			if u.State() != Connected {
 				t.Fatalf("after a restart: %v, want connected", u.State())
