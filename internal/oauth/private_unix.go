@@ -27,7 +27,7 @@ func private(f *os.File) error {
 func makePrivate(string) error { return nil }
 
 // fileID identifies the file behind info: its inode.
-func fileID(_ string, info os.FileInfo) string {
+func fileID(info os.FileInfo) string {
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
 		return fmt.Sprint(st.Ino)
 	}

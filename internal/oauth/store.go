@@ -164,9 +164,9 @@ func (s *Store) Stamp(key string) string {
 	if err != nil {
 		return ""
 	}
-	// Every save renames a new file into place: its identity tells two
-	// saves apart even within the file system's clock tick.
-	return fmt.Sprintf("%s.%d.%d", fileID(s.path(key), info), info.ModTime().UnixNano(), info.Size())
+	// Every save renames a new file into place: its identity (fileID)
+	// tells two saves apart even within the file system's clock tick.
+	return fmt.Sprintf("%s.%d.%d", fileID(info), info.ModTime().UnixNano(), info.Size())
 }
 
 // Forget deletes every record of the server called name, whatever its
