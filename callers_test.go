@@ -14,7 +14,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // What callers see: the startup gate, the query and its filters, the
@@ -249,19 +248,6 @@ func TestStatusHasThePIDOfAStdioServer(t *testing.T) {
 	}
 	if got := m.Status()[0].PID; got != counts.PIDs[0] {
 		t.Errorf("PID = %d, want the process's %d", got, counts.PIDs[0])
-	}
-}
-
-// TestStatesMatchTheUpstreams: the manager shows an upstream's state as the
-// value of the same name.
-func TestStatesMatchTheUpstreams(t *testing.T) {
-	for s := upstream.Disconnected; s <= upstream.NeedsAuth; s++ {
-		if got := stateOf(s).String(); got != s.String() {
-			t.Errorf("upstream state %v shows as %q", s, got)
-		}
-	}
-	if n := len(stateNames); n != int(upstream.NeedsAuth)+1 {
-		t.Errorf("%d manager states for %d upstream states", n, int(upstream.NeedsAuth)+1)
 	}
 }
 

@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -255,4 +256,13 @@ func (d *dispatcher) close() {
 	d.mu.Unlock()
 	signal(d.wake)
 	<-d.done
+}
+
+// causeText is the message of err without the server's name, which the
+// event names already.
+func causeText(err error) string {
+	if e, ok := errors.AsType[*ServerError](err); ok {
+		return e.Op + ": " + e.Err.Error()
+	}
+	return err.Error()
 }

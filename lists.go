@@ -77,7 +77,7 @@ func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPrompt
 	get := *params
 	get.Name = original
 	res, err := up.GetPrompt(ctx, &get)
-	return res, publicError(err)
+	return res, err
 }
 
 // promptServer returns the upstream that serves the prompt name, a public
@@ -129,7 +129,7 @@ func (m *Manager) Complete(ctx context.Context, q *Query, params *mcp.CompletePa
 	complete := *params
 	complete.Ref = &ref
 	res, err := up.Complete(ctx, &complete)
-	return res, publicError(err)
+	return res, err
 }
 
 // templateServer returns the upstream that serves the resource template
@@ -209,7 +209,7 @@ func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadRe
 		return nil, err
 	}
 	res, err := up.ReadResource(ctx, params)
-	return res, publicError(err)
+	return res, err
 }
 
 // SubscribeResource subscribes to updates of uri, for q (which may be nil),
@@ -220,7 +220,7 @@ func (m *Manager) SubscribeResource(ctx context.Context, q *Query, uri string) e
 	if err != nil {
 		return err
 	}
-	return publicError(up.Subscribe(ctx, uri))
+	return up.Subscribe(ctx, uri)
 }
 
 // UnsubscribeResource ends a subscription made with SubscribeResource.
@@ -229,7 +229,7 @@ func (m *Manager) UnsubscribeResource(ctx context.Context, q *Query, uri string)
 	if err != nil {
 		return err
 	}
-	return publicError(up.Unsubscribe(ctx, uri))
+	return up.Unsubscribe(ctx, uri)
 }
 
 // resourceServer returns the upstream that serves uri to q.

@@ -459,7 +459,7 @@ func failures(pass []*upstream.Upstream) error {
 	var errs []error
 	for _, up := range pass {
 		if snap := up.Snapshot(); snap.State != upstream.Connected {
-			errs = append(errs, publicError(snap.Err))
+			errs = append(errs, snap.Err)
 		}
 	}
 	return errors.Join(errs...)
@@ -471,7 +471,7 @@ func closeAll(ups []*upstream.Upstream, deadline time.Time) []error {
 	errs := make([]error, len(ups))
 	var wg sync.WaitGroup
 	for i, up := range ups {
-		wg.Go(func() { errs[i] = publicError(up.CloseBy(deadline)) })
+		wg.Go(func() { errs[i] = up.CloseBy(deadline) })
 	}
 	wg.Wait()
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
@@ -627,7 +627,7 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	m.held[up] = true
 	ctx, cancel := context.WithTimeout(ctx, m.opts.CloseTimeout)
 	defer cancel()
-	errs := []error{publicError(up.Disconnect(ctx))}
+	errs := []error{up.Disconnect(ctx)}
 	// Its sessions' processes end too, whatever became of the shared one,
 	// with a grace of their own. Taken after the shared one stopped: no
 	// request starts another since (see servesPerSession).
@@ -660,7 +660,7 @@ func (m *Manager) Close() error {
 	var errs []error
 	for i := len(servers) - 1; i >= 0; i-- {
 		if err := servers[i].CloseBy(deadline); err != nil {
-			errs = append(errs, publicError(err))
+			errs = append(errs, err)
 		}
 	}
 	m.perSession.close()

@@ -10,36 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
-// A Peer is the MCP client on whose behalf the host makes a request: in the
-// gateway, one downstream session. What a server sends while it serves the
-// request goes to the peer, and the peer's answer goes back to the server:
-// sampling and elicitation requests, log messages, and progress, with the
-// peer's own progress token. An *mcp.ServerSession has every method but
-// Session and Done.
-//
-// Over Streamable HTTP a server sends these on the response stream of the
-// request that caused them, so they reach exactly its peer. Over stdio
-// nothing on the wire says which request a message belongs to: it goes to
-// the peer only while the requests in flight to that server come from a
-// single session; otherwise a request is refused with a JSON-RPC error, and
-// a log message goes to the manager's logger.
-type Peer interface {
-	// Session identifies the peer's session: the requests of one session
-	// count as one client. It must be comparable.
-	Session() any
-	// Done is closed when the peer's session ends; nil if that cannot be
-	// known. A server with processPerSession runs one process per peer
-	// session whose end can be known, until it ends.
-	Done() <-chan struct{}
-	CreateMessage(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
-	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
-	Log(context.Context, *mcp.LoggingMessageParams) error
-	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
-	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
-}
+// A Peer is the MCP client on whose behalf the host makes a request; see
+// [mcpconn.Peer].
+type Peer = mcpconn.Peer
 
 // WithPeer returns ctx carrying p: the calls, prompt gets, resource reads
 // and completions made with it are made on p's behalf.
@@ -57,7 +33,7 @@ func (m *Manager) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) e
 	var errs []error
 	for _, up := range slices.Concat(m.view.Load().servers, m.perSession.all()) {
 		if err := up.SetLoggingLevel(ctx, level); err != nil {
-			errs = append(errs, publicError(err))
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

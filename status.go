@@ -2,60 +2,30 @@ package switchboard
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
-// State is a server's state.
-type State int
+// State is a server's connectivity state.
+type State = mcpconn.State
 
-// The states of a server. The zero value, StateDisconnected, is that of a
-// server that is not running: not connected yet, or disconnected. All but
-// disconnected and closed are the words of /readyz.
+// The states of a server; see [mcpconn.State].
 const (
-	StateDisconnected State = iota
-	StateConnecting
-	StateConnected
-	StateReconnecting // lost its connection; on the ladder of quick attempts
-	StateFailed       // not connected; retried on the schedule, for ever
-	StateCrashLoop    // crashed too often; retried every 5 min, for ever
-	StateDisabled
-	StateClosed
-	StateNeedsAuth // asks for a login no stored token answers; run: switchboard login NAME
+	StateDisconnected = mcpconn.StateDisconnected
+	StateConnecting   = mcpconn.StateConnecting
+	StateConnected    = mcpconn.StateConnected
+	StateReconnecting = mcpconn.StateReconnecting
+	StateFailed       = mcpconn.StateFailed
+	StateCrashLoop    = mcpconn.StateCrashLoop
+	StateDisabled     = mcpconn.StateDisabled
+	StateClosed       = mcpconn.StateClosed
+	StateNeedsAuth    = mcpconn.StateNeedsAuth
 )
-
-var stateNames = [...]string{
-	StateDisconnected: "disconnected",
-	StateConnecting:   "connecting",
-	StateConnected:    "connected",
-	StateReconnecting: "reconnecting",
-	StateFailed:       "failed",
-	StateCrashLoop:    "crash-loop",
-	StateDisabled:     "disabled",
-	StateClosed:       "closed",
-	StateNeedsAuth:    "needs-auth",
-}
-
-// String returns the state's word, as used by /readyz and the status page.
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
-
-// MarshalText encodes the state as its word.
-func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// stateOf converts an upstream's state. The two lists are the same, in the
-// same order: a test holds them together.
-func stateOf(s upstream.State) State { return State(s) }
 
 // ServerStatus is a snapshot of one configured server. It never holds a URL,
 // a header or a substituted value.

@@ -161,14 +161,13 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	o := m.opts.Observer
 	if o == nil || o.CallStarted == nil && o.CallEnded == nil {
 		res, err := up.CallTool(ctx, &call)
-		return res, publicError(err)
+		return res, err
 	}
 	if o.CallStarted != nil {
 		o.CallStarted(t.Server, name)
 	}
 	start := time.Now()
 	res, err := up.CallTool(ctx, &call)
-	err = publicError(err)
 	if o.CallEnded != nil {
 		o.CallEnded(CallEnd{Server: t.Server, Tool: name, Outcome: outcomeOf(ctx, res, err), Duration: time.Since(start), Err: err})
 	}

@@ -76,12 +76,12 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 		cfg := snap.Config
 		st := ServerStatus{
 			Name:         snap.Name,
-			State:        stateOf(snap.State),
+			State:        snap.State,
 			Since:        snap.Since,
 			Transport:    cfg.TransportType(),
 			Source:       cfg.Source,
 			Required:     cfg.Required,
-			Err:          publicError(snap.Err),
+			Err:          snap.Err,
 			Instructions: snap.Instructions,
 			ServerInfo:   snap.ServerInfo,
 			Capabilities: snap.Capabilities,
@@ -328,7 +328,7 @@ func (e *events) apply(batch []queued) {
 			statuses = true
 			e.observeList(ev)
 			if ev.Err != nil {
-				out = append(out, Event{Kind: EventReloadFailed, At: ev.At, Server: snap.Name, List: ev.List.String(), Err: publicError(ev.Err)})
+				out = append(out, Event{Kind: EventReloadFailed, At: ev.At, Server: snap.Name, List: ev.List.String(), Err: ev.Err})
 			} else if ev.List == upstream.Tools && !snap.Cached {
 				m.writes.put(snap, m.redactor(snap.Name))
 			}
@@ -337,7 +337,7 @@ func (e *events) apply(batch []queued) {
 		case upstream.EventAttemptFailed:
 			statuses = true
 			if o := m.opts.Observer; o != nil && o.ConnectFailed != nil {
-				o.ConnectFailed(snap.Name, publicError(ev.Err))
+				o.ConnectFailed(snap.Name, ev.Err)
 			}
 		case upstream.EventResourceUpdated:
 			out = append(out, Event{Kind: EventResourceUpdated, At: ev.At, Server: snap.Name, URI: ev.URI})
@@ -382,7 +382,7 @@ func same[T any](a, b []T) bool {
 // stateEvent is the public event of an upstream's transition.
 func (m *Manager) stateEvent(ev upstream.Event) Event {
 	snap := ev.Snapshot
-	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: stateOf(snap.State), From: stateOf(ev.From), Err: publicError(snap.Err)}
+	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: snap.State, From: ev.From, Err: snap.Err}
 	if out.State == StateFailed || out.State == StateCrashLoop || out.State == StateNeedsAuth {
 		out.Source = snap.Config.Source
 	}
@@ -397,7 +397,7 @@ func (e *events) observeState(ev upstream.Event, before upstream.Snapshot) {
 	}
 	snap := ev.Snapshot
 	if o.StateChanged != nil {
-		o.StateChanged(snap.Name, stateOf(ev.From), stateOf(snap.State), publicError(snap.Err))
+		o.StateChanged(snap.Name, ev.From, snap.State, snap.Err)
 	}
 	if o.Reconnected != nil && snap.State == upstream.Connected && snap.Reconnects > before.Reconnects {
 		o.Reconnected(snap.Name)
@@ -407,7 +407,7 @@ func (e *events) observeState(ev upstream.Event, before upstream.Snapshot) {
 // observeList tells the observer of a list fetched from the server.
 func (e *events) observeList(ev upstream.Event) {
 	if o := e.m.opts.Observer; o != nil && o.ListRefreshed != nil && !ev.Snapshot.Cached {
-		o.ListRefreshed(ev.Snapshot.Name, ev.List.String(), publicError(ev.Err))
+		o.ListRefreshed(ev.Snapshot.Name, ev.List.String(), ev.Err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
 // callTool returns the handler of the tool with the given public name. The
@@ -49,7 +50,7 @@ func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToo
 	}
 	defer end()
 	res, err := g.m.CallTool(peerCtx, nil, params)
-	if rpcErr, ok := answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {
+	if rpcErr, ok := mcpconn.Answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {
 		err = g.namedInvalidParams(name, err, rpcErr)
 	}
 	return res, err
@@ -102,7 +103,7 @@ func toolAnswer(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.C
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // the client went away: nothing to tell it
 	}
-	if rpcErr, ok := answer(err); ok {
+	if rpcErr, ok := mcpconn.Answer(err); ok {
 		return nil, rpcErr
 	}
 	return &mcp.CallToolResult{
@@ -203,7 +204,7 @@ func protocolError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if rpcErr, ok := answer(err); ok {
+	if rpcErr, ok := mcpconn.Answer(err); ok {
 		return rpcErr
 	}
 	code := int64(jsonrpc.CodeInternalError)

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
@@ -204,27 +203,6 @@ func (g *Gateway) Close() error {
 	}
 	g.sessions.wait()
 	return errors.Join(errs...)
-}
-
-// codeRejected is the go-sdk's JSON-RPC code for a message its transport
-// could not send: never a server's answer.
-const codeRejected = -32005
-
-// answer returns the JSON-RPC error that the server answered a call with,
-// if that is what err is. A call that found its server down, that may have
-// run, or that timed out was not answered, whatever JSON-RPC error its
-// cause carries.
-func answer(err error) (*jsonrpc.Error, bool) {
-	var rpcErr *jsonrpc.Error
-	switch {
-	case errors.Is(err, switchboard.ErrNotConnected), errors.Is(err, switchboard.ErrReconnecting),
-		errors.Is(err, switchboard.ErrCircuitOpen), errors.Is(err, switchboard.ErrClosed),
-		errors.Is(err, switchboard.ErrAmbiguous), errors.Is(err, switchboard.ErrTimeout):
-		return nil, false
-	case errors.As(err, &rpcErr) && rpcErr.Code != codeRejected:
-		return rpcErr, true
-	}
-	return nil, false
 }
 
 // checkArguments checks that a tools/call's arguments, which the SDK has

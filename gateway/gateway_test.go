@@ -440,30 +440,6 @@ func TestClientSessionWithoutStreamIsNoWarning(t *testing.T) {
 	}
 }
 
-// TestAnswer: only the JSON-RPC error a server answered a call with passes
-// through as a protocol error; one carried by the cause of an unavailable
-// server, or the SDK's own rejection of a write, does not.
-func TestAnswer(t *testing.T) {
-	invalid := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}
-	rejected := &jsonrpc.Error{Code: codeRejected, Message: "rejected by transport"}
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"the server's answer", &switchboard.ServerError{Server: "s", Op: "call", Err: invalid}, true},
-		{"a rejected write", &switchboard.ServerError{Server: "s", Op: "call", Err: rejected}, false},
-		{"an unavailable server whose last attempt failed with one", &switchboard.ServerError{Server: "s", Op: "call",
-			Err: &switchboard.UnavailableError{State: switchboard.StateReconnecting, Err: invalid}}, false},
-		{"an ambiguous call", &switchboard.AmbiguousError{Tool: "t", Err: invalid}, false},
-		{"no JSON-RPC error", errors.New("plain"), false},
-	} {
-		if _, got := answer(tc.err); got != tc.want {
-			t.Errorf("%s: answer = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 // TestTokenGuardsMetricsNotProbes: with a token, /mcp and /metrics need it;
 // /healthz and /readyz never do.
 func TestTokenGuardsMetricsNotProbes(t *testing.T) {

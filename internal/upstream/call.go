@@ -11,10 +11,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
 // CallTool calls the tool params.Name, as the server knows it, with
@@ -318,10 +318,6 @@ const (
 	cancelled
 )
 
-// codeRejected is the go-sdk's JSON-RPC code for a message its transport
-// could not send (jsonrpc2.ErrRejected, which is internal).
-const codeRejected = -32005
-
 // classify says what a failed call may have done, whether its session is
 // dead, and how long the server asked us to wait before trying again. ctx is
 // the caller's, d what the HTTP transport saw of the request, and overHTTP
@@ -340,8 +336,7 @@ func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class
 	if errors.Is(err, errResponseTooLarge) || d.wasTooLarge() {
 		return deterministic, false, 0
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
+	if _, ok := mcpconn.Answer(err); ok {
 		// The server's own error answer. (The go-sdk's internal closing
 		// codes arrive wrapped in mcp.ErrConnectionClosed instead.)
 		if !errors.Is(err, mcp.ErrConnectionClosed) {

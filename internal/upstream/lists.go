@@ -361,9 +361,6 @@ func (u *Upstream) wanted(uri string) bool {
 	return u.subs[uri]
 }
 
-// ErrNotSupported means the server does not offer what was asked.
-var ErrNotSupported = errors.New("not supported by the server")
-
 // Subscribe subscribes to updates of the resource uri; they arrive as
 // EventResourceUpdated. The subscription belongs to the upstream, not to a
 // session: every new session subscribes again, whatever kind of reconnect

@@ -13,27 +13,13 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
-// A Peer is the client on whose behalf a request is made: in the gateway,
-// one downstream session. What a server sends while it serves the request
-// (sampling and elicitation requests, log messages, progress) goes to the
-// peer, and its answer comes back. Attach it to a request's context with
-// [WithPeer].
-type Peer interface {
-	// Session identifies the peer's session: the requests of one session
-	// count as one client. It must be comparable.
-	Session() any
-	// Done is closed when the peer's session ends; nil if that cannot be
-	// known.
-	Done() <-chan struct{}
-	CreateMessage(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
-	Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	NotifyElicitationComplete(context.Context, *mcp.ElicitationCompleteParams) error
-	Log(context.Context, *mcp.LoggingMessageParams) error
-	NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error
-	ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
-}
+// Peer is the client on whose behalf a request is made; attach it to a
+// request's context with [WithPeer].
+type Peer = mcpconn.Peer
 
 type peerKey struct{}
 

@@ -3,53 +3,27 @@ package upstream
 import (
 	"fmt"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
 // State is the connectivity state of an [Upstream].
-type State int
+type State = mcpconn.State
 
 // The states of an [Upstream]. The zero value, Disconnected, is the state of
 // an upstream that is not running: created and not started yet, or stopped
 // by [Upstream.Disconnect].
 const (
-	Disconnected State = iota
-	Connecting
-	Connected
-	Reconnecting
-	Failed
-	CrashLoop
-	Disabled
-	Closed
-	// NeedsAuth is a server that asks for a login that no stored token
-	// answers: it waits for `switchboard login`.
-	NeedsAuth
+	Disconnected = mcpconn.StateDisconnected
+	Connecting   = mcpconn.StateConnecting
+	Connected    = mcpconn.StateConnected
+	Reconnecting = mcpconn.StateReconnecting
+	Failed       = mcpconn.StateFailed
+	CrashLoop    = mcpconn.StateCrashLoop
+	Disabled     = mcpconn.StateDisabled
+	Closed       = mcpconn.StateClosed
+	NeedsAuth    = mcpconn.StateNeedsAuth
 )
-
-var stateNames = [...]string{
-	Disconnected: "disconnected",
-	Connecting:   "connecting",
-	Connected:    "connected",
-	Reconnecting: "reconnecting",
-	Failed:       "failed",
-	CrashLoop:    "crash-loop",
-	Disabled:     "disabled",
-	Closed:       "closed",
-	NeedsAuth:    "needs-auth",
-}
-
-// String returns the state's name as shown by /readyz and the status page.
-func (s State) String() string {
-	if s >= 0 && int(s) < len(stateNames) {
-		return stateNames[s]
-	}
-	return fmt.Sprintf("State(%d)", int(s))
-}
-
-// Down reports whether the state is one of a server that is wanted but
-// cannot be reached now: its calls fail or wait, and its last lists stay.
-func (s State) Down() bool {
-	return s == Reconnecting || s == Failed || s == CrashLoop || s == NeedsAuth
-}
 
 // EventKind says what an [Event] reports.
 type EventKind int
