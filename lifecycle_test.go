@@ -532,11 +532,8 @@ func TestNoCacheEntryToolsArriveLater(t *testing.T) {
 		f.add("slow", mcptest.Script{Tools: tools("t")})
 		f.delay("slow", time.Second)
 		m := f.managerWith(&Options{StartupGate: DefaultStartupGate}, server("slow"))
-		added := make(chan []string, 10)
-		m.Subscribe(func(ev Event) {
-			if ev.Kind == EventChanged && len(ev.Tools.Added) > 0 {
-				added <- ev.Tools.Added
-			}
+		added := mcptest.Await(m.Subscribe, func(ev Event) bool {
+			return ev.Kind == EventChanged && len(ev.Tools.Added) > 0
 		})
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
@@ -544,7 +541,7 @@ func TestNoCacheEntryToolsArriveLater(t *testing.T) {
 		if got := m.Tools(t.Context(), nil); len(got) != 0 {
 			t.Errorf("tools at return: %v, want none: nothing is cached", names(got))
 		}
-		if diff := cmp.Diff([]string{"slow__t"}, <-added); diff != "" {
+		if diff := cmp.Diff([]string{"slow__t"}, (<-added).Tools.Added); diff != "" {
 			t.Errorf("added later (-want +got):\n%s", diff)
 		}
 	})
@@ -707,12 +704,8 @@ func TestErrorFormatter(t *testing.T) {
 	f.add("s", mcptest.Script{})
 	f.add("down", mcptest.Script{Tools: tools("t")})
 	m := f.managerWith(&Options{FormatError: DefaultErrorFormatter}, server("s"), server("down"))
-	reconnecting := make(chan struct{})
-	var once sync.Once
-	m.Subscribe(func(ev Event) {
-		if ev.Kind == EventState && ev.Server == "down" && ev.State == StateReconnecting {
-			once.Do(func() { close(reconnecting) })
-		}
+	reconnecting := mcptest.Await(m.Subscribe, func(ev Event) bool {
+		return ev.Kind == EventState && ev.Server == "down" && ev.State == StateReconnecting
 	})
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
@@ -869,12 +862,7 @@ func TestReloadFailedEventNamesTheServer(t *testing.T) {
 		f := newFleet(t)
 		srv := f.add("s", mcptest.Script{Tools: tools("alpha")})
 		m := f.managerWith(&Options{NoCache: true}, server("s"))
-		failed := make(chan Event, 1)
-		m.Subscribe(func(ev Event) {
-			if ev.Kind == EventReloadFailed {
-				failed <- ev
-			}
-		})
+		failed := mcptest.Await(m.Subscribe, func(ev Event) bool { return ev.Kind == EventReloadFailed })
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -904,11 +892,8 @@ func TestCrashLoopThenManualReconnect(t *testing.T) {
 		flaky := server("flaky")
 		flaky.Source = "/home/me/.mcp.json"
 		m := f.managerWith(&Options{NoCache: true}, flaky, steady)
-		states := make(chan Event, 100)
-		m.Subscribe(func(ev Event) {
-			if ev.Kind == EventState && ev.Server == "flaky" {
-				states <- ev
-			}
+		crashLoop := mcptest.Await(m.Subscribe, func(ev Event) bool {
+			return ev.Kind == EventState && ev.Server == "flaky" && ev.State == StateCrashLoop
 		})
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
@@ -916,13 +901,7 @@ func TestCrashLoopThenManualReconnect(t *testing.T) {
 		// From now on the server crashes as soon as it has listed its tools.
 		f.add("flaky", mcptest.Script{Tools: tools("t"), ExitAfterListTools: true})
 		srv.Restart()
-		var loop Event
-		for ev := range states {
-			if ev.State == StateCrashLoop {
-				loop = ev
-				break
-			}
-		}
+		loop := <-crashLoop
 		if loop.Source != flaky.Source || loop.Err == nil {
 			t.Errorf("crash-loop event = %+v, want the config file and the cause", loop)
 		}

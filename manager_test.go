@@ -556,11 +556,8 @@ func TestReconnectingServerKeepsItsTools(t *testing.T) {
 		f := newFleet(t)
 		srv := f.add("flaky", mcptest.Script{Tools: tools("t")})
 		m := f.manager(server("flaky"))
-		states := make(chan State, 10)
-		m.Subscribe(func(ev Event) {
-			if ev.Kind == EventState {
-				states <- ev.State
-			}
+		reconnecting := mcptest.Await(m.Subscribe, func(ev Event) bool {
+			return ev.Kind == EventState && ev.State == StateReconnecting
 		})
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
@@ -568,11 +565,7 @@ func TestReconnectingServerKeepsItsTools(t *testing.T) {
 		// The server goes away and cannot be reached for now.
 		f.fail("flaky", errors.New("connection refused"))
 		srv.Restart()
-		for s := range states {
-			if s == StateReconnecting {
-				break
-			}
-		}
+		<-reconnecting
 		if diff := cmp.Diff([]string{"flaky__t"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools while reconnecting (-want +got):\n%s", diff)
 		}

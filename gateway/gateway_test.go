@@ -422,12 +422,7 @@ func TestClientSessionWithoutStreamIsNoWarning(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 
-	changed := make(chan struct{}, 10)
-	m.Subscribe(func(ev switchboard.Event) {
-		if ev.Kind == switchboard.EventChanged {
-			changed <- struct{}{}
-		}
-	})
+	changed := mcptest.Await(m.Subscribe, func(ev switchboard.Event) bool { return ev.Kind == switchboard.EventChanged })
 	srv.SetTools([]mcptest.ToolSpec{{Name: "t2"}})
 	<-changed
 	// The notification goes out after the server's debounce, and fails.
