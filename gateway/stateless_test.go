@@ -98,3 +98,25 @@ func TestIdleSessionIsLetGo(t *testing.T) {
 		t.Errorf("the idle session ended with %v, want session not found", err)
 	}
 }
+
+func TestStatelessHTTP(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false)}, &Options{Stateless: true})
+	srv := httptest.NewServer(g.Handler())
+	defer srv.Close()
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: transport}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" {
+		t.Errorf("stateless gateway gave session ID %q", cs.ID())
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "m__add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil || mcptest.Text(res) != "3" {
+		t.Errorf("m__add over stateless HTTP = %v, %v", res, err)
+	}
+}

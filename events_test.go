@@ -1,0 +1,188 @@
+package switchboard
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+)
+
+// Events: what the manager tells its subscribers, and when.
+
+func TestEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("good", mcptest.Script{Tools: tools("t")})
+		f.add("bad", mcptest.Script{})
+		f.fail("bad", errors.New("refused"))
+		good, bad := server("good"), server("bad")
+		bad.Source = "/etc/switchboard/mcp.json"
+		m := f.managerWith(&Options{NoCache: true}, good, bad)
+		var mu sync.Mutex
+		var got []string
+		m.Subscribe(func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch ev.Kind {
+			case EventState:
+				s := ev.Server + " " + ev.State.String()
+				if ev.Source != "" {
+					s += " (" + ev.Source + ")"
+				}
+				got = append(got, s)
+			case EventChanged:
+				got = append(got, "changed +"+strings.Join(ev.Tools.Added, ","))
+			}
+		})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, want := range []string{"good connecting", "bad connecting", "good connected", "bad failed (/etc/switchboard/mcp.json)", "changed +good__t"} {
+			found := false
+			for _, g := range got {
+				found = found || g == want
+			}
+			if !found {
+				t.Errorf("events %q lack %q", got, want)
+			}
+		}
+	})
+}
+
+func TestEventBacklogUntilFirstSubscriber(t *testing.T) {
+	m := New(&config.Config{}, &Options{NoCache: true})
+	for i := range 150 {
+		m.emit(Event{Kind: EventResourceUpdated, URI: string(rune('a' + i%26))})
+	}
+	var got []Event
+	done := make(chan struct{})
+	m.Subscribe(func(ev Event) {
+		got = append(got, ev)
+		if len(got) == backlogSize {
+			close(done)
+		}
+	})
+	<-done
+	m.Close()
+	if len(got) != backlogSize {
+		t.Errorf("the first subscriber got %d events, want the last %d", len(got), backlogSize)
+	}
+	if got[0].URI != string(rune('a'+50%26)) {
+		t.Errorf("the first kept event is %q, want the 51st: the oldest are dropped", got[0].URI)
+	}
+}
+
+func TestReloadFailedEventNamesTheServer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: tools("alpha")})
+		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		failed := mcptest.Await(m.Subscribe, func(ev Event) bool { return ev.Kind == EventReloadFailed })
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.FailListTools(100)
+		srv.SetTools(tools("beta"))
+		ev := <-failed
+		if ev.Server != "s" || ev.List != "tools" || ev.Err == nil {
+			t.Errorf("reload-failed event = %+v, want server s, list tools and the cause", ev)
+		}
+		if diff := cmp.Diff([]string{"s__alpha"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after a failed reload (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestToolsChangedEvent(t *testing.T) {
+	f := newFleet(t)
+	f.add("a", mcptest.Script{Tools: tools("x", "y")})
+	m := f.manager(server("a"))
+	got := make(chan Event, 10)
+	unsubscribe := m.Subscribe(func(ev Event) {
+		if ev.Kind == EventChanged {
+			// Listeners hear of a change after the view is updated.
+			if n := len(m.Tools(t.Context(), nil)); n != len(ev.Tools.Added) {
+				t.Errorf("Tools() has %d tools when the event reports %d added", n, len(ev.Tools.Added))
+			}
+			got <- ev
+		}
+	})
+	defer unsubscribe()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ev := <-got
+	if diff := cmp.Diff([]string{"a__x", "a__y"}, ev.Tools.Added); diff != "" || len(ev.Tools.Removed) != 0 {
+		t.Errorf("added (-want +got):\n%s removed %v", diff, ev.Tools.Removed)
+	}
+}
+
+func TestSubscriberPanicDoesNotAffectOthers(t *testing.T) {
+	m := New(&config.Config{}, nil)
+	var mu sync.Mutex
+	var seen []string
+	record := func(who string) func(Event) {
+		return func(Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, who)
+		}
+	}
+	m.Subscribe(record("first"))
+	m.Subscribe(func(Event) { panic("listener bug") })
+	m.Subscribe(record("third"))
+	m.subs.send(Event{Kind: EventChanged})
+	m.Close() // delivers what is queued
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(seen)
+	if diff := cmp.Diff([]string{"first", "third"}, seen); diff != "" {
+		t.Errorf("deliveries (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnsubscribeFromListener(t *testing.T) {
+	m := New(&config.Config{}, nil)
+	calls := 0
+	var unsubscribe func()
+	unsubscribe = m.Subscribe(func(Event) {
+		calls++
+		unsubscribe()
+	})
+	m.subs.send(Event{Kind: EventChanged})
+	m.subs.send(Event{Kind: EventChanged})
+	m.Close()
+	if calls != 1 {
+		t.Errorf("listener called %d times after unsubscribing from itself, want 1", calls)
+	}
+}
+
+func TestEventString(t *testing.T) {
+	cause := &ServerError{Server: "web", Op: "session", Err: errors.New("connection lost")}
+	for _, tc := range []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Kind: EventState, Server: "web", State: StateConnected}, "state web: connected"},
+		{Event{Kind: EventState, Server: "web", State: StateReconnecting, Err: cause}, "state web: reconnecting; last error: session: connection lost"},
+		{Event{Kind: EventChanged, Server: "web", Tools: Diff{Added: []string{"web__a"}, Removed: []string{"web__b"}}, Resources: Diff{Added: []string{"mem://x"}}},
+			"changed web: tools +web__a -web__b resources +mem://x"},
+		{Event{Kind: EventReloadFailed, Server: "web", List: "tools", Err: &ServerError{Server: "web", Op: "reload tools", Err: errors.New("boom")}},
+			"reload-failed web: reload tools: boom"},
+		{Event{Kind: EventResourceUpdated, Server: "web", URI: "mem://x"}, "resource-updated web: mem://x"},
+	} {
+		if got := tc.ev.String(); got != tc.want {
+			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
