@@ -7,27 +7,26 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/fifo"
 	"github.com/switchboard-mcp/switchboard/internal/toolcache"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // cacheWriter writes servers' tool lists to the persistent cache from its
-// own goroutine: the writes sync to disk, and the events that ask for them
-// are applied by a goroutine that must not wait.
+// queue's goroutine: the writes sync to disk, and the events that ask for
+// them are applied by a goroutine that must not wait.
 type cacheWriter struct {
 	cache  *toolcache.Cache
 	logger *slog.Logger
+	queue  *fifo.Queue[cacheEntry]
 
 	mu      sync.Mutex
-	pending map[string]cacheEntry // the latest list of each server to write, by name
 	written map[string]cacheEntry // the last list of each server written
-	closing bool
-	wake    chan struct{} // buffered, 1
-	done    chan struct{} // closed when the goroutine returns
 }
 
 // cacheEntry is one list to write.
 type cacheEntry struct {
+	server      string
 	fingerprint string // of the unresolved config that listed it
 	tools       []*mcp.Tool
 	at          time.Time // when it was fetched
@@ -35,9 +34,8 @@ type cacheEntry struct {
 }
 
 func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
-	w := &cacheWriter{cache: cache, logger: logger, pending: make(map[string]cacheEntry), written: make(map[string]cacheEntry),
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
-	go w.run()
+	w := &cacheWriter{cache: cache, logger: logger, written: make(map[string]cacheEntry)}
+	w.queue = fifo.New(w.write)
 	return w
 }
 
@@ -49,62 +47,39 @@ func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 	if w == nil {
 		return
 	}
-	entry := cacheEntry{fingerprint: snap.Config.Fingerprint(), tools: snap.Tools, at: time.Now(), redact: redact}
+	entry := cacheEntry{server: snap.Name, fingerprint: snap.Config.Fingerprint(), tools: snap.Tools, at: time.Now(), redact: redact}
 	w.mu.Lock()
 	last, ok := w.written[snap.Name]
-	unchanged := ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && entry.at.Sub(last.at) < cacheRewrite
-	if !w.closing && !unchanged {
-		w.pending[snap.Name] = entry
-	}
 	w.mu.Unlock()
-	if !unchanged {
-		signal(w.wake)
+	if ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && entry.at.Sub(last.at) < cacheRewrite {
+		return
 	}
+	w.queue.Push(entry)
 }
 
 // cacheRewrite is how often an unchanged tool list is written again, so
 // that a long-running server's entry is never older than a day.
 const cacheRewrite = 24 * time.Hour
 
-func (w *cacheWriter) run() {
-	defer close(w.done)
-	for {
+// write writes the latest list of each server in batch.
+func (w *cacheWriter) write(batch []cacheEntry) {
+	latest := make(map[string]int, len(batch))
+	for i, e := range batch {
+		latest[e.server] = i
+	}
+	for i, e := range batch {
+		if latest[e.server] != i {
+			continue // a later list of the same server replaces it
+		}
+		if err := w.cache.Put(e.server, e.fingerprint, e.tools, e.at, e.redact); err != nil {
+			w.logger.Warn("caching the tool list failed", "server", e.server, "error", err)
+			continue
+		}
 		w.mu.Lock()
-		pending, closing := w.pending, w.closing
-		w.pending = make(map[string]cacheEntry)
+		w.written[e.server] = e
 		w.mu.Unlock()
-		for name, e := range pending {
-			if err := w.cache.Put(name, e.fingerprint, e.tools, e.at, e.redact); err != nil {
-				w.logger.Warn("caching the tool list failed", "server", name, "error", err)
-				continue
-			}
-			w.mu.Lock()
-			w.written[name] = e
-			w.mu.Unlock()
-		}
-		if closing && len(pending) == 0 {
-			return
-		}
-		if len(pending) == 0 {
-			<-w.wake
-		}
 	}
 }
 
-// close writes what is pending, then stops the goroutine.
-func (w *cacheWriter) close() {
-	w.mu.Lock()
-	w.closing = true
-	w.mu.Unlock()
-	signal(w.wake)
-	<-w.done
-}
-
-// signal sends on a buffered channel of size 1 without blocking: a signal
-// already pending covers this one.
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
+// close writes what is queued, then stops the goroutine.
+func (w *cacheWriter) close() { w.queue.Close() }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/fifo"
 )
 
 // EventKind says what an [Event] reports.
@@ -130,6 +132,15 @@ func (m *Manager) Subscribe(fn func(Event)) (unsubscribe func()) {
 	return m.subs.subscribe(fn)
 }
 
+// told waits until every change made so far is in the views and every
+// subscriber has been told of it, which Connect, Reconnect, Disconnect and
+// Reconfigure do before they return: a host that acts on their return
+// finds its subscribers, the gateway's among them, in step.
+func (m *Manager) told() {
+	m.events.Flush()
+	m.subs.flush()
+}
+
 // emit queues an event for the subscribers.
 func (m *Manager) emit(ev Event) { m.subs.send(ev) }
 
@@ -137,30 +148,26 @@ func (m *Manager) emit(ev Event) { m.subs.send(ev) }
 // (oh-my-pi keeps 100 and drops the oldest).
 const backlogSize = 100
 
-// dispatcher delivers events to subscribers in FIFO order from its own
+// dispatcher delivers events to subscribers in FIFO order from its queue's
 // goroutine, so that the goroutines that produce events never wait for them.
 type dispatcher struct {
 	logger *slog.Logger
+	queue  *fifo.Queue[Event]
 
 	mu      sync.Mutex
-	queue   []Event // to deliver
 	backlog []Event // sent before anyone subscribed
 	subs    map[int]func(Event)
 	nextID  int
-	ever    bool          // someone has subscribed
-	wake    chan struct{} // buffered, 1
-	closing bool
-	done    chan struct{} // closed when the goroutine returns
+	ever    bool // someone has subscribed
 }
 
 func newDispatcher(logger *slog.Logger) *dispatcher {
-	d := &dispatcher{
-		logger: logger,
-		subs:   make(map[int]func(Event)),
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-	}
-	go d.run()
+	d := &dispatcher{logger: logger, subs: make(map[int]func(Event))}
+	d.queue = fifo.New(func(batch []Event) {
+		for _, ev := range batch {
+			d.deliver(ev)
+		}
+	})
 	return d
 }
 
@@ -169,18 +176,15 @@ func (d *dispatcher) send(ev Event) {
 		ev.At = time.Now()
 	}
 	d.mu.Lock()
-	switch {
-	case d.closing:
-	case !d.ever:
-		d.backlog = append(d.backlog, ev)
-		if len(d.backlog) > backlogSize {
-			d.backlog = slices.Delete(d.backlog, 0, len(d.backlog)-backlogSize)
-		}
-	default:
-		d.queue = append(d.queue, ev)
+	defer d.mu.Unlock()
+	if d.ever {
+		d.queue.Push(ev)
+		return
 	}
-	d.mu.Unlock()
-	signal(d.wake)
+	d.backlog = append(d.backlog, ev)
+	if len(d.backlog) > backlogSize {
+		d.backlog = slices.Delete(d.backlog, 0, len(d.backlog)-backlogSize)
+	}
 }
 
 func (d *dispatcher) subscribe(fn func(Event)) func() {
@@ -191,34 +195,14 @@ func (d *dispatcher) subscribe(fn func(Event)) func() {
 	if !d.ever {
 		// The first subscriber gets what came before it.
 		d.ever = true
-		d.queue = append(d.backlog, d.queue...)
+		d.queue.Push(d.backlog...)
 		d.backlog = nil
 	}
 	d.mu.Unlock()
-	signal(d.wake)
 	return func() {
 		d.mu.Lock()
 		delete(d.subs, id)
 		d.mu.Unlock()
-	}
-}
-
-func (d *dispatcher) run() {
-	defer close(d.done)
-	for {
-		d.mu.Lock()
-		queue, closing := d.queue, d.closing
-		d.queue = nil
-		d.mu.Unlock()
-		for _, ev := range queue {
-			d.deliver(ev)
-		}
-		if closing && len(queue) == 0 {
-			return
-		}
-		if len(queue) == 0 {
-			<-d.wake
-		}
 	}
 }
 
@@ -249,14 +233,11 @@ func (d *dispatcher) call(fn func(Event), ev Event) {
 	fn(ev)
 }
 
+// flush waits until every event sent before it has been delivered.
+func (d *dispatcher) flush() { d.queue.Flush() }
+
 // close delivers the queued events, then stops the goroutine.
-func (d *dispatcher) close() {
-	d.mu.Lock()
-	d.closing = true
-	d.mu.Unlock()
-	signal(d.wake)
-	<-d.done
-}
+func (d *dispatcher) close() { d.queue.Close() }
 
 // causeText is the message of err without the server's name, which the
 // event names already.

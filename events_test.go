@@ -2,11 +2,13 @@ package switchboard
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -185,4 +187,65 @@ func TestEventString(t *testing.T) {
 			t.Errorf("String() = %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// TestLifecycleCallsReturnInStep: Connect, Disconnect, Reconnect and
+// Reconfigure return only once every subscriber has been told of what they
+// changed, however slow the subscriber: a host (the gateway among them)
+// acts on their return without waiting for an event.
+func TestLifecycleCallsReturnInStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("a", mcptest.Script{Tools: tools("x")})
+		f.add("b", mcptest.Script{Tools: tools("y")})
+		m := f.manager(server("a"))
+		var mu sync.Mutex
+		seen := map[string]bool{}    // the tools the subscriber was told of
+		states := map[string]State{} // the last state it was told of, by server
+		m.Subscribe(func(ev Event) {
+			time.Sleep(time.Second) // a slow subscriber, in fake time
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.Kind == EventState {
+				states[ev.Server] = ev.State
+			}
+			for _, name := range ev.Tools.Added {
+				seen[name] = true
+			}
+			for _, name := range ev.Tools.Removed {
+				delete(seen, name)
+			}
+		})
+		check := func(after string, want ...string) {
+			t.Helper()
+			mu.Lock()
+			defer mu.Unlock()
+			got := slices.Sorted(maps.Keys(seen))
+			if !slices.Equal(got, want) {
+				t.Errorf("after %s the subscriber knows %v, want %v", after, got, want)
+			}
+		}
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		check("Connect", "a__x")
+		if err := m.Disconnect(t.Context(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		check("Disconnect")
+		if err := m.Reconnect(t.Context(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		check("Reconnect", "a__x")
+		if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: []config.Server{server("a"), server("b")}}); err != nil {
+			t.Fatal(err)
+		}
+		// The server it adds starts: its tools may come later, but the
+		// subscriber knows of it.
+		mu.Lock()
+		if _, ok := states["b"]; !ok {
+			t.Error("after Reconfigure the subscriber knows nothing of the server it added")
+		}
+		mu.Unlock()
+	})
 }

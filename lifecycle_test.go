@@ -182,13 +182,13 @@ func TestDisconnect(t *testing.T) {
 		if err := m.Disconnect(t.Context(), "b"); err != nil {
 			t.Fatal(err)
 		}
-		synctest.Wait()
+		// Disconnect returns after the subscribers heard of it.
 		mu.Lock()
-		defer mu.Unlock()
 		want := []Event{{Kind: EventChanged, Server: "b", Tools: Diff{Removed: []string{"b__y"}}, Prompts: Diff{Removed: []string{"b__p"}}, Resources: Diff{Removed: []string{"mem://b"}}}}
 		if diff := cmp.Diff(want, changes, cmpEvents); diff != "" {
 			t.Errorf("change events (-want +got):\n%s", diff)
 		}
+		mu.Unlock()
 		if diff := cmp.Diff([]string{"a__x"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}

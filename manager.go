@@ -344,7 +344,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 		// the seeds and starts are (connect flushed them early), and the
 		// rest follows: on a machine busy starting the servers, the events
 		// behind could take the events goroutine well past the gate.
-		m.events.flush()
+		m.told()
 	}
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -396,7 +396,7 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		open = sync.OnceFunc(func() { close(begin) })
 		defer open() // after a panic too: no server waits for it forever
 	}
-	release := m.events.hold()
+	release := m.events.Hold()
 	defer release()
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
@@ -407,7 +407,7 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	}
 	release()
 	if timer != nil {
-		m.events.flush() // the seeds and starts, in the views within the gate
+		m.told() // the seeds and starts, in the views and told within the gate
 	}
 	open()
 	for _, done := range settled {
@@ -515,7 +515,7 @@ func (m *Manager) Settle(ctx context.Context) {
 		wg.Go(func() { up.Settle(ctx, wait) })
 	}
 	wg.Wait()
-	m.events.flush()
+	m.events.Flush()
 }
 
 // Reconnect reconnects the servers called names, or, when no name is
@@ -595,7 +595,7 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 		case <-ctx.Done():
 		}
 	}
-	m.events.flush()
+	m.told()
 	if ctx.Err() != nil {
 		return fmt.Errorf("reconnect: %w", context.Cause(ctx))
 	}
@@ -632,7 +632,7 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	// with a grace of their own. Taken after the shared one stopped: no
 	// request starts another since (see servesPerSession).
 	errs = append(errs, closeAll(m.perSession.take(name), time.Now().Add(m.opts.CloseTimeout))...)
-	m.events.flush()
+	m.told()
 	// A process that had to be killed is disconnected all the same.
 	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, upstream.ErrKilled) })
 	if err := errors.Join(errs...); err != nil {
@@ -664,7 +664,7 @@ func (m *Manager) Close() error {
 		}
 	}
 	m.perSession.close()
-	m.events.close()
+	m.events.Close()
 	if m.writes != nil {
 		m.writes.close()
 	}

@@ -133,7 +133,9 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 	for _, up := range removed {
 		ending = append(ending, m.perSession.take(up.Name())...)
 	}
-	if err := errors.Join(closeAll(ending, time.Now().Add(m.opts.CloseTimeout))...); err != nil {
+	err = errors.Join(closeAll(ending, time.Now().Add(m.opts.CloseTimeout))...)
+	m.told()
+	if err != nil {
 		return r, fmt.Errorf("reconfigure: closing the servers and processes it ends: %w", err)
 	}
 	return r, nil

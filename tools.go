@@ -205,7 +205,7 @@ func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
 		cfg := up.Config()
 		up.Settle(ctx, cfg.TimeoutDuration())
 	}
-	m.events.flush()
+	m.events.Flush()
 	v = m.view.Load()
 	_, ok := v.exposedByName[name]
 	return v, ok

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/fifo"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -155,34 +155,31 @@ func (m *Manager) prepare(raw *mcp.Tool) *mcp.Tool {
 }
 
 // events applies the upstreams' events to the view, in the order they
-// happened, from one goroutine: it keeps each server's latest snapshot,
-// swaps in a new view when anything changed, and then tells the
+// happened, from its queue's goroutine: it keeps each server's latest
+// snapshot, swaps in a new view when anything changed, and then tells the
 // subscribers, the observer and the tool cache. Upstreams hand it their
 // events under their own locks, so it only queues them there.
 type events struct {
 	m *Manager
+	*fifo.Queue[queued]
+	started func() // releases the hold of newEvents
 
-	mu      sync.Mutex
-	queue   []queued
-	flushes []chan struct{} // closed once what was queued before them is applied
-	held    bool            // queue, but apply nothing yet: see hold
-	closing bool
-	wake    chan struct{} // buffered, 1
-	done    chan struct{} // closed when the goroutine returns
-
-	// Owned by the goroutine.
+	// Owned by the queue's goroutine.
 	snaps map[string]upstream.Snapshot
 }
 
 func newEvents(m *Manager) *events {
-	return &events{m: m, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	e := &events{m: m}
+	e.Queue = fifo.New(e.apply)
+	e.started = e.Hold()
+	return e
 }
 
-// start launches the goroutine, with the first snapshot of every server.
+// start applies the events, with the first snapshot of every server.
 // Events queued before wait for it.
 func (e *events) start(snaps map[string]upstream.Snapshot) {
 	e.snaps = snaps
-	go e.run()
+	e.started()
 }
 
 // A queued item is an upstream's event, or a new set of servers.
@@ -203,86 +200,14 @@ type serverSet struct {
 
 // add queues an event of up. It is every upstream's OnEvent.
 func (e *events) add(up *upstream.Upstream, ev upstream.Event) {
-	e.mu.Lock()
-	e.queue = append(e.queue, queued{from: up, ev: ev})
-	e.mu.Unlock()
-	signal(e.wake)
+	e.Push(queued{from: up, ev: ev})
 }
 
 // reset queues a new set of servers, applied in order with the events, and
 // waits until it is applied.
 func (e *events) reset(set *serverSet) {
-	e.mu.Lock()
-	e.queue = append(e.queue, queued{servers: set})
-	e.mu.Unlock()
-	e.flush()
-}
-
-// hold makes the events queued until release one batch, applied as one:
-// for changes to many servers at once, which would otherwise each cost a
-// new view. The caller must not wait for anything in between. A second
-// release does nothing more.
-func (e *events) hold() (release func()) {
-	e.mu.Lock()
-	e.held = true
-	e.mu.Unlock()
-	return func() {
-		e.mu.Lock()
-		e.held = false
-		e.mu.Unlock()
-		signal(e.wake)
-	}
-}
-
-// flush waits until every event queued before it is applied and told.
-func (e *events) flush() {
-	done := make(chan struct{})
-	e.mu.Lock()
-	if e.closing {
-		e.mu.Unlock()
-		<-e.done
-		return
-	}
-	e.flushes = append(e.flushes, done)
-	e.mu.Unlock()
-	signal(e.wake)
-	<-done
-}
-
-// close applies what is queued, then stops the goroutine.
-func (e *events) close() {
-	e.mu.Lock()
-	e.closing = true
-	e.mu.Unlock()
-	signal(e.wake)
-	<-e.done
-}
-
-func (e *events) run() {
-	defer close(e.done)
-	for {
-		e.mu.Lock()
-		if e.held && !e.closing {
-			e.mu.Unlock()
-			<-e.wake
-			continue
-		}
-		batch, flushes, closing := e.queue, e.flushes, e.closing
-		e.queue, e.flushes = nil, nil
-		e.mu.Unlock()
-		if len(batch) > 0 {
-			e.apply(batch)
-		}
-		for _, f := range flushes {
-			close(f)
-		}
-		if closing && len(batch) == 0 {
-			return
-		}
-		if len(batch) == 0 && len(flushes) == 0 {
-			<-e.wake
-		}
-	}
+	e.Push(queued{servers: set})
+	e.Flush()
 }
 
 // apply applies a batch of events: one new view for all of them, then what

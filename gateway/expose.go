@@ -19,13 +19,13 @@ const (
 
 var kindNames = [numKinds]string{"tool", "prompt", "resource", "resource template"}
 
-// Sync makes the exposed tools, prompts, resources and resource templates
-// match the manager's current view: it adds new and changed definitions
-// and removes the rest, so that clients are told list_changed only when
-// something did change. The gateway syncs on every change event by itself,
-// but events arrive asynchronously: call Sync after
-// [switchboard.Manager.Connect] to expose what connected before serving.
-func (g *Gateway) Sync() {
+// syncExposed makes the exposed tools, prompts, resources and resource
+// templates match the manager's current view: it adds new and changed
+// definitions and removes the rest, so that clients are told list_changed
+// only when something did change. It runs on every change event, which the
+// manager's Connect, Reconnect and Reconfigure wait for before they return,
+// and before a handshake or a list is answered.
+func (g *Gateway) syncExposed() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ctx := context.Background()

@@ -115,12 +115,12 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
 		switch ev.Kind {
 		case switchboard.EventChanged:
-			g.Sync()
+			g.syncExposed()
 		case switchboard.EventResourceUpdated:
 			g.server.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: ev.URI})
 		}
 	})
-	g.Sync()
+	g.syncExposed()
 	return g
 }
 

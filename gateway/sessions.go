@@ -264,7 +264,7 @@ func (g *Gateway) askLevel(ctx context.Context) {
 // may still be on their way.
 func (g *Gateway) settle(ctx context.Context) {
 	g.m.Settle(ctx)
-	g.Sync()
+	g.syncExposed()
 }
 
 // intercept sees every request from clients before the go-sdk handles it:

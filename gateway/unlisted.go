@@ -28,7 +28,7 @@ func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		name := call.Params.Name
 		if _, ok := g.m.Lookup(name); ok {
-			g.Sync()
+			g.syncExposed()
 			return next(ctx, method, req)
 		}
 		answer, ferr := g.forwardCall(ctx, name, call)

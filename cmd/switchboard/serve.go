@@ -267,7 +267,6 @@ func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gate
 		}
 		once.Do(func() {
 			unsubscribe()
-			g.Sync()
 			// Failed counts the servers waiting for a login too; they are
 			// not broken, and a login brings them up.
 			failed, needsAuth := m.Failed(), 0
@@ -288,7 +287,6 @@ func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gate
 		unsubscribe()
 		return err
 	}
-	g.Sync()
 	returned.Store(true)
 	settle()
 	return nil

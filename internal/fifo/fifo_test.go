@@ -1,0 +1,91 @@
+package fifo
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// recorder keeps what a queue applied, batch by batch.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]int
+}
+
+func (r *recorder) apply(batch []int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batches = append(r.batches, slices.Clone(batch))
+}
+
+func (r *recorder) applied() (all []int, batches int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.batches {
+		all = append(all, b...)
+	}
+	return all, len(r.batches)
+}
+
+// TestFlushWaitsForWhatCameBefore: after Flush, everything pushed before it
+// is applied, in order, from goroutines that pushed in turn.
+func TestFlushWaitsForWhatCameBefore(t *testing.T) {
+	var r recorder
+	q := New(r.apply)
+	defer q.Close()
+	for i := range 100 {
+		q.Push(i)
+	}
+	q.Flush()
+	var want []int
+	for i := range 100 {
+		want = append(want, i)
+	}
+	if got, _ := r.applied(); !slices.Equal(got, want) {
+		t.Errorf("applied %v, want 0..99 in order", got)
+	}
+}
+
+// TestHoldAppliesAsOneBatch: nothing is applied while held, and what was
+// held is applied in one batch on release.
+func TestHoldAppliesAsOneBatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		q := New(r.apply)
+		defer q.Close()
+		release := q.Hold()
+		q.Push(1)
+		q.Push(2, 3)
+		synctest.Wait()
+		if got, _ := r.applied(); len(got) != 0 {
+			t.Fatalf("applied %v while held", got)
+		}
+		release()
+		release() // a second call does nothing more
+		q.Flush()
+		if got, batches := r.applied(); !slices.Equal(got, []int{1, 2, 3}) || batches != 1 {
+			t.Errorf("applied %v in %d batches, want [1 2 3] in 1", got, batches)
+		}
+	})
+}
+
+// TestCloseAppliesWhatIsQueued: Close applies what was queued, held or
+// not, and the queue takes nothing after it.
+func TestCloseAppliesWhatIsQueued(t *testing.T) {
+	var r recorder
+	q := New(r.apply)
+	q.Hold()
+	q.Push(1, 2)
+	q.Close()
+	if got, _ := r.applied(); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("applied %v by Close, want [1 2]", got)
+	}
+	if q.Push(3) {
+		t.Error("Push after Close reported the item queued")
+	}
+	q.Flush() // returns at once
+	if got, _ := r.applied(); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("applied %v, want nothing after Close", got)
+	}
+}
