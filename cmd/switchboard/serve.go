@@ -17,7 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/internal/metrics"
+	"github.com/switchboard-mcp/switchboard/metrics"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
