@@ -2,6 +2,7 @@ package switchboard_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,10 @@ func TestForTool(t *testing.T) {
 		got := switchboard.ForTool(cfg, tc.tool)
 		want := cfg
 		if tc.servers != nil {
-			want = &config.Config{Servers: pick(cfg.Servers, tc.servers), Rejected: pickRejected(cfg.Rejected, tc.rejected)}
+			want = &config.Config{
+				Servers:  pick(cfg.Servers, func(s config.Server) string { return s.Name }, tc.servers),
+				Rejected: pick(cfg.Rejected, func(r config.Rejected) string { return r.Name }, tc.rejected),
+			}
 		}
 		if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {
 			t.Errorf("ForTool(%q) (-want +got):\n%s", tc.tool, diff)
@@ -61,27 +65,12 @@ func TestForTool(t *testing.T) {
 	}
 }
 
-// pick returns the servers called names, in their order in servers.
-func pick(servers []config.Server, names []string) []config.Server {
-	var out []config.Server
-	for _, s := range servers {
-		for _, n := range names {
-			if s.Name == n {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// pickRejected returns the entries called names, in their order.
-func pickRejected(rejected []config.Rejected, names []string) []config.Rejected {
-	var out []config.Rejected
-	for _, r := range rejected {
-		for _, n := range names {
-			if r.Name == n {
-				out = append(out, r)
-			}
+// pick returns the items called names, in their order in items.
+func pick[T any](items []T, name func(T) string, names []string) []T {
+	var out []T
+	for _, it := range items {
+		if slices.Contains(names, name(it)) {
+			out = append(out, it)
 		}
 	}
 	return out

@@ -1,7 +1,6 @@
 package switchboard_test
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -19,10 +18,7 @@ import (
 // same directory uses; the next login keeps it; a server that needs none
 // says so; logout forgets the token.
 func TestLogin(t *testing.T) {
-	srv := mcptest.NewServer(mcptest.Script{})
-	a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": srv.Handler()})
-	t.Cleanup(a.Close)
-	t.Cleanup(func() { srv.Close() })
+	srv, a := mcptest.NewProtectedServer(t)
 	open := httptest.NewServer(srv.Handler())
 	t.Cleanup(open.Close)
 	dir := filepath.Join(t.TempDir(), "oauth")
@@ -67,10 +63,7 @@ func TestLogin(t *testing.T) {
 // wait, having sent the user once (not once per handshake go-sdk tries);
 // a server that has nothing to log in to is refused, naming why.
 func TestLoginFails(t *testing.T) {
-	srv := mcptest.NewServer(mcptest.Script{})
-	a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": srv.Handler()})
-	t.Cleanup(a.Close)
-	t.Cleanup(func() { srv.Close() })
+	_, a := mcptest.NewProtectedServer(t)
 	dir := filepath.Join(t.TempDir(), "oauth")
 
 	var opened atomic.Int32
