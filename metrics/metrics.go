@@ -1,5 +1,5 @@
 // Package metrics turns what a [switchboard.Manager] observes into
-// Prometheus metrics, with client_golang: the families of the design, each
+// Prometheus metrics, with client_golang: the families the README lists, each
 // prefixed switchboard_, plus the Go runtime's and the process's.
 //
 // A host makes one [Metrics] per manager: it gives [Metrics.Observer] to
