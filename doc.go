@@ -84,8 +84,8 @@
 // in crash-loop: it is tried every 5 min, and a stable minute, a manual
 // reconnect or a new config ends the loop. An http or sse server that asks
 // for an OAuth login that no stored token answers is in needs-auth until
-// `switchboard login NAME` stores one (see Options.OAuthDir); its calls
-// fail at once with [ErrLoginRequired]. A call that was never delivered
-// is replayed once on a new session; a call that may have run is replayed
-// only if its tool is read-only or idempotent.
+// `switchboard login NAME`, or [Login], stores one (see Options.OAuthDir);
+// its calls fail at once with [ErrLoginRequired]. A call that was never
+// delivered is replayed once on a new session; a call that may have run is
+// replayed only if its tool is read-only or idempotent.
 package switchboard

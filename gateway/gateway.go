@@ -38,7 +38,8 @@ type Options struct {
 	// /mcp, /metrics, /status and /admin. /healthz and /readyz never require it:
 	// orchestrator probes carry no token.
 	AuthToken string
-	// Metrics, if set, is served at /metrics (see internal/metrics).
+	// Metrics, if set, is served at /metrics: the handler of package
+	// github.com/switchboard-mcp/switchboard/metrics, say.
 	Metrics http.Handler
 	// Latency, if set, gives the median and 99th percentile of a server's
 	// call durations, and how many calls they cover, for /status.

@@ -26,7 +26,7 @@ import (
 // never goes upstream; logout forgets the token.
 func TestLoginThroughTheGateway(t *testing.T) {
 	isolate(t)
-	_, a := protectedServer(t)
+	_, a := mcptest.NewProtectedServer(t)
 	path := writeConfig(t, nil, map[string]any{"tracker": map[string]any{"type": "http", "url": a.URL + "/mcp"}})
 	browser, env := mcptest.BrowserCommand()
 	t.Setenv("BROWSER", browser)
@@ -180,7 +180,7 @@ func gatewayReport(t *testing.T, url string) (report struct {
 // stores nothing; a server that needs no login says so.
 func TestLoginThatNeverComesBack(t *testing.T) {
 	isolate(t)
-	srv, a := protectedServer(t)
+	srv, a := mcptest.NewProtectedServer(t)
 	open := httptestServer(t, srv.Handler())
 	path := writeConfig(t, nil, map[string]any{
 		"tracker": map[string]any{"type": "http", "url": a.URL + "/mcp"},
@@ -206,15 +206,4 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	s := httptest.NewServer(h)
 	t.Cleanup(s.Close)
 	return s.URL
-}
-
-// protectedServer returns an mcptest server, and an authorization server
-// that protects it at /mcp, both stopped when the test ends.
-func protectedServer(t *testing.T) (*mcptest.Server, *mcptest.AuthServer) {
-	t.Helper()
-	srv := mcptest.NewServer(mcptest.Script{})
-	a := mcptest.NewAuthServer(map[string]http.Handler{"/mcp": srv.Handler()})
-	t.Cleanup(a.Close)
-	t.Cleanup(func() { srv.Close() }) // before a: httptest waits for open requests
-	return srv, a
 }

@@ -17,8 +17,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/internal/metrics"
-	"github.com/switchboard-mcp/switchboard/internal/upstream"
+	"github.com/switchboard-mcp/switchboard/metrics"
 )
 
 // defaultShutdownTimeout bounds a graceful shutdown: in-flight calls get
@@ -306,7 +305,7 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 	}
 	attrs := []any{"server", ev.Server}
 	if ev.Err != nil {
-		attrs = append(attrs, "error", upstream.ShortStderr(ev.Err.Error(), logStderrLines))
+		attrs = append(attrs, "error", switchboard.ShortStderr(ev.Err.Error(), logStderrLines))
 	}
 	switch ev.State {
 	case switchboard.StateConnected:

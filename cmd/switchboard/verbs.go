@@ -18,7 +18,6 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
-	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 )
 
@@ -138,7 +137,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, owners(cfg, name), false)
+	m, err := e.connect(ctx, switchboard.ForTool(cfg, name), false)
 	if err != nil {
 		return err
 	}
@@ -153,41 +152,6 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	}
 	printContent(e.stdout, res)
 	return nil
-}
-
-// owners returns cfg with only the servers that may own the public tool
-// name: those whose prefix it starts with, and the enabled ones without a
-// prefix; and the rejected entries it would belong to, so that the call's
-// error can say why their tools are missing. When two enabled servers'
-// prefixes fit, the prefix does not tell, and it returns cfg whole. A call
-// then starts no server it does not need, and one that hangs costs
-// nothing; a name that fits no server starts none.
-func owners(cfg *config.Config, tool string) *config.Config {
-	var fit []config.Server
-	enabledFit := 0
-	for _, s := range cfg.Servers {
-		switch prefix := catalog.NamePrefix(s.PublicPrefix()); {
-		case prefix == "" && s.IsEnabled():
-			fit = append(fit, s)
-		case prefix != "" && catalog.MayOwn(prefix, tool):
-			fit = append(fit, s)
-			if s.IsEnabled() {
-				enabledFit++
-			}
-		}
-	}
-	if enabledFit > 1 {
-		return cfg
-	}
-	only := *cfg
-	only.Servers = fit
-	only.Rejected = nil
-	for _, r := range cfg.Rejected {
-		if catalog.MayOwn(catalog.NamePrefix(r.Name), tool) {
-			only.Rejected = append(only.Rejected, r)
-		}
-	}
-	return &only
 }
 
 // printContent prints a result: text as is, anything else as JSON, and the

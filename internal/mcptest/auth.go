@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -48,6 +49,17 @@ type AuthServer struct {
 	resources map[string]bool   // the protected resources' URLs
 	scopes    map[string]string // the scope granted with each access or refresh token
 	required  string            // a scope every MCP request needs; "" for none
+}
+
+// NewProtectedServer returns a Server with the default script, and an
+// AuthServer that protects it at /mcp, both stopped when the test ends.
+func NewProtectedServer(t testing.TB) (*Server, *AuthServer) {
+	t.Helper()
+	srv := NewServer(Script{})
+	a := NewAuthServer(map[string]http.Handler{"/mcp": srv.Handler()})
+	t.Cleanup(a.Close)
+	t.Cleanup(func() { srv.Close() }) // before a: httptest waits for open requests
+	return srv, a
 }
 
 // NewAuthServer starts an AuthServer that protects each path of routes

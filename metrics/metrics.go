@@ -1,6 +1,11 @@
 // Package metrics turns what a [switchboard.Manager] observes into
-// Prometheus metrics, with client_golang: the families of the design, each
+// Prometheus metrics, with client_golang: the families the README lists, each
 // prefixed switchboard_, plus the Go runtime's and the process's.
+//
+// A host makes one [Metrics] per manager: it gives [Metrics.Observer] to
+// [switchboard.New], calls [Metrics.Follow] once the manager exists, and
+// serves [Metrics.Handler] (the gateway does, at /metrics, given it in
+// its Options.Metrics, and shows [Metrics.Latency] on its status page).
 //
 // The metrics are fed by the manager's [switchboard.Observer] and its change
 // events as things happen, never by polling the servers. Their labels are
@@ -10,7 +15,6 @@
 package metrics
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -24,7 +28,8 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// Metrics holds the gateway's metrics, in a registry of their own.
+// Metrics holds the metrics of one manager, in a registry of their own.
+// Its methods are safe for concurrent use.
 type Metrics struct {
 	reg             *prometheus.Registry
 	state           *prometheus.GaugeVec
@@ -109,36 +114,6 @@ func (x *Metrics) observe(server string, update func()) {
 	}
 }
 
-// Observer returns the manager observer that feeds the metrics: give it to
-// [switchboard.New] in Options.Observer.
-func (x *Metrics) Observer() *switchboard.Observer {
-	return &switchboard.Observer{
-		CallStarted: func(server, _ string) { x.observe(server, func() { x.inFlight.WithLabelValues(server).Inc() }) },
-		CallEnded: func(end switchboard.CallEnd) {
-			x.observe(end.Server, func() {
-				x.inFlight.WithLabelValues(end.Server).Dec()
-				x.calls.WithLabelValues(end.Server, end.Tool, end.Outcome.String()).Inc()
-				x.duration.WithLabelValues(end.Server).Observe(end.Duration.Seconds())
-			})
-		},
-		StateChanged: func(server string, _, to switchboard.State, _ error) {
-			x.observe(server, func() { x.setState(server, to) })
-		},
-		Reconnected: func(server string) { x.observe(server, func() { x.reconnects.WithLabelValues(server).Inc() }) },
-		ConnectFailed: func(server string, _ error) {
-			x.observe(server, func() { x.connectFailures.WithLabelValues(server).Inc() })
-		},
-		ListRefreshed: func(server, kind string, err error) {
-			outcome := "ok"
-			if err != nil {
-				outcome = "error"
-			}
-			x.observe(server, func() { x.refreshes.WithLabelValues(server, kind, outcome).Inc() })
-		},
-		SkippedLine: func(server string) { x.observe(server, func() { x.skippedLines.WithLabelValues(server).Inc() }) },
-	}
-}
-
 // states are the states a server is shown in, each a series.
 var states = []switchboard.State{
 	switchboard.StateDisconnected, switchboard.StateConnecting, switchboard.StateConnected, switchboard.StateReconnecting,
@@ -156,28 +131,13 @@ func (x *Metrics) setState(server string, state switchboard.State) {
 	}
 }
 
-// Follow starts from m's current state and follows its changes of exposed
-// tools and of servers (a reconfiguration adds and removes them), until
-// stop. Give the metrics' Observer to m before: Follow covers what happened
-// before it, the observer what happens after.
-func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
-	x.follow(m)
-	x.countTools(m)
-	return m.Subscribe(func(ev switchboard.Event) {
-		x.follow(m)
-		if ev.Kind == switchboard.EventChanged {
-			x.countTools(m)
-		}
-	})
-}
-
-// follow gives a server new to the metrics its series, and drops every
-// series of one that is gone.
-func (x *Metrics) follow(m *switchboard.Manager) {
+// follow gives a server of statuses new to the metrics its series, and
+// drops every series of one that is gone.
+func (x *Metrics) follow(statuses []switchboard.ServerStatus) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	now := make(map[string]bool)
-	for _, s := range m.Status() {
+	for _, s := range statuses {
 		now[s.Name] = true
 		if !x.known[s.Name] {
 			delete(x.removed, s.Name)
@@ -201,13 +161,14 @@ func (x *Metrics) follow(m *switchboard.Manager) {
 	x.known = now
 }
 
-// countTools sets tools_exposed from m's view.
-func (x *Metrics) countTools(m *switchboard.Manager) {
+// countTools sets tools_exposed of every server of statuses from the
+// exposed tools.
+func (x *Metrics) countTools(statuses []switchboard.ServerStatus, tools []switchboard.Tool) {
 	counts := make(map[string]int)
-	for _, s := range m.Status() {
+	for _, s := range statuses {
 		counts[s.Name] = 0
 	}
-	for _, t := range m.Tools(context.Background(), nil) {
+	for _, t := range tools {
 		counts[t.Server]++
 	}
 	for server, n := range counts {
