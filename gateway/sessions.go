@@ -22,17 +22,21 @@ type sessions struct {
 	// uris serializes the subscription changes of each URI, and is held
 	// across the upstream requests they make: a subscribe and an
 	// unsubscribe of one URI never cross, and a server slow to answer
-	// holds up the changes of its own URIs, no other. leveling does the
-	// same for logging levels. Lock order: either, then mu.
-	uris     uriLocks
-	leveling sync.Mutex
-	level    mcp.LoggingLevel // the level the servers were last asked for; guarded by leveling
+	// holds up the changes of its own URIs, no other. Lock order: uris,
+	// then mu.
+	uris uriLocks
 
 	// mu guards the following, and is never held across a request: every
 	// handshake and forwarded request takes it.
 	mu     sync.Mutex
 	byID   map[*mcp.ServerSession]*sessionState
 	closed bool
+	// level is the level the servers were last asked for, and asking
+	// whether a goroutine is asking them now: it asks again for the level
+	// the sessions want by the time it is done, so that no one waits
+	// behind it, and no lock is held while the servers answer.
+	level  mcp.LoggingLevel
+	asking bool
 
 	// ends holds each tracked session's done channel, for the requests'
 	// peers to read without a lock.
@@ -239,22 +243,29 @@ func (s *sessions) levelLocked() mcp.LoggingLevel {
 
 // askLevel asks the servers for the most verbose level any session wants,
 // unless they were asked for it last, or no session wants any. It outlives
-// ctx, bounded.
+// ctx, bounded. While another goroutine is asking, it returns at once: that
+// one asks for the latest level before it stops.
 func (g *Gateway) askLevel(ctx context.Context) {
 	s := &g.sessions
-	s.leveling.Lock()
-	defer s.leveling.Unlock()
 	s.mu.Lock()
-	level := s.levelLocked()
-	s.mu.Unlock()
-	if level == "" || level == s.level {
-		return
+	defer s.mu.Unlock()
+	if s.asking {
+		return // the one asking asks for the latest level before it stops
 	}
-	s.level = level
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
-	defer cancel()
-	if err := g.m.SetLoggingLevel(ctx, level); err != nil {
-		g.opts.Logger.Info("setting the servers' logging level", "level", level, "error", err)
+	for {
+		level := s.levelLocked()
+		if level == "" || level == s.level {
+			return
+		}
+		s.level, s.asking = level, true
+		s.mu.Unlock()
+		askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
+		if err := g.m.SetLoggingLevel(askCtx, level); err != nil {
+			g.opts.Logger.Info("setting the servers' logging level", "level", level, "error", err)
+		}
+		cancel()
+		s.mu.Lock()
+		s.asking = false
 	}
 }
 

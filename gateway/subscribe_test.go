@@ -197,3 +197,40 @@ func TestSessionEndedDuringItsSubscribe(t *testing.T) {
 		}
 	})
 }
+
+// TestHungSetLevelHoldsUpNoOtherSession: while a server never answers the
+// logging level one session asked for, another session's level change and
+// a third session's end go through at once; the level the sessions want
+// by then is asked for once the server answers.
+func TestHungSetLevelHoldsUpNoOtherSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo"}}})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		c := legacyClient(t, g, nil)
+		if err := c.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+			t.Fatal(err)
+		}
+		release := srv.BlockSetLevel()
+		defer release()
+		a := legacyClient(t, g, nil)
+		go a.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "warning"})
+		synctest.Wait() // a's level waits upstream
+
+		// In the bubble, time passes only while every goroutine waits: a
+		// request held up by the hung one would return after some.
+		b := legacyClient(t, g, nil)
+		start := time.Now()
+		if err := b.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if waited := time.Since(start); waited > 0 {
+			t.Errorf("b's level and c's end waited %v for the hung server", waited)
+		}
+		release()
+		synctest.Wait()
+		if got := srv.LoggingLevel(); got != "debug" {
+			t.Errorf("the server's level is %q, want b's %q, the most verbose asked for", got, "debug")
+		}
+	})
+}

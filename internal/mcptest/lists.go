@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 The test server takes logging levels, which the gateway forwards.
+
 package mcptest
 
 import (
@@ -103,15 +105,8 @@ func (s *Server) Subscriptions() []string {
 
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	s.countSubscribe()
-	s.mu.Lock()
-	gate := s.subscribeGate
-	s.mu.Unlock()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	if err := s.pass(ctx, &s.subscribeGate); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +141,18 @@ func (s *Server) BlockListTools() (release func()) { return s.block(&s.listGate)
 // returns release.
 func (s *Server) BlockSubscribe() (release func()) { return s.block(&s.subscribeGate) }
 
+// BlockSetLevel holds every later logging/setLevel until release is
+// called (or the request is cancelled): a server slow to change its
+// logging level. It returns release.
+func (s *Server) BlockSetLevel() (release func()) { return s.block(&s.setLevelGate) }
+
+// LoggingLevel returns the last logging level a client set, or "".
+func (s *Server) LoggingLevel() mcp.LoggingLevel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.level
+}
+
 // block sets *slot, guarded by s.mu, to a gate that release closes and
 // clears.
 func (s *Server) block(slot *chan struct{}) (release func()) {
@@ -163,6 +170,23 @@ func (s *Server) block(slot *chan struct{}) (release func()) {
 			s.mu.Unlock()
 			close(gate)
 		})
+	}
+}
+
+// pass waits for the gate in *slot, guarded by s.mu, if one is set, or
+// until ctx is done.
+func (s *Server) pass(ctx context.Context, slot *chan struct{}) error {
+	s.mu.Lock()
+	gate := *slot
+	s.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

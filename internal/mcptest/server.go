@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 The test server takes logging levels, which the gateway forwards.
+
 package mcptest
 
 import (
@@ -24,6 +26,7 @@ const (
 	methodDiscover          = "server/discover"
 	methodInitialize        = "initialize"
 	methodListTools         = "tools/list"
+	methodSetLevel          = "logging/setLevel"
 	methodCallTool          = "tools/call"
 	methodPing              = "ping"
 	methodListTemplates     = "resources/templates/list"
@@ -69,14 +72,17 @@ type Server struct {
 	subs       map[*mcp.ServerSession]map[string]bool // resource subscriptions
 	// subscribeGate, if not nil, holds resources/subscribe until closed.
 	subscribeGate chan struct{}
-	failLists     int           // tools/list requests still to fail
-	listGate      chan struct{} // holds tools/list while set
-	hangDeletes   bool          // see HangDeletes
-	httpSeq       uint64        // the last HTTP request id given
-	hangs         int           // requests waiting in hang
-	closing       int           // sessions being closed by closeSession
-	changed       chan struct{} // closed and replaced when sessions, hangs or closing change
-	isClosed      bool
+	// setLevelGate, if not nil, holds logging/setLevel until closed.
+	setLevelGate chan struct{}
+	level        mcp.LoggingLevel // the last level a client set
+	failLists    int              // tools/list requests still to fail
+	listGate     chan struct{}    // holds tools/list while set
+	hangDeletes  bool             // see HangDeletes
+	httpSeq      uint64           // the last HTTP request id given
+	hangs        int              // requests waiting in hang
+	closing      int              // sessions being closed by closeSession
+	changed      chan struct{}    // closed and replaced when sessions, hangs or closing change
+	isClosed     bool
 	// wg counts the goroutines the Server owns. Add is called only with mu
 	// held and isClosed false, so that every Add happens before Close waits.
 	wg sync.WaitGroup
@@ -438,6 +444,17 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 				s.closeSession(sess)
 			}
 			return res, err
+
+		case methodSetLevel:
+			if err := s.pass(ctx, &s.setLevelGate); err != nil {
+				return nil, err
+			}
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				s.mu.Lock()
+				s.level = p.Level
+				s.mu.Unlock()
+			}
+			return next(ctx, method, req)
 
 		case methodListTools:
 			s.countList()
