@@ -138,7 +138,7 @@ func BenchmarkTools(b *testing.B) {
 		defer scripts[name].Close()
 	}
 	m := New(&config.Config{Servers: servers}, &Options{
-		NoCache:     true,
+		Cache:       CacheOff,
 		StartupGate: -1,
 		Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
 			return scripts[srv.Name].ConnectInMemory(ctx)

@@ -28,7 +28,7 @@ func TestCallWaitsForAConnectingOwner(t *testing.T) {
 		f.add("slow", mcptest.Script{Tools: tools("echo")})
 		f.add("fast", mcptest.Script{Tools: tools("echo")})
 		f.delay("slow", time.Second)
-		m := f.managerWith(&Options{NoCache: true, StartupGate: DefaultStartupGate}, server("slow"), server("fast"))
+		m := f.managerWith(&Options{Cache: CacheOff, StartupGate: DefaultStartupGate}, server("slow"), server("fast"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestFilterRefusesTheCallsItHides(t *testing.T) {
 		})
 		admin := func(fc FilterContext) bool { return fc.Query.Agent == "admin" }
 		m := f.managerWith(&Options{
-			NoCache: true,
+			Cache: CacheOff,
 			Filter: func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
 				return admin(fc) || tool.Name == "read", nil
 			},
@@ -132,10 +132,9 @@ func TestFilterRefusesTheCallsItHides(t *testing.T) {
 	})
 }
 
-// TestObserver: the observer hears of calls, with their outcomes, and of
-// state changes, reconnects, failed attempts and list refreshes. The call
-// hooks run on the callers' goroutines, the others on the event goroutine:
-// each kind is in order.
+// TestObserver: the observer hears of calls, with their outcomes, on the
+// callers' goroutines; a subscriber hears, in order, of state changes,
+// reconnects, failed attempts and list fetches.
 func TestObserver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
@@ -150,14 +149,21 @@ func TestObserver(t *testing.T) {
 		o := &Observer{
 			CallStarted: func(server, tool string) { record(&calls, "start "+server+" "+tool) },
 			CallEnded:   func(c CallEnd) { record(&calls, "end "+c.Server+" "+c.Tool+" "+c.Outcome.String()) },
-			StateChanged: func(server string, from, to State, _ error) {
-				record(&events, "state "+server+" "+from.String()+">"+to.String())
-			},
-			Reconnected:   func(server string) { record(&events, "reconnected "+server) },
-			ConnectFailed: func(server string, err error) { record(&events, "connect failed "+server) },
-			ListRefreshed: func(server, list string, err error) { record(&events, "listed "+server+" "+list) },
 		}
-		m := f.managerWith(&Options{NoCache: true, Observer: o}, server("s"))
+		m := f.managerWith(&Options{Cache: CacheOff, Observer: o}, server("s"))
+		m.Subscribe(func(ev Event) {
+			switch ev.Kind {
+			case EventState:
+				record(&events, "state "+ev.Server+" "+ev.From.String()+">"+ev.State.String())
+				if ev.Reconnected {
+					record(&events, "reconnected "+ev.Server)
+				}
+			case EventAttemptFailed:
+				record(&events, "connect failed "+ev.Server)
+			case EventListed:
+				record(&events, "listed "+ev.Server+" "+ev.List)
+			}
+		})
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +209,7 @@ func TestObserverCostsNoAllocation(t *testing.T) {
 	caller := func(o *Observer) func() {
 		f := newFleet(t)
 		f.add("s", mcptest.Script{})
-		m := f.managerWith(&Options{NoCache: true, Observer: o}, server("s"))
+		m := f.managerWith(&Options{Cache: CacheOff, Observer: o}, server("s"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +243,7 @@ func TestObserverCostsNoAllocation(t *testing.T) {
 func TestStatusHasThePIDOfAStdioServer(t *testing.T) {
 	state := t.TempDir()
 	cmd, args, env := mcptest.StdioCommand(mcptest.Script{StateDir: state})
-	m := New(&config.Config{Servers: []config.Server{{Name: "kid", Command: cmd, Args: args, Env: env}}}, &Options{NoCache: true, StartupGate: -1})
+	m := New(&config.Config{Servers: []config.Server{{Name: "kid", Command: cmd, Args: args, Env: env}}}, &Options{Cache: CacheOff, StartupGate: -1})
 	defer m.Close()
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
@@ -258,7 +264,7 @@ func TestSubscriptionsSurviveManagerReconnects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
 		srv := f.add("s", mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}})
-		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		m := f.managerWith(&Options{Cache: CacheOff}, server("s"))
 		updates := make(chan string, 10)
 		m.Subscribe(func(ev Event) {
 			if ev.Kind == EventResourceUpdated {

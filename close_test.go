@@ -26,7 +26,7 @@ func TestCloseStopsALongConnect(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newFleet(t)
 				f.add("hang", mcptest.Script{HangOnInitialize: true}) // 30 s timeout
-				opts.NoCache = true
+				opts.Cache = CacheOff
 				m := f.managerWith(&opts, server("hang"))
 				connected := make(chan error, 1)
 				go func() { connected <- m.Connect(context.Background()) }()
@@ -65,7 +65,7 @@ func TestCloseKeepsItsTimeout(t *testing.T) {
 	defer hs.Close()
 	web.HangDeletes()
 	m := New(&config.Config{Servers: []config.Server{stubborn, {Name: "web", URL: hs.URL}}},
-		&Options{NoCache: true, StartupGate: -1, CloseTimeout: time.Second})
+		&Options{Cache: CacheOff, StartupGate: -1, CloseTimeout: time.Second})
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCloseKeepsItsTimeoutDuringHandshakes(t *testing.T) {
 	for i := range 8 {
 		servers = append(servers, config.Server{Name: fmt.Sprintf("mute%d", i), Command: "/bin/sh", Args: []string{"-c", "exec sleep 300"}})
 	}
-	m := New(&config.Config{Servers: servers}, &Options{NoCache: true, CloseTimeout: time.Second})
+	m := New(&config.Config{Servers: servers}, &Options{Cache: CacheOff, CloseTimeout: time.Second})
 	if err := m.Connect(t.Context()); err != nil { // returns at the gate
 		t.Fatal(err)
 	}

@@ -37,10 +37,10 @@ func TestConnectRetriesFailedServers(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Connected()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Connected()); diff != "" {
 		t.Errorf("connected (-want +got):\n%s", diff)
 	}
-	if errs := m.Errors(); len(errs) != 0 {
+	if errs := m.Status().Errors(); len(errs) != 0 {
 		t.Errorf("errors after a successful retry: %v", errs)
 	}
 	if got := f.dialed("a"); got != 1 {
@@ -57,7 +57,7 @@ func TestKeepFailed(t *testing.T) {
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Active()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Active()); diff != "" {
 		t.Errorf("Active with KeepFailed (-want +got):\n%s", diff)
 	}
 }
@@ -72,7 +72,7 @@ func TestSequentialConnect(t *testing.T) {
 			f.delay(name, time.Second)
 		}
 		m := New(&config.Config{Servers: []config.Server{server("c"), server("a"), server("b")}}, &Options{
-			Sequential: true, NoCache: true,
+			Sequential: true, Cache: CacheOff,
 			Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
 				mu.Lock()
 				order = append(order, srv.Name)
@@ -112,7 +112,7 @@ func TestStrictConnectCleansUpThisPassOnly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("strict Connect = %v, want b's failure", err)
 	}
-	if diff := cmp.Diff([]string{"a"}, m.Active()); diff != "" {
+	if diff := cmp.Diff([]string{"a"}, m.Status().Active()); diff != "" {
 		t.Errorf("Active after the failed pass (-want +got):\n%s", diff)
 	}
 	if got := a.Counts().Starts; got != 1 {
@@ -163,17 +163,17 @@ func TestStrictConnectAgainAfterCleanup(t *testing.T) {
 	if err := m.Connect(t.Context()); err == nil {
 		t.Fatal("strict Connect with a failing server succeeded")
 	}
-	if got := m.Connected(); len(got) != 0 {
+	if got := m.Status().Connected(); len(got) != 0 {
 		t.Errorf("connected after the failed pass: %v", got)
 	}
-	if diff := cmp.Diff([]string{"b"}, m.Failed()); diff != "" {
+	if diff := cmp.Diff([]string{"b"}, m.Status().Failed()); diff != "" {
 		t.Errorf("failed after the failed pass (-want +got):\n%s", diff)
 	}
 	f.fail("b", nil)
 	if err := m.Connect(t.Context()); err != nil {
 		t.Errorf("Connect after healing = %v", err)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Connected()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Connected()); diff != "" {
 		t.Errorf("connected (-want +got):\n%s", diff)
 	}
 }
@@ -213,7 +213,7 @@ func TestConnectIsParallel(t *testing.T) {
 			servers = append(servers, server(name))
 		}
 		delay := 3 * time.Second
-		m := New(&config.Config{Servers: servers}, &Options{StartupGate: -1, NoCache: true, Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+		m := New(&config.Config{Servers: servers}, &Options{StartupGate: -1, Cache: CacheOff, Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
 			select {
 			case <-time.After(delay):
 			case <-ctx.Done():
@@ -241,7 +241,7 @@ func TestConnectHonoursCallerContext(t *testing.T) {
 		f.add("hang", mcptest.Script{HangOnInitialize: true})
 		srv := server("hang")
 		srv.Timeout = new(int64) // no timeout
-		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial, StartupGate: -1, NoCache: true})
+		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial, StartupGate: -1, Cache: CacheOff})
 		defer m.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()

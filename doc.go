@@ -41,8 +41,8 @@
 // atomic load and take no lock. A server's list_changed notifications are
 // gathered and its lists fetched again off the receive loop;
 // [Manager.Subscribe] hears of the change, with what was added and removed,
-// after the view is updated. Every event names its server. An [Observer]
-// hears of calls, state changes, reconnects and list refreshes, for
+// after the view is updated, and of states, list fetches and failed
+// attempts. Every event names its server. An [Observer] hears of calls, for
 // metrics and logs.
 //
 // # Queries

@@ -34,6 +34,14 @@ const (
 	EventReloadFailed
 	// EventResourceUpdated reports that a subscribed resource (URI) changed.
 	EventResourceUpdated
+	// EventListed reports that a server's list (List) was fetched from the
+	// server: every fetch, the first included. A fetch that failed even
+	// after retries is an EventReloadFailed instead.
+	EventListed
+	// EventAttemptFailed reports that a connection attempt failed, with the
+	// cause in Err. The state need not change: a server that stays down
+	// fails attempt after attempt.
+	EventAttemptFailed
 )
 
 var eventKindNames = [...]string{
@@ -41,6 +49,8 @@ var eventKindNames = [...]string{
 	EventChanged:         "changed",
 	EventReloadFailed:    "reload-failed",
 	EventResourceUpdated: "resource-updated",
+	EventListed:          "listed",
+	EventAttemptFailed:   "attempt-failed",
 }
 
 // String returns the kind's name.
@@ -62,12 +72,15 @@ type Event struct {
 	State, From State
 	Source      string
 	Err         error
+	// Reconnected reports an EventState into connected that is not the
+	// server's first connection.
+	Reconnected bool
 	// Tools, Prompts and Resources are what an EventChanged changed, by
 	// public name (resources: URI).
 	Tools     Diff
 	Prompts   Diff
 	Resources Diff
-	// List is the list of an EventReloadFailed.
+	// List is the list of an EventListed or an EventReloadFailed.
 	List string
 	// URI is the resource of an EventResourceUpdated.
 	URI string
@@ -94,8 +107,10 @@ func (e Event) String() string {
 				fmt.Fprintf(&b, " %s%s", d.list, d.diff)
 			}
 		}
-	case EventReloadFailed:
+	case EventReloadFailed, EventAttemptFailed:
 		b.WriteString(" " + causeText(e.Err))
+	case EventListed:
+		b.WriteString(" " + e.List)
 	case EventResourceUpdated:
 		b.WriteString(" " + e.URI)
 	}

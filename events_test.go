@@ -26,7 +26,7 @@ func TestEvents(t *testing.T) {
 		f.fail("bad", errors.New("refused"))
 		good, bad := server("good"), server("bad")
 		bad.Source = "/etc/switchboard/mcp.json"
-		m := f.managerWith(&Options{NoCache: true}, good, bad)
+		m := f.managerWith(&Options{Cache: CacheOff}, good, bad)
 		var mu sync.Mutex
 		var got []string
 		m.Subscribe(func(ev Event) {
@@ -62,7 +62,7 @@ func TestEvents(t *testing.T) {
 }
 
 func TestEventBacklogUntilFirstSubscriber(t *testing.T) {
-	m := New(&config.Config{}, &Options{NoCache: true})
+	m := New(&config.Config{}, &Options{Cache: CacheOff})
 	for i := range 150 {
 		m.emit(Event{Kind: EventResourceUpdated, URI: string(rune('a' + i%26))})
 	}
@@ -88,7 +88,7 @@ func TestReloadFailedEventNamesTheServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
 		srv := f.add("s", mcptest.Script{Tools: tools("alpha")})
-		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		m := f.managerWith(&Options{Cache: CacheOff}, server("s"))
 		failed := mcptest.Await(m.Subscribe, func(ev Event) bool { return ev.Kind == EventReloadFailed })
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)

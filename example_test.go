@@ -100,7 +100,7 @@ func ExampleOptions_waitFor() {
 			}
 			return inProcess(servers)(ctx, srv)
 		},
-		NoCache: true, // else the tools of last time come first, from the cache
+		Cache:   switchboard.CacheOff, // else the tools of last time come first, from the cache
 		WaitFor: []string{"hello", "slow"},
 	})
 	defer m.Close()
@@ -143,7 +143,7 @@ func ExampleManager_Status() {
 	for _, s := range m.Status() {
 		fmt.Printf("%s: %s, %d tools, error: %v\n", s.Name, s.State, s.Tools, s.Err)
 	}
-	fmt.Println("ready:", m.Ready())
+	fmt.Println("ready:", m.Status().Ready())
 	// Output:
 	// hello: connected, 1 tools, error: <nil>
 	// broken: failed, 0 tools, error: server "broken": connect: command "switchboard-example-no-such-command" not found
@@ -159,7 +159,7 @@ func ExampleServerStatus_skippedLines() {
 	command, args, env := mcptest.StdioCommand(mcptest.Script{})
 	launcher := config.Server{Name: "wrapped", Command: "/bin/sh", Env: env,
 		Args: append([]string{"-c", `echo "starting the server..."; exec "$0" "$@"`, command}, args...)}
-	m := switchboard.New(&config.Config{Servers: []config.Server{launcher}}, &switchboard.Options{NoCache: true, StartupGate: -1})
+	m := switchboard.New(&config.Config{Servers: []config.Server{launcher}}, &switchboard.Options{Cache: switchboard.CacheOff, StartupGate: -1})
 	defer m.Close()
 	ctx := context.Background()
 	if err := m.Connect(ctx); err != nil {
@@ -182,27 +182,27 @@ func ExampleManager_Subscribe() {
 	}
 	m := switchboard.New(cfg, &switchboard.Options{
 		Dial:        inProcess(map[string]*mcp.Server{"hello": greeter()}),
-		NoCache:     true, // else the tools come first, from the cache, while the server connects
-		StartupGate: -1,   // and Close might come while it connects
+		Cache:       switchboard.CacheOff, // else the tools come first, from the cache, while the server connects
+		StartupGate: -1,                   // and Connect waits for it, however slow the machine
 	})
 	var events []string
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
 		events = append(events, ev.String()) // one goroutine at a time
 	})
 	defer unsubscribe()
+	defer m.Close()
 	if err := m.Connect(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	m.Close() // delivers every event before it returns
+	// Connect returns once every subscriber has heard of what it did.
 	for _, ev := range events {
 		fmt.Println(ev)
 	}
 	// Output:
 	// state hello: connecting
 	// state hello: connected
+	// listed hello: tools
 	// changed hello: tools +hello__greet
-	// state hello: closed
-	// changed hello: tools -hello__greet
 }
 
 // connected returns a connected manager over the config text, with each
@@ -356,13 +356,13 @@ func ExampleManager_ReconnectFailed() {
 			},
 		})
 	defer m.Close()
-	fmt.Println("failed:", m.Failed())
+	fmt.Println("failed:", m.Status().Failed())
 
 	down.Store(false) // the server came up
 	if err := m.ReconnectFailed(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("failed:", m.Failed(), "connected:", m.Connected())
+	fmt.Println("failed:", m.Status().Failed(), "connected:", m.Status().Connected())
 	// Output:
 	// failed: [hello]
 	// failed: [] connected: [hello]
@@ -399,7 +399,7 @@ func ExampleManager_Disconnect() {
 	if err := m.Disconnect(ctx, "hello"); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("tools:", len(m.Tools(ctx, nil)), "active:", m.Active())
+	fmt.Println("tools:", len(m.Tools(ctx, nil)), "active:", m.Status().Active())
 	// Output:
 	// tools: 0 active: [notes]
 }
@@ -420,36 +420,39 @@ func ExampleManager_Close() {
 	// after close: true
 }
 
-// An Observer feeds metrics and logs. Unset hooks cost nothing.
+// An Observer hears of calls, for metrics and logs, on the caller's
+// goroutine; unset hooks cost nothing. Changes are heard through
+// Manager.Subscribe.
 func ExampleObserver() {
 	var mu sync.Mutex
-	var seen []string
-	record := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, fmt.Sprintf(format, args...))
-	}
+	var calls []string
 	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
 		map[string]*mcp.Server{"hello": greeter()},
 		&switchboard.Options{Observer: &switchboard.Observer{
-			CallEnded: func(c switchboard.CallEnd) { record("call %s on %s: %s", c.Tool, c.Server, c.Outcome) },
-			StateChanged: func(server string, from, to switchboard.State, _ error) {
-				record("%s: %s -> %s", server, from, to)
+			CallEnded: func(c switchboard.CallEnd) {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, fmt.Sprintf("call %s on %s: %s", c.Tool, c.Server, c.Outcome))
 			},
 		}})
-	_, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": "Ada"}})
-	if err != nil {
-		log.Fatal(err)
+	defer m.Close()
+	for _, name := range []string{"Ada", ""} {
+		args := map[string]any{"name": name}
+		if name == "" {
+			args = nil // name is required
+		}
+		if _, err := m.CallTool(context.Background(), nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: args}); err != nil && !errors.Is(err, switchboard.ErrInvalidArguments) {
+			log.Fatal(err)
+		}
 	}
-	m.Close()
-	for _, s := range seen {
-		fmt.Println(s)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range calls {
+		fmt.Println(c)
 	}
 	// Output:
-	// hello: disconnected -> connecting
-	// hello: connecting -> connected
 	// call hello__greet on hello: ok
-	// hello: connected -> closed
+	// call hello__greet on hello: invalid_arguments
 }
 
 // An approval policy says which tools need a human's yes before they run.
@@ -463,7 +466,8 @@ func ExampleNewApprovalPolicy() {
 	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
 		map[string]*mcp.Server{"hello": greeter()}, &switchboard.Options{Approval: policy})
 	defer m.Close()
-	fmt.Println(m.RequiresApproval(context.Background(), nil, "hello__greet"))
+	greet, _ := m.Lookup("hello__greet")
+	fmt.Println(greet.RequiresApproval(context.Background(), nil))
 
 	_, err = switchboard.NewApprovalPolicy(map[string]any{"greet": "alwyas"})
 	fmt.Println(err)
@@ -505,7 +509,7 @@ func ExampleManager_Resources() {
 // A call to a server that is down says which state it is in, and why.
 func ExampleUnavailableError() {
 	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`, nil,
-		&switchboard.Options{NoCache: true, Dial: func(context.Context, config.Server) (mcp.Transport, error) {
+		&switchboard.Options{Cache: switchboard.CacheOff, Dial: func(context.Context, config.Server) (mcp.Transport, error) {
 			return nil, errors.New("connection refused")
 		}})
 	defer m.Close()

@@ -79,7 +79,7 @@ func ExampleLogin() {
 		}
 		fmt.Printf("login %s (%d tools)\n", res.Outcome, res.Tools)
 	}
-	m := switchboard.New(&config.Config{Servers: []config.Server{tracker}}, &switchboard.Options{OAuthDir: dir, NoCache: true, StartupGate: -1})
+	m := switchboard.New(&config.Config{Servers: []config.Server{tracker}}, &switchboard.Options{OAuthDir: dir, Cache: switchboard.CacheOff, StartupGate: -1})
 	if err := m.Connect(context.Background()); err != nil {
 		log.Fatal(err)
 	}

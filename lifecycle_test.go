@@ -32,7 +32,7 @@ func TestReconnectFailedOnly(t *testing.T) {
 	if err := m.ReconnectFailed(t.Context()); err != nil {
 		t.Fatalf("Reconnect(failedOnly) = %v", err)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Connected()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Connected()); diff != "" {
 		t.Errorf("connected (-want +got):\n%s", diff)
 	}
 	if a.Counts().Starts != 1 || b.Counts().Starts != 1 {
@@ -59,10 +59,10 @@ func TestStrictReconnectRefreshesActiveServers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "b refused") || strings.Contains(err.Error(), "a refused") {
 		t.Errorf("strict ReconnectFailed = %v, want b's failure only", err)
 	}
-	if diff := cmp.Diff([]string{"a"}, m.Active()); diff != "" {
+	if diff := cmp.Diff([]string{"a"}, m.Status().Active()); diff != "" {
 		t.Errorf("active (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"b"}, m.Failed()); diff != "" {
+	if diff := cmp.Diff([]string{"b"}, m.Status().Failed()); diff != "" {
 		t.Errorf("failed (-want +got):\n%s", diff)
 	}
 }
@@ -95,7 +95,7 @@ func TestReconnectLeavesDisconnectedServersAlone(t *testing.T) {
 	if err := m.Reconnect(t.Context(), "off"); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "off"}, m.Connected()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "off"}, m.Status().Connected()); diff != "" {
 		t.Errorf("connected after naming it (-want +got):\n%s", diff)
 	}
 }
@@ -114,7 +114,7 @@ func TestReconnectAll(t *testing.T) {
 	if a.Counts().Starts != 2 || b.Counts().Starts != 2 {
 		t.Errorf("handshakes a=%d b=%d, want 2 each", a.Counts().Starts, b.Counts().Starts)
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Connected()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Connected()); diff != "" {
 		t.Errorf("connected (-want +got):\n%s", diff)
 	}
 }
@@ -124,7 +124,7 @@ func TestLifecycleIsSerialized(t *testing.T) {
 		f := newFleet(t)
 		f.add("slow", mcptest.Script{})
 		f.delay("slow", time.Minute)
-		m := New(&config.Config{Servers: []config.Server{server("slow")}}, &Options{Dial: f.dial, StartupGate: -1, NoCache: true})
+		m := New(&config.Config{Servers: []config.Server{server("slow")}}, &Options{Dial: f.dial, StartupGate: -1, Cache: CacheOff})
 		defer m.Close()
 		first := make(chan error, 1)
 		go func() { first <- m.Connect(context.Background()) }()
@@ -161,7 +161,7 @@ func TestDisconnect(t *testing.T) {
 			Prompts:   []mcptest.PromptSpec{{Name: "p"}},
 			Resources: []mcptest.ResourceSpec{{URI: "mem://b", Name: "b"}},
 		})
-		m := f.managerWith(&Options{NoCache: true}, server("a"), server("b"))
+		m := f.managerWith(&Options{Cache: CacheOff}, server("a"), server("b"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestRejectedEntryIsNotUnknown(t *testing.T) {
 	f.add("a", mcptest.Script{})
 	bad := errors.New(`mcp.json: server "bad": url: required for http servers`)
 	m := New(&config.Config{Servers: []config.Server{server("a")}, Rejected: []config.Rejected{{Name: "bad", Err: bad}}},
-		&Options{Dial: f.dial, NoCache: true, StartupGate: -1})
+		&Options{Dial: f.dial, Cache: CacheOff, StartupGate: -1})
 	defer m.Close()
 	if err := m.Reconnect(t.Context(), "bad"); !errors.Is(err, bad) || errors.Is(err, ErrUnknownServer) || !strings.Contains(err.Error(), "rejected by the config") {
 		t.Errorf("Reconnect of a rejected entry = %v, want its rejection", err)

@@ -40,23 +40,23 @@ func TestViewsAreDistinctAndCopies(t *testing.T) {
 		got  []string
 		want []string
 	}{
-		{"Servers", m.Servers(), []string{"a", "b", "off", "bad"}},
-		{"Connected", m.Connected(), []string{"a"}},
-		{"Failed", m.Failed(), []string{"b", "bad"}},
-		{"Active", m.Active(), []string{"a"}},
+		{"Servers", m.Status().Names(), []string{"a", "b", "off", "bad"}},
+		{"Connected", m.Status().Connected(), []string{"a"}},
+		{"Failed", m.Status().Failed(), []string{"b", "bad"}},
+		{"Active", m.Status().Active(), []string{"a"}},
 	} {
 		if diff := cmp.Diff(tc.want, tc.got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	errs := m.Errors()
+	errs := m.Status().Errors()
 	if len(errs) != 2 || errs["b"] == nil || errs["bad"] == nil {
 		t.Errorf("Errors = %v, want b's and bad's", errs)
 	}
 	// Mutating what was returned changes nothing.
-	m.Servers()[0] = "mutated"
+	m.Status().Names()[0] = "mutated"
 	delete(errs, "b")
-	if m.Servers()[0] != "a" || m.Errors()["b"] == nil {
+	if m.Status().Names()[0] != "a" || m.Status().Errors()["b"] == nil {
 		t.Error("a returned view aliases the manager's state")
 	}
 }
@@ -104,10 +104,14 @@ func TestDynamicFilterApprovalAndSchemas(t *testing.T) {
 	if write["additionalProperties"] != false {
 		t.Errorf("write's schema %v was not made strict", write)
 	}
-	if !m.RequiresApproval(t.Context(), nil, "s__write") || m.RequiresApproval(t.Context(), nil, "s__read") {
+	requires := func(name string) bool {
+		tool, _ := m.Lookup(name)
+		return tool.RequiresApproval(t.Context(), nil)
+	}
+	if !requires("s__write") || requires("s__read") {
 		t.Error("approval: want write only")
 	}
-	if !m.RequiresApproval(t.Context(), nil, "s__nope") {
+	if !requires("s__nope") {
 		t.Error("an unknown tool does not require approval")
 	}
 }
@@ -123,7 +127,7 @@ func TestPromptsAndResources(t *testing.T) {
 			Prompts:   []mcptest.PromptSpec{{Name: "greet"}},
 			Resources: []mcptest.ResourceSpec{{URI: "mem://shared", Name: "shared", Text: "from b"}, {URI: "mem://b", Name: "b", Text: "only b"}},
 		})
-		m := f.managerWith(&Options{NoCache: true}, server("a"), server("b"))
+		m := f.managerWith(&Options{Cache: CacheOff}, server("a"), server("b"))
 		updates := make(chan string, 10)
 		m.Subscribe(func(ev Event) {
 			if ev.Kind == EventResourceUpdated {
@@ -183,7 +187,7 @@ func TestStaticFilterKeptAfterReload(t *testing.T) {
 		srv := f.add("s", mcptest.Script{Tools: tools("alpha", "beta")})
 		cfg := server("s")
 		cfg.Tools.Allow = []string{"a*"}
-		m := f.managerWith(&Options{NoCache: true}, cfg)
+		m := f.managerWith(&Options{Cache: CacheOff}, cfg)
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -200,7 +204,7 @@ func TestInstructionsAreExposed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
 		f.add("s", mcptest.Script{Instructions: "Use t for everything."})
-		m := f.managerWith(&Options{NoCache: true}, server("s"))
+		m := f.managerWith(&Options{Cache: CacheOff}, server("s"))
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestLogin(t *testing.T) {
 		t.Errorf("the login opened %d URLs and printed %q; want the authorization URL once", opened.Load(), prompt.String())
 	}
 
-	m := switchboard.New(&config.Config{Servers: []config.Server{tracker}}, &switchboard.Options{OAuthDir: dir, NoCache: true, StartupGate: -1, Strict: true})
+	m := switchboard.New(&config.Config{Servers: []config.Server{tracker}}, &switchboard.Options{OAuthDir: dir, Cache: switchboard.CacheOff, StartupGate: -1, Strict: true})
 	defer m.Close()
 	if err := m.Connect(t.Context()); err != nil {
 		t.Errorf("a manager with the login's directory: %v", err)

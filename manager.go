@@ -27,85 +27,6 @@ const DefaultCloseTimeout = 10 * time.Second
 // [Options.StartupGate] is zero.
 const DefaultStartupGate = 250 * time.Millisecond
 
-// Options configure a [Manager]. A nil *Options means all defaults; a zero
-// field means that field's default.
-type Options struct {
-	// Client identifies Switchboard to every server. Default: name
-	// "switchboard", version "dev".
-	Client *mcp.Implementation
-	// Logger receives diagnostics. Default: discard.
-	Logger *slog.Logger
-	// LookupEnv resolves ${VAR} in server configs, at connect time. Default:
-	// os.LookupEnv.
-	LookupEnv func(string) (string, bool)
-	// CloseTimeout bounds Close. Default: DefaultCloseTimeout.
-	CloseTimeout time.Duration
-	// Dial, if set, opens the transport for a server instead of the one its
-	// config asks for: for servers that run in the same process, and tests.
-	Dial func(ctx context.Context, srv config.Server) (mcp.Transport, error)
-
-	// Sequential connects the servers one at a time, in configured order,
-	// each waited for in full, instead of all at once behind the startup
-	// gate.
-	Sequential bool
-	// Strict makes Connect fail when a server fails: the servers of that
-	// call are disconnected again, in reverse order, the ones connected
-	// before are left as they were, and the failures are returned. Strict
-	// Connect waits for every server, without the startup gate. Strict
-	// Reconnect and ReconnectFailed return the failures too, and leave the
-	// servers as they are.
-	Strict bool
-	// KeepFailed keeps failed servers in [Manager.Active]; by default they
-	// are dropped from it.
-	KeepFailed bool
-	// StartupGate is how long Connect waits for servers to connect before it
-	// returns, in parallel mode. Servers still connecting then go on in the
-	// background, exposing the tools they had last time (see CacheDir)
-	// until they connect. Default: DefaultStartupGate; negative: wait for
-	// every server.
-	StartupGate time.Duration
-	// WaitFor names the servers the host needs before it goes on: Connect
-	// waits for each of them, past the startup gate, until it has connected
-	// and listed its tools, prompts and resources, or failed, within its
-	// timeout and Connect's context. The other servers keep to the gate. A
-	// name that no enabled server has is logged and ignored.
-	WaitFor []string
-	// CacheDir is the directory of the persistent tool cache. Default: the
-	// user cache directory (see os.UserCacheDir), under switchboard/tools.
-	CacheDir string
-	// NoCache disables the persistent tool cache.
-	NoCache bool
-	// OAuthDir is the directory of the OAuth tokens of the http and sse
-	// servers that require a login, which `switchboard login` writes.
-	// Default: switchboard/oauth under the user's state directory
-	// ($XDG_STATE_HOME, else ~/.local/state).
-	OAuthDir string
-	// NoOAuth disables the login: a server that answers 401 fails instead
-	// of waiting for one (needs-auth).
-	NoOAuth bool
-
-	// Filter, if set, decides per query which tools Tools returns, and
-	// CallTool refuses the tools it hides. PromptFilter and ResourceFilter
-	// do the same for prompts and resources.
-	Filter         DynamicFilter
-	PromptFilter   PromptFilter
-	ResourceFilter ResourceFilter
-	// Approval says which tools need a human's approval; see
-	// [Manager.RequiresApproval]. Build it with [NewApprovalPolicy].
-	Approval *ApprovalPolicy
-	// StrictSchemas converts the input schemas Tools returns for providers'
-	// strict structured output, where it can; a schema it cannot convert is
-	// returned unchanged.
-	StrictSchemas bool
-	// FormatError, if set, turns an error of CallTool into a result for the
-	// model (see DefaultErrorFormatter). If it is nil, or returns nil, the
-	// error is returned.
-	FormatError ErrorFormatter
-	// Observer, if set, hears of calls, state changes, reconnects, list
-	// refreshes and skipped stdout lines, for metrics and logs.
-	Observer *Observer
-}
-
 // A Manager connects to many MCP servers and exposes their tools, prompts
 // and resources as one catalog. Its methods are safe for concurrent use.
 //
@@ -173,7 +94,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		held:      make(map[*upstream.Upstream]bool),
 	}
 	m.closing, m.beginClosing = context.WithCancel(context.Background())
-	if !o.NoCache {
+	if o.Cache == CacheOnDisk {
 		m.cache = toolcache.Open(o.CacheDir, &toolcache.Options{Logger: o.Logger})
 		m.writes = newCacheWriter(m.cache, o.Logger)
 	}
@@ -230,7 +151,7 @@ func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 // o.OAuthDir, or of the default directory; nil if o disables the login, or
 // there is no directory for it (which is logged).
 func oauthOptions(o Options) *oauth.Options {
-	if o.NoOAuth {
+	if o.Login == LoginRefused {
 		return nil
 	}
 	dir := o.OAuthDir
@@ -301,7 +222,7 @@ func (m *Manager) open(op, name string) error {
 // sequential mode it connects them one at a time, in configured order.
 //
 // A server that fails does not stop the others: its error is kept,
-// [Manager.Failed] and [Manager.Status] show it, and it is retried on its
+// [Manager.Status] shows it, and it is retried on its
 // schedule. In strict mode (Options.Strict) Connect waits for every server,
 // and if any failed it disconnects the ones this call started, in reverse
 // order, and returns the failures joined. Connect also fails if ctx ends
@@ -487,7 +408,7 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 	}
 }
 
-// Settle waits while servers are making their first connection with
+// settle waits while servers are making their first connection with
 // nothing to show for it yet (no tools from the persistent cache, no
 // failed attempt): each one still connecting, or loading its first lists,
 // at most for the startup gate (Options.StartupGate) from when it began, or,
@@ -499,7 +420,7 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 // the gate; a server that takes longer reaches the client later, with a
 // list_changed notification, and a server that has cached tools or has
 // failed once is never waited for.
-func (m *Manager) Settle(ctx context.Context) {
+func (m *Manager) settle(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, up := range m.view.Load().servers {
 		since, ok := up.Unproven()
@@ -558,14 +479,14 @@ func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
 	})
 }
 
-// ReconnectFailed reconnects the servers that [Manager.Failed] reports
+// ReconnectFailed reconnects the servers that [Status.Failed] reports
 // (but for the entries the config rejected, and the servers the host
 // disconnected), as Reconnect does; the others are not touched.
 func (m *Manager) ReconnectFailed(ctx context.Context) error {
 	return m.reconnect(ctx, func() (pass []*upstream.Upstream) {
 		v := m.view.Load()
 		for i, up := range v.servers {
-			if failed(v.statuses[i]) && !m.held[up] {
+			if v.statuses[i].failed() && !m.held[up] {
 				pass = append(pass, up)
 			}
 		}

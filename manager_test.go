@@ -147,7 +147,7 @@ func TestRejectedEntriesShowAsFailed(t *testing.T) {
 	if len(st) != 1 || st[0].State != StateFailed || !errors.Is(st[0].Err, reject) || st[0].Source != "mcp.json" {
 		t.Errorf("Status = %+v, want broken failed with its config error", st)
 	}
-	if m.Ready() {
+	if m.Status().Ready() {
 		t.Error("Ready with a required server rejected")
 	}
 }
@@ -169,13 +169,13 @@ func TestReadiness(t *testing.T) {
 	req := server("req")
 	req.Required = true
 	m := f.manager(req, server("opt"))
-	if m.Ready() {
+	if m.Status().Ready() {
 		t.Error("Ready before connecting")
 	}
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if !m.Ready() {
+	if !m.Status().Ready() {
 		t.Error("not Ready with the required server connected and an optional one failed")
 	}
 }

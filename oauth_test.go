@@ -88,8 +88,8 @@ func TestNeedsAuthKeepsCachedTools(t *testing.T) {
 	if !errors.Is(err, ErrLoginRequired) || !strings.Contains(err.Error(), `server "tracker"`) || !strings.Contains(err.Error(), "run: switchboard login tracker") {
 		t.Errorf("call in needs-auth = %v", err)
 	}
-	if !slices.Contains(m.Failed(), "tracker") {
-		t.Errorf("Failed() = %v, want tracker", m.Failed())
+	if !slices.Contains(m.Status().Failed(), "tracker") {
+		t.Errorf("Failed() = %v, want tracker", m.Status().Failed())
 	}
 
 	// Logged in again, from elsewhere: back without a restart.

@@ -8,37 +8,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// An Observer hears what the manager does, for metrics and logs. Every field
-// is optional. An unset Observer, or an unset field, costs nothing: the
-// call path allocates nothing for it.
+// An Observer hears of the calls the manager routes, for metrics and
+// logs. (Changes — of state, lists, connections — are heard through
+// [Manager.Subscribe].) Both fields are optional. An unset Observer, or an
+// unset field, costs nothing: the call path allocates nothing for it.
 //
-// The call hooks run on the caller's goroutine, around the call;
-// SkippedLine on the goroutine that reads the server's output. The others
-// run on the manager's event goroutine, in the order things happened, after
-// the views are updated. None may block for long, or call the manager's
-// lifecycle methods.
+// The hooks run on the caller's goroutine, around the call. Neither may
+// block for long, or call the manager's lifecycle methods.
 type Observer struct {
 	// CallStarted is called when a call has been routed to its server,
 	// before anything is sent. tool is the public name.
 	CallStarted func(server, tool string)
 	// CallEnded is called when a call that CallStarted saw returns.
 	CallEnded func(CallEnd)
-	// StateChanged is called for every change of a server's state, with
-	// the cause of a failure (redacted).
-	StateChanged func(server string, from, to State, err error)
-	// Reconnected is called when a server is connected again after its
-	// first connection.
-	Reconnected func(server string)
-	// ConnectFailed is called for every failed connection attempt.
-	ConnectFailed func(server string, err error)
-	// ListRefreshed is called for every fetch of a server's list ("tools",
-	// "prompts" or "resources"), with the error of one that failed for
-	// good (after its retries).
-	ListRefreshed func(server, list string, err error)
-	// SkippedLine is called for every line a stdio server wrote to stdout
-	// that was not a JSON-RPC message, which was skipped (see
-	// ServerStatus.SkippedLines).
-	SkippedLine func(server string)
 }
 
 // CallEnd describes a call that returned.

@@ -154,11 +154,11 @@ func peerRoots(ctx context.Context, p upstream.Peer) []*mcp.Root {
 	return res.Roots
 }
 
-// PeerRootsChanged tells the processes that p's session has of its own
+// peerRootsChanged tells the processes that p's session has of its own
 // (see config processPerSession) that its roots changed: each is offered
 // the new roots, and told so. It returns at once; the client is asked for
 // its roots in the background.
-func (m *Manager) PeerRootsChanged(p Peer) {
+func (m *Manager) peerRootsChanged(p Peer) {
 	s := &m.perSession
 	s.mu.Lock()
 	defer s.mu.Unlock()

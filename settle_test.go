@@ -27,12 +27,12 @@ func connectInBackground(t *testing.T, m *Manager) {
 	})
 }
 
-// settleTook runs m.Settle and returns how long it took, on the bubble's
+// settleTook runs m.settle and returns how long it took, on the bubble's
 // clock.
 func settleTook(t *testing.T, m *Manager) time.Duration {
 	t.Helper()
 	start := time.Now()
-	m.Settle(t.Context())
+	m.settle(t.Context())
 	return time.Since(start)
 }
 
@@ -60,7 +60,7 @@ func TestSettleWaitsNoLongerThanTheGate(t *testing.T) {
 		f.delay("quick", 100*time.Millisecond)
 		f.add("late", mcptest.Script{Tools: tools("l")})
 		f.delay("late", time.Second)
-		m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("hang"), server("quick"), server("late"))
+		m := f.managerWith(&Options{StartupGate: DefaultStartupGate, Cache: CacheOff}, server("hang"), server("quick"), server("late"))
 		connectInBackground(t, m)
 
 		if took := settleTook(t, m); took != DefaultStartupGate {
@@ -106,7 +106,7 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFleet(t)
 			f.add("s", mcptest.Script{Tools: tools("t")})
-			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
+			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, Cache: CacheOff}, server("s"))
 			connectInBackground(t, m)
 			synctest.Wait() // connected, lists loaded
 			reconnectSlowly(t, f, m)
@@ -120,7 +120,7 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 			f := newFleet(t)
 			f.add("s", mcptest.Script{Tools: tools("t")})
 			f.fail("s", errors.New("connection refused"))
-			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, NoCache: true}, server("s"))
+			m := f.managerWith(&Options{StartupGate: DefaultStartupGate, Cache: CacheOff}, server("s"))
 			connectInBackground(t, m) // the first attempt fails at once
 			f.fail("s", nil)
 			reconnectSlowly(t, f, m)

@@ -31,17 +31,8 @@ func (s *skippedLines) of(server string) *atomic.Uint64 {
 }
 
 // skipHook returns the OnSkippedLine of server's upstreams: it counts the
-// line, and tells the observer.
+// line.
 func (m *Manager) skipHook(server string) func() {
 	n := m.skipped.of(server)
-	var tell func(string)
-	if o := m.opts.Observer; o != nil {
-		tell = o.SkippedLine
-	}
-	return func() {
-		n.Add(1)
-		if tell != nil {
-			tell(server)
-		}
-	}
+	return func() { n.Add(1) }
 }

@@ -42,7 +42,7 @@ func TestStartupGate(t *testing.T) {
 		if diff := cmp.Diff([]string{"fast__t"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools at return (-want +got):\n%s", diff)
 		}
-		if errs := m.Errors(); len(errs) != 0 {
+		if errs := m.Status().Errors(); len(errs) != 0 {
 			t.Errorf("errors at return: %v, want none: the hanging server is still connecting", errs)
 		}
 		if err := m.Connect(t.Context()); err != nil {

@@ -36,6 +36,12 @@ type ServerStatus struct {
 	Transport config.Transport
 	Source    string // the config file the server came from
 	Required  bool   // whether it counts for readiness
+	// Rejected reports an entry that the config rejected: nothing runs,
+	// and Err says why.
+	Rejected bool
+	// Active reports whether an agent works with the server: see
+	// [Status.Active].
+	Active bool
 	// Tools, Prompts and Resources count what the server exposes, after
 	// filters and collisions. A server that is down keeps its last lists.
 	Tools, Prompts, Resources int
@@ -117,16 +123,19 @@ func cloneCapabilities(c *mcp.ServerCapabilities) *mcp.ServerCapabilities {
 }
 
 // Status returns a snapshot of every configured server, in configured order,
-// followed by the entries the config rejected (as failed).
-func (m *Manager) Status() []ServerStatus {
+// followed by the entries the config rejected (as failed). Its methods
+// answer the usual questions of it: which are connected, which failed,
+// whether the manager is ready.
+func (m *Manager) Status() Status {
 	v := m.view.Load()
-	out := make([]ServerStatus, len(v.statuses))
+	out := make(Status, len(v.statuses))
 	for i, s := range v.statuses {
 		out[i] = s.clone()
 		up := v.byName[s.Name]
 		if up == nil {
 			continue // an entry the config rejected
 		}
+		out[i].Active = s.active(m.opts.KeepFailed)
 		if up.PerSession() {
 			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
@@ -135,66 +144,32 @@ func (m *Manager) Status() []ServerStatus {
 	return out
 }
 
-// Ready reports whether every required server is connected. A disabled
-// server never counts; a required entry that the config rejected keeps the
-// manager from being ready.
-func (m *Manager) Ready() bool {
-	return Ready(m.view.Load().statuses)
+// Status is a snapshot of every configured server, as [Manager.Status]
+// returns it. The name lists it gives keep its order.
+type Status []ServerStatus
+
+// Names returns the name of every server: enabled, disabled and rejected.
+func (st Status) Names() []string { return st.names(func(ServerStatus) bool { return true }) }
+
+// Connected returns the names of the connected servers.
+func (st Status) Connected() []string {
+	return st.names(func(s ServerStatus) bool { return s.State == StateConnected })
 }
 
-// Ready reports whether statuses, as returned by [Manager.Status], make a
-// ready set: every required server that is not disabled is connected.
-func Ready(statuses []ServerStatus) bool {
-	for _, s := range statuses {
-		if s.Required && s.State != StateDisabled && s.State != StateConnected {
-			return false
-		}
-	}
-	return true
-}
+// Failed returns the names of the servers that failed: including
+// crash-loop, needs-auth, entries the config rejected, and servers
+// disconnected after a failure.
+func (st Status) Failed() []string { return st.names(ServerStatus.failed) }
 
-// Servers returns the names of every configured server, in configured order:
-// enabled, disabled and rejected.
-func (m *Manager) Servers() []string {
-	return m.names(func(ServerStatus) bool { return true })
-}
+// Active returns the names of the servers an agent works with: the enabled
+// ones, less those that failed unless Options.KeepFailed is set, less
+// those disconnected.
+func (st Status) Active() []string { return st.names(func(s ServerStatus) bool { return s.Active }) }
 
-// Connected returns the names of the connected servers, in configured order.
-func (m *Manager) Connected() []string {
-	return m.names(func(s ServerStatus) bool { return s.State == StateConnected })
-}
-
-// Failed returns the names of the servers that failed (including crash-loop,
-// entries the config rejected, and servers disconnected after a failure),
-// in configured order.
-func (m *Manager) Failed() []string {
-	return m.names(failed)
-}
-
-func failed(s ServerStatus) bool {
-	return s.State == StateFailed || s.State == StateCrashLoop || s.State == StateNeedsAuth || s.Err != nil && s.State != StateConnected && s.State != StateReconnecting
-}
-
-// Active returns the names of the servers an agent works with, in
-// configured order: the enabled ones, less those that failed unless
-// Options.KeepFailed is set, less those disconnected.
-func (m *Manager) Active() []string {
-	return m.names(func(s ServerStatus) bool {
-		switch {
-		case s.State == StateDisabled || s.State == StateDisconnected || s.State == StateClosed:
-			return false
-		case failed(s):
-			return m.opts.KeepFailed
-		}
-		return true
-	})
-}
-
-// Errors returns the last error of every server that has one, by name. The
-// map is a copy.
-func (m *Manager) Errors() map[string]error {
+// Errors returns the last error of every server that has one, by name.
+func (st Status) Errors() map[string]error {
 	out := make(map[string]error)
-	for _, s := range m.view.Load().statuses {
+	for _, s := range st {
 		if s.Err != nil {
 			out[s.Name] = s.Err
 		}
@@ -202,12 +177,50 @@ func (m *Manager) Errors() map[string]error {
 	return out
 }
 
-func (m *Manager) names(keep func(ServerStatus) bool) []string {
+// Ready reports whether every required server that is not disabled is
+// connected; a required entry that the config rejected keeps it from being
+// ready.
+func (st Status) Ready() bool {
+	for _, s := range st {
+		if s.Required && s.State != StateDisabled && s.State != StateConnected {
+			return false
+		}
+	}
+	return true
+}
+
+// Server returns the status of the server called name.
+func (st Status) Server(name string) (ServerStatus, bool) {
+	for _, s := range st {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return ServerStatus{}, false
+}
+
+func (st Status) names(keep func(ServerStatus) bool) []string {
 	var out []string
-	for _, s := range m.view.Load().statuses {
+	for _, s := range st {
 		if keep(s) {
 			out = append(out, s.Name)
 		}
 	}
 	return out
+}
+
+func (s ServerStatus) failed() bool {
+	return s.State == StateFailed || s.State == StateCrashLoop || s.State == StateNeedsAuth || s.Err != nil && s.State != StateConnected && s.State != StateReconnecting
+}
+
+// active reports whether an agent works with the server: see
+// [Status.Active].
+func (s ServerStatus) active(keepFailed bool) bool {
+	switch {
+	case s.Rejected, s.State == StateDisabled || s.State == StateDisconnected || s.State == StateClosed:
+		return false
+	case s.failed():
+		return keepFailed
+	}
+	return true
 }

@@ -27,7 +27,21 @@ type Tool struct {
 	// Title and Description are the definition's, for display.
 	Title, Description string
 
-	def *mcp.Tool // as prepared for hosts, named by Name; shared, never changed
+	def      *mcp.Tool       // as prepared for hosts, named by Name; shared, never changed
+	approval *ApprovalPolicy // the manager's Options.Approval
+}
+
+// RequiresApproval reports whether the tool needs a human's approval before
+// it runs, under the manager's Options.Approval, for q (which may be nil).
+// The zero Tool, which [Manager.Lookup] returns for an unknown name,
+// requires approval.
+func (t Tool) RequiresApproval(ctx context.Context, q *Query) bool {
+	if t.def == nil {
+		return true
+	}
+	def := t.Definition()
+	def.Name = t.Original
+	return t.approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
 }
 
 // Definition returns a deep copy of the tool's definition, named by its
@@ -94,19 +108,6 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 		return Tool{}, false
 	}
 	return v.exposed[i], true
-}
-
-// RequiresApproval reports whether the tool with the given public name needs
-// a human's approval before it runs, under Options.Approval, for q (which
-// may be nil). An unknown tool requires approval.
-func (m *Manager) RequiresApproval(ctx context.Context, q *Query, name string) bool {
-	t, ok := m.Lookup(name)
-	if !ok {
-		return true
-	}
-	def := t.Definition()
-	def.Name = t.Original
-	return m.opts.Approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
 }
 
 // CallTool calls the tool params.Name, a public name, for q (which may be

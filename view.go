@@ -96,7 +96,7 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 	}
 	for _, r := range v.rejected {
 		v.statuses = append(v.statuses, ServerStatus{
-			Name: r.Name, State: StateFailed, Since: m.created, Source: r.Source, Required: r.Required, Err: r.Err,
+			Name: r.Name, State: StateFailed, Since: m.created, Source: r.Source, Required: r.Required, Rejected: true, Err: r.Err,
 		})
 	}
 	return v
@@ -136,7 +136,7 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 		v.prepared[t.Tool] = def
 		named := *def
 		named.Name = t.Name
-		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named}
+		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named, approval: m.opts.Approval}
 		v.exposedByName[t.Name] = i
 	}
 }
@@ -247,23 +247,23 @@ func (e *events) apply(batch []queued) {
 		switch ev.Kind {
 		case upstream.EventState:
 			statuses = true
-			out = append(out, m.stateEvent(ev))
-			e.observeState(ev, before)
+			out = append(out, m.stateEvent(ev, before))
 		case upstream.EventList:
 			statuses = true
-			e.observeList(ev)
-			if ev.Err != nil {
+			switch {
+			case ev.Err != nil:
 				out = append(out, Event{Kind: EventReloadFailed, At: ev.At, Server: snap.Name, List: ev.List.String(), Err: ev.Err})
-			} else if ev.List == upstream.Tools && !snap.Cached {
-				m.writes.put(snap, m.redactor(snap.Name))
+			case !snap.Cached:
+				out = append(out, Event{Kind: EventListed, At: ev.At, Server: snap.Name, List: ev.List.String()})
+				if ev.List == upstream.Tools {
+					m.writes.put(snap, m.redactor(snap.Name))
+				}
 			}
 		case upstream.EventConfig:
 			statuses = true
 		case upstream.EventAttemptFailed:
 			statuses = true
-			if o := m.opts.Observer; o != nil && o.ConnectFailed != nil {
-				o.ConnectFailed(snap.Name, ev.Err)
-			}
+			out = append(out, Event{Kind: EventAttemptFailed, At: ev.At, Server: snap.Name, Err: ev.Err})
 		case upstream.EventResourceUpdated:
 			out = append(out, Event{Kind: EventResourceUpdated, At: ev.At, Server: snap.Name, URI: ev.URI})
 		}
@@ -304,36 +304,16 @@ func same[T any](a, b []T) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// stateEvent is the public event of an upstream's transition.
-func (m *Manager) stateEvent(ev upstream.Event) Event {
+// stateEvent is the public event of an upstream's transition from the
+// snapshot before.
+func (m *Manager) stateEvent(ev upstream.Event, before upstream.Snapshot) Event {
 	snap := ev.Snapshot
-	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: snap.State, From: ev.From, Err: snap.Err}
+	out := Event{Kind: EventState, At: ev.At, Server: snap.Name, State: snap.State, From: ev.From, Err: snap.Err,
+		Reconnected: snap.State == upstream.Connected && snap.Reconnects > before.Reconnects}
 	if out.State == StateFailed || out.State == StateCrashLoop || out.State == StateNeedsAuth {
 		out.Source = snap.Config.Source
 	}
 	return out
-}
-
-// observeState tells the observer of a transition.
-func (e *events) observeState(ev upstream.Event, before upstream.Snapshot) {
-	o := e.m.opts.Observer
-	if o == nil {
-		return
-	}
-	snap := ev.Snapshot
-	if o.StateChanged != nil {
-		o.StateChanged(snap.Name, ev.From, snap.State, snap.Err)
-	}
-	if o.Reconnected != nil && snap.State == upstream.Connected && snap.Reconnects > before.Reconnects {
-		o.Reconnected(snap.Name)
-	}
-}
-
-// observeList tells the observer of a list fetched from the server.
-func (e *events) observeList(ev upstream.Event) {
-	if o := e.m.opts.Observer; o != nil && o.ListRefreshed != nil && !ev.Snapshot.Cached {
-		o.ListRefreshed(ev.Snapshot.Name, ev.List.String(), ev.Err)
-	}
 }
 
 // A named item of a view: a public name (or URI) and its server.

@@ -25,7 +25,7 @@ func TestConnectWaitsForTheServersTheHostNeeds(t *testing.T) {
 		f.delay("broken", time.Second)
 		f.fail("broken", errors.New("connection refused"))
 		f.add("hang", mcptest.Script{HangOnInitialize: true})
-		m := f.managerWith(&Options{NoCache: true, StartupGate: DefaultStartupGate, WaitFor: []string{"slow", "broken", "nowhere"}}, server("slow"), server("broken"), server("hang"))
+		m := f.managerWith(&Options{Cache: CacheOff, StartupGate: DefaultStartupGate, WaitFor: []string{"slow", "broken", "nowhere"}}, server("slow"), server("broken"), server("hang"))
 		start := time.Now()
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatalf("Connect = %v", err)
@@ -55,7 +55,7 @@ func TestConnectWaitsForNeededServersWithinItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
 		f.add("hang", mcptest.Script{HangOnInitialize: true})
-		m := f.managerWith(&Options{NoCache: true, StartupGate: DefaultStartupGate, WaitFor: []string{"hang"}}, server("hang"))
+		m := f.managerWith(&Options{Cache: CacheOff, StartupGate: DefaultStartupGate, WaitFor: []string{"hang"}}, server("hang"))
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 		defer cancel()
 		start := time.Now()

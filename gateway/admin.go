@@ -38,7 +38,7 @@ func (g *Gateway) adminReconnect(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		return
 	}
-	g.m.Settle(ctx) // the status as of the attempt
+	g.hooks.Settle(ctx) // the status as of the attempt
 	for _, s := range g.m.Status() {
 		if s.Name != name {
 			continue

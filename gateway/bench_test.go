@@ -256,7 +256,7 @@ func (n *xCounter) Write(p []byte) (int, error) {
 func BenchmarkMethodNotFound(b *testing.B) {
 	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
 	defer ups["m"].Close()
-	m := switchboard.New(&config.Config{Servers: []config.Server{entry("m", false)}}, &switchboard.Options{Dial: ups.dial, StartupGate: -1, NoCache: true})
+	m := switchboard.New(&config.Config{Servers: []config.Server{entry("m", false)}}, &switchboard.Options{Dial: ups.dial, StartupGate: -1, Cache: switchboard.CacheOff})
 	defer m.Close()
 	if err := m.Connect(b.Context()); err != nil {
 		b.Fatal(err)

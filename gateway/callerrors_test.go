@@ -22,7 +22,7 @@ import (
 // no server may own is unknown.
 func TestCallOfAServerThatNeverConnected(t *testing.T) {
 	remote := config.Server{Name: "remote", Type: config.HTTP, URL: "http://127.0.0.1:1/mcp?key=k3y"}
-	_, g := start(t, []config.Server{remote}, &switchboard.Options{NoCache: true}, nil)
+	_, g := start(t, []config.Server{remote}, &switchboard.Options{Cache: switchboard.CacheOff}, nil)
 	cs := client(t, g, nil)
 
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "remote__search", Arguments: map[string]any{}})
@@ -59,7 +59,7 @@ func TestCallWaitsForAServerMakingItsFirstConnection(t *testing.T) {
 		slow := mcptest.NewServer(mcptest.Script{StartDelay: 10 * time.Second})
 		t.Cleanup(func() { slow.Close() })
 		m := switchboard.New(&config.Config{Servers: []config.Server{entry("slow", false)}},
-			&switchboard.Options{NoCache: true, Dial: upstreams{"slow": slow}.dial})
+			&switchboard.Options{Cache: switchboard.CacheOff, Dial: upstreams{"slow": slow}.dial})
 		t.Cleanup(func() { m.Close() })
 		if err := m.Connect(t.Context()); err != nil { // returns at the startup gate
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // Options configure a [Gateway]. A nil *Options means all defaults.
@@ -57,6 +58,7 @@ type Options struct {
 type Gateway struct {
 	// Set by New, read-only after.
 	m           *switchboard.Manager
+	hooks       hooks.Gateway // m's hooks for gateways only
 	server      *mcp.Server
 	opts        Options
 	unsubscribe func()
@@ -86,7 +88,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{m: m, opts: o, started: time.Now()}
+	g := &Gateway{m: m, hooks: hooks.Of(m), opts: o, started: time.Now()}
 	for k := range g.exposed {
 		g.exposed[k] = make(map[string]string)
 	}
@@ -101,7 +103,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		// roots; the shared ones never had any.
 		//lint:ignore SA1019 roots are forwarded while clients and servers use them.
 		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
-			g.m.PeerRootsChanged(downstream{ss: req.Session, ctx: context.Background()})
+			g.hooks.PeerRootsChanged(downstream{ss: req.Session, ctx: context.Background()})
 		},
 	}
 	if !o.Stateless {

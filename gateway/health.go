@@ -3,8 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
-
-	"github.com/switchboard-mcp/switchboard"
 )
 
 // healthz answers liveness: the process can serve. It never looks at
@@ -29,7 +27,7 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 		body.Servers[s.Name] = s.State.String()
 	}
 	code := http.StatusOK
-	if !switchboard.Ready(statuses) {
+	if !statuses.Ready() {
 		body.Status, code = "not_ready", http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, body)

@@ -68,7 +68,7 @@ func serveAt(t *testing.T, transport, version string, script mcptest.Script, opt
 	default:
 		t.Fatalf("unknown transport %q", transport)
 	}
-	return start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, opts)
+	return start(t, []config.Server{srv}, &switchboard.Options{Cache: switchboard.CacheOff}, opts)
 }
 
 // transports are the ways serve runs a server.

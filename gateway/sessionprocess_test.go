@@ -25,7 +25,7 @@ func TestProcessPerSession(t *testing.T) {
 	script.Tools = append(slices.Clone(script.Tools), mcptest.ToolSpec{Name: "count", Behavior: mcptest.Increment})
 	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
 	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(script)
-	m, g := start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, nil)
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{Cache: switchboard.CacheOff}, nil)
 
 	for round := range 2 {
 		texts, isErr := askAll(t, g, 4)

@@ -270,11 +270,11 @@ func (g *Gateway) askLevel(ctx context.Context) {
 }
 
 // settle waits for the servers making their first connection, no longer
-// than the startup gate (see [switchboard.Manager.Settle]), and exposes
+// than the startup gate (see [hooks.Gateway]), and exposes
 // what the manager's views hold: the change events that would expose it
 // may still be on their way.
 func (g *Gateway) settle(ctx context.Context) {
-	g.m.Settle(ctx)
+	g.hooks.Settle(ctx)
 	g.syncExposed()
 }
 

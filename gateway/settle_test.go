@@ -31,7 +31,7 @@ func TestHandshakeAndListsNeverWaitPastTheGate(t *testing.T) {
 			t.Cleanup(func() { s.Close() })
 		}
 		servers := []config.Server{entry("hang", false), entry("healthy", false), entry("slow", false)}
-		m := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: ups.dial, NoCache: true})
+		m := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: ups.dial, Cache: switchboard.CacheOff})
 		t.Cleanup(func() { m.Close() })
 		connected := make(chan error, 1)
 		go func() { connected <- m.Connect(context.Background()) }()

@@ -146,7 +146,7 @@ func (g *Gateway) statusReport() StatusReport {
 		report.Reload = &ReloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}
 	}
 	report.Summary = "all servers up"
-	if !switchboard.Ready(statuses) {
+	if !statuses.Ready() {
 		report.Summary = "not ready"
 	} else if down > 0 {
 		report.Summary = "ready, some servers down"

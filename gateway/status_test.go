@@ -131,7 +131,7 @@ func TestStatusShowsCollisions(t *testing.T) {
 // stdout is connected, and /status shows the line it skipped.
 func TestStatusShowsSkippedLines(t *testing.T) {
 	command, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
-	_, g := start(t, []config.Server{{Name: "noisy", Command: command, Args: args, Env: env}}, &switchboard.Options{NoCache: true}, nil)
+	_, g := start(t, []config.Server{{Name: "noisy", Command: command, Args: args, Env: env}}, &switchboard.Options{Cache: switchboard.CacheOff}, nil)
 	h := g.Handler()
 	_, page := get(t, h, "/status", nil)
 	if want := regexp.MustCompile(`<tr data-server="noisy" data-state="connected">.*<td>stdio<br><small class="skipped" [^>]*>skipped stdout lines: 1</small></td>`); !want.MatchString(page) {
@@ -148,7 +148,7 @@ func TestStatusShowsSkippedLines(t *testing.T) {
 func TestSkippedLinesOfProcessesPerSession(t *testing.T) {
 	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
 	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
-	m, g := start(t, []config.Server{srv}, &switchboard.Options{NoCache: true}, nil)
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{Cache: switchboard.CacheOff}, nil)
 	for range 2 {
 		cs := legacyClient(t, g, nil)
 		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__echo"}); err != nil || res.IsError {

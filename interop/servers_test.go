@@ -235,14 +235,13 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := switchboard.New(cfg, &switchboard.Options{NoCache: true, Observer: &switchboard.Observer{
-		ListRefreshed: func(server, list string, err error) {
-			if err != nil {
-				t.Errorf("%s's %s: %v", server, list, err)
-			}
-		},
-	}})
+	m := switchboard.New(cfg, &switchboard.Options{Cache: switchboard.CacheOff})
 	defer m.Close()
+	defer m.Subscribe(func(ev switchboard.Event) {
+		if ev.Kind == switchboard.EventReloadFailed {
+			t.Errorf("%s's %s: %v", ev.Server, ev.List, ev.Err)
+		}
+	})()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
 
@@ -257,7 +256,7 @@ func TestRealServersThroughTheLibrary(t *testing.T) {
 	// list_changed comes right after initialize, before or after our first
 	// list, which it must not break either way.
 	waitFor(ctx, t, m, "every server connected, with server-everything's tools after its list_changed", func() bool {
-		return len(m.Connected()) == 5 && slices.Contains(toolNames(), everything+"__trigger-elicitation-request")
+		return len(m.Status().Connected()) == 5 && slices.Contains(toolNames(), everything+"__trigger-elicitation-request")
 	}, func() { m.Connect(ctx) })
 	counted := map[string]int{}
 	for _, s := range m.Status() {

@@ -24,7 +24,7 @@ func Example() {
 	m := switchboard.New(&config.Config{Servers: []config.Server{{Name: "s", Command: "in-memory"}}}, &switchboard.Options{
 		Observer:    stats.Observer(),
 		StartupGate: -1,
-		NoCache:     true,
+		Cache:       switchboard.CacheOff,
 		Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
 			return server.ConnectInMemory(ctx)
 		},

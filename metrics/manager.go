@@ -1,9 +1,9 @@
 package metrics
 
 // This file is the metrics' one coupling to the manager: the observer that
-// hears of calls and state changes, and the subscription that follows its
-// servers and their tools. The rest of the package knows only the
-// manager's value types.
+// hears of calls, and the subscription that follows its servers, their
+// states and lists, and their tools. The rest of the package knows only
+// the manager's value types.
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 )
 
-// Observer returns the manager observer that feeds the metrics: give it to
-// [switchboard.New] in Options.Observer.
+// Observer returns the manager observer that times and counts calls: give
+// it to [switchboard.New] in Options.Observer.
 func (x *Metrics) Observer() *switchboard.Observer {
 	return &switchboard.Observer{
 		CallStarted: func(server, _ string) { x.observe(server, func() { x.inFlight.WithLabelValues(server).Inc() }) },
@@ -23,34 +23,37 @@ func (x *Metrics) Observer() *switchboard.Observer {
 				x.duration.WithLabelValues(end.Server).Observe(end.Duration.Seconds())
 			})
 		},
-		StateChanged: func(server string, _, to switchboard.State, _ error) {
-			x.observe(server, func() { x.setState(server, to) })
-		},
-		Reconnected: func(server string) { x.observe(server, func() { x.reconnects.WithLabelValues(server).Inc() }) },
-		ConnectFailed: func(server string, _ error) {
-			x.observe(server, func() { x.connectFailures.WithLabelValues(server).Inc() })
-		},
-		ListRefreshed: func(server, kind string, err error) {
-			outcome := "ok"
-			if err != nil {
-				outcome = "error"
-			}
-			x.observe(server, func() { x.refreshes.WithLabelValues(server, kind, outcome).Inc() })
-		},
-		SkippedLine: func(server string) { x.observe(server, func() { x.skippedLines.WithLabelValues(server).Inc() }) },
 	}
 }
 
-// Follow starts from m's current state and follows its changes of exposed
-// tools and of servers (a reconfiguration adds and removes them), until
-// stop. Give the metrics' Observer to m before: Follow covers what happened
-// before it, the observer what happens after.
+// Follow starts from m's current state and follows its events, until stop:
+// its servers (a reconfiguration adds and removes them), their states,
+// reconnects, failed attempts and list fetches, and the tools they expose.
+// Called before the manager's first subscriber, it hears of the events
+// that came before it too (see [switchboard.Manager.Subscribe]). A scrape
+// reads the counts of skipped stdout lines from m's status.
 func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
+	countSkipped := func() { x.countSkipped(m.Status()) }
+	x.scraping.Store(&countSkipped)
 	x.follow(m.Status())
 	x.countTools(m.Status(), m.Tools(context.Background(), nil))
 	return m.Subscribe(func(ev switchboard.Event) {
 		x.follow(m.Status())
-		if ev.Kind == switchboard.EventChanged {
+		switch ev.Kind {
+		case switchboard.EventState:
+			x.observe(ev.Server, func() {
+				x.setState(ev.Server, ev.State)
+				if ev.Reconnected {
+					x.reconnects.WithLabelValues(ev.Server).Inc()
+				}
+			})
+		case switchboard.EventAttemptFailed:
+			x.observe(ev.Server, func() { x.connectFailures.WithLabelValues(ev.Server).Inc() })
+		case switchboard.EventListed:
+			x.observe(ev.Server, func() { x.refreshes.WithLabelValues(ev.Server, ev.List, "ok").Inc() })
+		case switchboard.EventReloadFailed:
+			x.observe(ev.Server, func() { x.refreshes.WithLabelValues(ev.Server, ev.List, "error").Inc() })
+		case switchboard.EventChanged:
 			x.countTools(m.Status(), m.Tools(context.Background(), nil))
 		}
 	})

@@ -7,8 +7,9 @@
 // serves [Metrics.Handler] (the gateway does, at /metrics, given it in
 // its Options.Metrics, and shows [Metrics.Latency] on its status page).
 //
-// The metrics are fed by the manager's [switchboard.Observer] and its change
-// events as things happen, never by polling the servers. Their labels are
+// The metrics are fed by the manager's [switchboard.Observer] and its
+// events as things happen, and by its status at a scrape, never by polling
+// the servers. Their labels are
 // server names, tool names (the public ones), states, list kinds and
 // outcomes only: never arguments, URLs or error texts, so that the series
 // stay few and no secret reaches a scrape.
@@ -17,6 +18,7 @@ package metrics
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,12 +48,17 @@ type Metrics struct {
 
 	vecs []*prometheus.MetricVec
 
+	// scraping, if set (by Follow), brings the counts that are read, not
+	// heard of, up to date before a scrape.
+	scraping atomic.Pointer[func()]
+
 	// mu guards the following. Observers hold it to read, so that no
 	// observation of a removed server recreates a series that follow
 	// dropped.
 	mu      sync.RWMutex
-	known   map[string]bool // the servers with series
-	removed map[string]bool // the servers whose series were dropped
+	known   map[string]bool   // the servers with series
+	removed map[string]bool   // the servers whose series were dropped
+	skipped map[string]uint64 // the skipped lines counted, by server
 }
 
 // New returns the metrics, registered with the Go runtime's and the
@@ -100,7 +107,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
 		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec, x.skippedLines.MetricVec}
-	x.known, x.removed = make(map[string]bool), make(map[string]bool)
+	x.known, x.removed, x.skipped = make(map[string]bool), make(map[string]bool), make(map[string]uint64)
 	return x
 }
 
@@ -187,9 +194,32 @@ func (x *Metrics) ConfigReloaded(outcome string) {
 	}
 }
 
+// countSkipped adds to each stdio server's count of skipped stdout lines
+// what statuses say it skipped since the last count. A server's count in
+// the statuses never goes down: the manager keeps it per name.
+func (x *Metrics) countSkipped(statuses []switchboard.ServerStatus) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, s := range statuses {
+		if s.Transport != config.Stdio || !x.known[s.Name] {
+			continue
+		}
+		if n := s.SkippedLines; n > x.skipped[s.Name] {
+			x.skippedLines.WithLabelValues(s.Name).Add(float64(n - x.skipped[s.Name]))
+			x.skipped[s.Name] = n
+		}
+	}
+}
+
 // Handler serves the metrics in the Prometheus text format.
 func (x *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
+	serve := promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if update := x.scraping.Load(); update != nil {
+			(*update)()
+		}
+		serve.ServeHTTP(w, r)
+	})
 }
 
 // Latency returns the median and the 99th percentile of the durations of

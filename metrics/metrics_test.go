@@ -22,6 +22,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	mcptest.RunIfChild() // the stdio servers of TestSkippedLines
 	goleak.VerifyTestMain(m)
 }
 
@@ -87,7 +88,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 			{Name: "down", URL: "https://example.invalid/mcp?key=${TOKEN}", Type: config.HTTP, Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}},
 		}}
 		m := switchboard.New(cfg, &switchboard.Options{
-			StartupGate: -1, NoCache: true, Observer: x.Observer(),
+			StartupGate: -1, Cache: switchboard.CacheOff, Observer: x.Observer(),
 			LookupEnv: func(k string) (string, bool) { return secret, k == "TOKEN" },
 			Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
 				if s.Name == "s" {
@@ -167,29 +168,34 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 }
 
 // TestSkippedLines: every stdio server has a count of the stdout lines it
-// skipped from the start, which the observer's SkippedLine adds to.
+// skipped from the start, which a scrape brings up to date from its
+// status; an http server has none.
 func TestSkippedLines(t *testing.T) {
 	x := New()
-	obs := x.Observer()
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true, GarbageOnCall: true})
 	m := switchboard.New(&config.Config{Servers: []config.Server{
-		{Name: "noisy", Command: "server"},
-		{Name: "web", URL: "https://example.invalid/mcp"},
-	}}, &switchboard.Options{NoCache: true, Observer: obs})
+		{Name: "noisy", Command: cmd, Args: args, Env: env},
+		{Name: "web", URL: "http://127.0.0.1:1/mcp"},
+	}}, &switchboard.Options{Cache: switchboard.CacheOff, StartupGate: -1})
 	defer m.Close()
 	defer x.Follow(m)()
 	const family = "switchboard_upstream_stdout_skipped_lines_total"
 	families, _ := scrape(t, x)
 	if got, ok := value(families, family, map[string]string{"server": "noisy"}); !ok || got != 0 {
-		t.Errorf("noisy's count before any line = %v (present: %v), want 0", got, ok)
+		t.Errorf("noisy's count before it started = %v (present: %v), want 0", got, ok)
 	}
 	if _, ok := value(families, family, map[string]string{"server": "web"}); ok {
 		t.Error("an http server has a count of skipped stdout lines")
 	}
-	obs.SkippedLine("noisy")
-	obs.SkippedLine("noisy")
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "noisy__echo"}); err != nil {
+		t.Fatal(err)
+	}
 	families, _ = scrape(t, x)
 	if got, _ := value(families, family, map[string]string{"server": "noisy"}); got != 2 {
-		t.Errorf("noisy's count = %v, want 2", got)
+		t.Errorf("noisy's count after its banner and a call = %v, want 2", got)
 	}
 }
 
@@ -202,7 +208,7 @@ func TestRemovedMidCall(t *testing.T) {
 		x := New()
 		cfg := &config.Config{Servers: []config.Server{{Name: "gone", Command: "in-memory"}, {Name: "stays", Command: "in-memory"}}}
 		m := switchboard.New(cfg, &switchboard.Options{
-			StartupGate: -1, NoCache: true, Observer: x.Observer(),
+			StartupGate: -1, Cache: switchboard.CacheOff, Observer: x.Observer(),
 			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
 		})
 		defer m.Close()

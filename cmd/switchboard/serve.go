@@ -268,13 +268,14 @@ func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gate
 			unsubscribe()
 			// Failed counts the servers waiting for a login too; they are
 			// not broken, and a login brings them up.
-			failed, needsAuth := m.Failed(), 0
-			for _, s := range m.Status() {
+			status := m.Status()
+			failed, needsAuth := status.Failed(), 0
+			for _, s := range status {
 				if s.State == switchboard.StateNeedsAuth && slices.Contains(failed, s.Name) {
 					needsAuth++
 				}
 			}
-			logger.Info("servers settled", "connected", len(m.Connected()), "failed", len(failed)-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
+			logger.Info("servers settled", "connected", len(status.Connected()), "failed", len(failed)-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
 		})
 	}
 	unsubscribe = m.Subscribe(func(ev switchboard.Event) {

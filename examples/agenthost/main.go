@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 				}
 			}
 			// An unknown tool needs no approval: the call only says it is unknown.
-			if _, known := m.Lookup(name); known && m.RequiresApproval(ctx, query, name) {
+			if t, known := m.Lookup(name); known && t.RequiresApproval(ctx, query) {
 				say("%s needs your approval: run it? [y/N]", name)
 				if !lines.Scan() || strings.TrimSpace(lines.Text()) != "y" {
 					say("not run")

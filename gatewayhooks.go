@@ -1,0 +1,19 @@
+package switchboard
+
+import (
+	"context"
+
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
+)
+
+func init() {
+	hooks.Of = func(m any) hooks.Gateway { return gatewayHooks{m.(*Manager)} }
+}
+
+// gatewayHooks are the manager's hooks that only the gateway uses, off the
+// public API: see package hooks.
+type gatewayHooks struct{ m *Manager }
+
+func (h gatewayHooks) Settle(ctx context.Context) { h.m.settle(ctx) }
+
+func (h gatewayHooks) PeerRootsChanged(p Peer) { h.m.peerRootsChanged(p) }

@@ -1,0 +1,28 @@
+// Package hooks hands the gateway what it needs of a manager beyond the
+// manager's public API, so that hooks only a gateway uses stay off
+// switchboard.Manager: package switchboard provides them, and package
+// gateway is their one user.
+package hooks
+
+import (
+	"context"
+
+	"github.com/switchboard-mcp/switchboard/mcpconn"
+)
+
+// Gateway is what a gateway needs of a manager beyond its public API.
+type Gateway interface {
+	// Settle waits while servers are making their first connection with
+	// nothing to show for it yet, within the startup gate and ctx; the
+	// manager's views are then up to date with every change so far. A
+	// gateway settles before it answers a handshake or a list.
+	Settle(ctx context.Context)
+	// PeerRootsChanged tells the processes that p's session has of its own
+	// (config processPerSession) that p's roots changed.
+	PeerRootsChanged(p mcpconn.Peer)
+}
+
+// Of returns the hooks of manager, a *switchboard.Manager. Package
+// switchboard sets it when it is initialized, before any gateway can hold
+// a manager.
+var Of func(manager any) Gateway
