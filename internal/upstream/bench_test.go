@@ -194,7 +194,7 @@ func BenchmarkNotificationStorm(b *testing.B) {
 			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
 			OnEvent: func(ev Event) {
 				// A list is recorded as fetched before its event goes out.
-				if ev.Kind == EventList && ev.List == Tools && u.fetched[Tools].Load() == target.Load() {
+				if ev.Kind == EventList && ev.List == Tools && u.lists.fetched[Tools].Load() == target.Load() {
 					signal(caughtUp)
 				}
 			},
@@ -203,7 +203,7 @@ func BenchmarkNotificationStorm(b *testing.B) {
 			b.Fatal(err)
 		}
 		defer u.Close()
-		target.Store(u.listGen[Tools].Load())
+		target.Store(u.lists.listGen[Tools].Load())
 		measure(b, srv, func() { target.Add(storm) }, func() { <-caughtUp })
 	})
 }

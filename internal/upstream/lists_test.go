@@ -240,7 +240,7 @@ func TestNoReloadAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		u.Close()
-		u.listChanged(Tools) // as a notification racing the close would
+		u.lists.listChanged(Tools) // as a notification racing the close would
 		synctest.Wait()
 		if got := srv.Counts().ListTools; got != 1 {
 			t.Errorf("%d lists, want none after close", got)
@@ -303,9 +303,8 @@ func TestTemplatesErrors(t *testing.T) {
 			script := mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}, TemplatesError: tc.code}
 			u, _ := connectedInMemory(t, script, config.Server{}, nil)
 			synctest.Wait()
-			u.mu.Lock()
-			templates, resources := u.lists.templates, u.lists.resources
-			u.mu.Unlock()
+			ls := u.lists.view()
+			templates, resources := ls.templates, ls.resources
 			if len(resources) != 1 {
 				t.Errorf("code %d: %d resources, want them kept", tc.code, len(resources))
 			}

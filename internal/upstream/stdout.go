@@ -345,15 +345,6 @@ type stdoutHint struct {
 func (h *stdoutHint) Error() string { return h.err.Error() + " (" + h.hint + ")" }
 func (h *stdoutHint) Unwrap() error { return h.err }
 
-// hintOf returns the hint err carries, with a space before it, or "".
-func hintOf(err error) string {
-	var h *stdoutHint
-	if errors.As(err, &h) {
-		return " (" + h.hint + ")"
-	}
-	return ""
-}
-
 // skipLines tells skip of each line of lines that is not blank.
 func (f *stdoutFilter) skipLines(lines []byte) {
 	for line := range bytes.SplitSeq(lines, []byte("\n")) {

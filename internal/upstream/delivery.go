@@ -1,0 +1,105 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"time"
+)
+
+// errResponseTooLarge is the cause of a response over the size limit.
+var errResponseTooLarge = errors.New("response too large")
+
+// limitedBody fails a response body that grows past max bytes, and tells
+// the delivery: the go-sdk reports a broken stream without its cause.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+	d         *delivery
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.d.overLimit()
+		return 0, tooLarge(b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// A delivery records what became of the HTTP request that carried one call:
+// whether the server answered, with which status, or why it could not be
+// reached. The call path puts one in the request's context; the go-sdk
+// passes that context to the HTTP request that carries the call.
+type delivery struct {
+	mu         sync.Mutex
+	done       bool // a response or an error was recorded
+	status     int  // the HTTP status, or 0
+	err        error
+	retryAfter time.Duration
+	tooLarge   bool // the response went over the size limit
+}
+
+// overLimit records that the response went over the size limit.
+func (d *delivery) overLimit() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tooLarge = true
+}
+
+type deliveryKey struct{}
+
+func withDelivery(ctx context.Context, d *delivery) context.Context {
+	return context.WithValue(ctx, deliveryKey{}, d)
+}
+
+func deliveryFrom(ctx context.Context) *delivery {
+	d, _ := ctx.Value(deliveryKey{}).(*delivery)
+	return d
+}
+
+// record keeps the first outcome: the request that carried the call. Later
+// ones, such as the notifications/cancelled that may follow with the same
+// context, do not count.
+func (d *delivery) record(status int, err error, retryAfter time.Duration) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
+}
+
+// wasTooLarge reports whether the response went over the size limit.
+func (d *delivery) wasTooLarge() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.tooLarge
+}
+
+// transportFailed reports whether the request failed below HTTP: no answer,
+// just a broken or refused connection.
+func (d *delivery) transportFailed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done && d.err != nil
+}
+
+func (d *delivery) outcome() (done bool, status int, retryAfter time.Duration, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done, d.status, d.retryAfter, d.err
+}
