@@ -32,11 +32,11 @@ import (
 // budget, under the same rules.
 func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	info := u.lists.tool(params.Name)
-	args, err := arguments(info, params.Arguments)
+	args, err := checkArguments(info, params.Arguments)
 	if err != nil {
-		return nil, u.red.errorf(request{"call tool", params.Name}.String(), err)
+		return nil, u.red.errorf(label{"call tool", params.Name}.String(), err)
 	}
-	return u.calls.callTool(ctx, params, args, info != nil && info.replayable)
+	return u.calls.toolCall(ctx, params, args, info != nil && info.replayable)
 }
 
 // GetPrompt gets the prompt params.Name, as the server knows it.
@@ -62,7 +62,7 @@ func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*m
 // undone; one that fails leaves the subscriptions as they were.
 func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
 	had := u.lists.want(uri)
-	err := u.calls.do(ctx, request{"subscribe", uri}, true, func(ctx context.Context, s *session) error {
+	err := u.calls.do(ctx, label{"subscribe", uri}, true, func(ctx context.Context, s *session) error {
 		return u.lists.subscribeOn(ctx, s, uri)
 	})
 	if err != nil && !had {
@@ -76,7 +76,7 @@ func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
 	if !u.lists.unwant(uri) {
 		return nil
 	}
-	return u.calls.do(ctx, request{"unsubscribe", uri}, true, func(ctx context.Context, s *session) error {
+	return u.calls.do(ctx, label{"unsubscribe", uri}, true, func(ctx context.Context, s *session) error {
 		return u.lists.unsubscribeOn(ctx, s, uri)
 	})
 }

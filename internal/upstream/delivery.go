@@ -2,37 +2,9 @@ package upstream
 
 import (
 	"context"
-	"errors"
-	"io"
 	"sync"
 	"time"
 )
-
-// errResponseTooLarge is the cause of a response over the size limit.
-var errResponseTooLarge = errors.New("response too large")
-
-// limitedBody fails a response body that grows past max bytes, and tells
-// the delivery: the go-sdk reports a broken stream without its cause.
-type limitedBody struct {
-	rc        io.ReadCloser
-	left, max int64
-	d         *delivery
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		b.d.overLimit()
-		return 0, tooLarge(b.max)
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // A delivery records what became of the HTTP request that carried one call:
 // whether the server answered, with which status, or why it could not be
@@ -98,7 +70,7 @@ func (d *delivery) transportFailed() bool {
 	return d.done && d.err != nil
 }
 
-func (d *delivery) outcome() (done bool, status int, retryAfter time.Duration, err error) {
+func (d *delivery) recorded() (done bool, status int, retryAfter time.Duration, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.done, d.status, d.retryAfter, d.err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"sync"
@@ -25,7 +26,7 @@ import (
 // and its lock guards only the pool, made on first use: no I/O runs under
 // it.
 type dialer struct {
-	opts     *Options // the upstream's, read-only
+	opts     dialOptions
 	red      *redactor
 	settings *current
 	client   *mcp.Client // the client of every session
@@ -48,7 +49,19 @@ type dialer struct {
 	pool   *http.Transport // HTTP connections, shared by the sessions; guarded by poolMu
 }
 
-func newDialer(opts *Options, red *redactor, settings *current, client *mcp.Client, notes *noteCount, noise *noiseLog) *dialer {
+// dialOptions are what a dialer does as the upstream's Options say.
+type dialOptions struct {
+	dial          func(ctx context.Context, srv config.Server) (mcp.Transport, error) // Options.Dial
+	lookupEnv     func(string) (string, bool)
+	oauth         *oauth.Options
+	log           *slog.Logger
+	stopGrace     time.Duration
+	check         Check  // Options.Check
+	onSkippedLine func() // Options.OnSkippedLine
+	sharedNoise   bool   // the log of skipped lines is another upstream's, which stops it
+}
+
+func newDialer(opts dialOptions, red *redactor, settings *current, client *mcp.Client, notes *noteCount, noise *noiseLog) *dialer {
 	d := &dialer{opts: opts, red: red, settings: settings, client: client, notes: notes, noise: noise, kill: make(chan struct{})}
 	d.life, d.endLife = context.WithCancel(context.Background())
 	return d
@@ -57,7 +70,7 @@ func newDialer(opts *Options, red *redactor, settings *current, client *mcp.Clie
 // resolve substitutes ${VAR} in cfg, remembering every value substituted
 // and the URL, which errors must not show.
 func (d *dialer) resolve(cfg config.Server) (config.Server, error) {
-	srv, secrets, err := cfg.Resolve(d.opts.LookupEnv)
+	srv, secrets, err := cfg.Resolve(d.opts.lookupEnv)
 	d.red.secrets.Merge(secrets)
 	if err != nil {
 		return srv, d.red.wrap("connect", err)
@@ -86,8 +99,8 @@ const legacyProtocolVersion = "2025-11-25"
 func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
 	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}, maxBytes: srv.ResponseLimit()}
 	var transport mcp.Transport
-	if d.opts.Dial != nil {
-		transport, err = d.opts.Dial(ctx, *srv)
+	if d.opts.dial != nil {
+		transport, err = d.opts.dial(ctx, *srv)
 	} else {
 		transport, err = d.transport(s, srv)
 	}
@@ -118,7 +131,7 @@ func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *sessio
 func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
-		p, err := startProcess(srv, d.opts.LookupEnv)
+		p, err := startProcess(srv, d.opts.lookupEnv)
 		if err != nil {
 			return nil, err
 		}
@@ -158,12 +171,12 @@ func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error
 // nil if it does not log in: the upstream has no OAuth options, or the
 // config sets the Authorization header itself.
 func (d *dialer) authorizer(srv *config.Server) (auth.OAuthHandler, error) {
-	if d.opts.OAuth == nil || !srv.LogsIn() {
+	if d.opts.oauth == nil || !srv.LogsIn() {
 		return nil, nil
 	}
-	opts := d.opts.OAuth.For(srv)
+	opts := d.opts.oauth.For(srv)
 	if opts.Logger == nil {
-		opts.Logger = d.opts.Logger
+		opts.Logger = d.opts.log
 	}
 	h, err := oauth.NewHandler(opts)
 	if err != nil {
@@ -237,7 +250,7 @@ func describe(ctx context.Context, s *session, err error) error {
 		s.proc.waitStderr(explainWait, ctx.Done())
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
 	} else if s.stdout != nil {
-		err = s.stdout.explain(err)
+		err = s.stdout.withHint(err)
 	}
 	return withStderr(s, err)
 }
@@ -275,9 +288,9 @@ func (d *dialer) retireReported(s *session) <-chan error { return d.retireAs(s, 
 func (d *dialer) retireAs(s *session, reported bool) <-chan error {
 	errc := make(chan error, 1)
 	d.closers.Go(func() {
-		err := s.close(d.opts.StopGrace, d.kill)
+		err := s.close(d.opts.stopGrace, d.kill)
 		if errors.Is(err, ErrKilled) && !reported {
-			d.opts.Logger.Warn("server process killed", "error", err)
+			d.opts.log.Warn("server process killed", "error", err)
 		}
 		errc <- err
 	})
@@ -324,10 +337,10 @@ func (d *dialer) closeIdle() {
 // connect or a plain HTTP request (see reach); nil for a stdio server,
 // whose attempt is the check.
 func (d *dialer) check() Check {
-	if d.opts.Check != nil {
-		return d.opts.Check
+	if d.opts.check != nil {
+		return d.opts.check
 	}
-	if d.opts.Dial != nil || d.settings.Load().cfg.TransportType() == config.Stdio {
+	if d.opts.dial != nil || d.settings.Load().cfg.TransportType() == config.Stdio {
 		return nil
 	}
 	return func(ctx context.Context) error {
@@ -338,25 +351,25 @@ func (d *dialer) check() Check {
 // loginStamp identifies the login stored for the server now, as
 // oauth.Store.Stamp does ("" if none, or if the upstream does not log in).
 func (d *dialer) loginStamp() string {
-	if d.opts.OAuth == nil || d.opts.OAuth.Store == nil {
+	if d.opts.oauth == nil || d.opts.oauth.Store == nil {
 		return ""
 	}
-	return d.opts.OAuth.Store.Stamp(oauth.Key(d.red.name, d.red.lastURL()))
+	return d.opts.oauth.Store.Stamp(oauth.Key(d.red.name, d.red.lastURL()))
 }
 
 // skipLine counts and logs line, which the server wrote to stdout and which
 // is not JSON-RPC (see stdoutFilter).
 func (d *dialer) skipLine(line []byte) {
-	if d.opts.OnSkippedLine != nil {
-		d.opts.OnSkippedLine()
+	if d.opts.onSkippedLine != nil {
+		d.opts.onSkippedLine()
 	}
-	d.noise.skipped(line, func(line []byte) string { return showLine(d.red.redact, line) })
+	d.noise.noted(line, func(line []byte) string { return showLine(d.red.redact, line) })
 }
 
 // stopNoise stops the log of skipped lines, unless it is another
 // upstream's (Options.LogSkippedWith).
 func (d *dialer) stopNoise() {
-	if d.opts.LogSkippedWith == nil {
+	if !d.opts.sharedNoise {
 		d.noise.stop()
 	}
 }

@@ -109,7 +109,7 @@ func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" {
 		resp = sessionRejection(resp)
 	}
-	d.record(resp.StatusCode, nil, retryAfter(resp.Header.Get("Retry-After")))
+	d.record(resp.StatusCode, nil, parseRetryAfter(resp.Header.Get("Retry-After")))
 	if t.front != nil {
 		t.front.saw(resp.StatusCode)
 	}
@@ -173,8 +173,8 @@ func sessionRejection(resp *http.Response) *http.Response {
 	return resp
 }
 
-// retryAfter parses a Retry-After header in seconds or as an HTTP date.
-func retryAfter(v string) time.Duration {
+// parseRetryAfter parses a Retry-After header in seconds or as an HTTP date.
+func parseRetryAfter(v string) time.Duration {
 	if v == "" {
 		return 0
 	}
@@ -186,3 +186,26 @@ func retryAfter(v string) time.Duration {
 	}
 	return 0
 }
+
+// limitedBody fails a response body that grows past max bytes, and tells
+// the delivery: the go-sdk reports a broken stream without its cause.
+type limitedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+	d         *delivery
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		b.d.overLimit()
+		return 0, tooLarge(b.max)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }

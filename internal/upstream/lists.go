@@ -154,14 +154,6 @@ func (ls *listSet) listChanged(l List) {
 	signal(ls.refresh)
 }
 
-// resourceUpdated publishes notifications/resources/updated for a
-// subscribed resource; others are ignored.
-func (ls *listSet) resourceUpdated(uri string) {
-	if ls.wanted(uri) {
-		ls.publish(Event{Kind: EventResourceUpdated, URI: uri})
-	}
-}
-
 // A burst of notifications is gathered into one fetch: after the first, the
 // owner waits until none has come for reloadQuiet, but no longer than
 // reloadMaxWait, so that an endless storm still gets a fetch now and then.

@@ -61,9 +61,9 @@ type noiseLog struct {
 	stopped bool
 }
 
-// skipped records a skipped line, which show turns into what a log shows.
+// noted records a skipped line, which show turns into what a log shows.
 // The log line, if one is due, is written after the lock is released.
-func (n *noiseLog) skipped(line []byte, show func([]byte) string) {
+func (n *noiseLog) noted(line []byte, show func([]byte) string) {
 	n.mu.Lock()
 	if n.stopped {
 		n.mu.Unlock()

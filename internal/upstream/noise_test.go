@@ -175,24 +175,24 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 			}
 		}
 		// The bubble's clock starts at midnight: at :00.
-		n.skipped([]byte("a"), show)
-		n.skipped([]byte("b"), show)
+		n.noted([]byte("a"), show)
+		n.noted([]byte("b"), show)
 		mcptest.PassTime(5 * time.Second)
-		n.skipped([]byte("c"), show)
+		n.noted([]byte("c"), show)
 		check("00: 1 a")
 		mcptest.PassTime(5 * time.Second)
 		check("00: 1 a", "10: 2 b")
 		mcptest.PassTime(9 * time.Second)
-		n.skipped([]byte("d"), show) // within 10 s of the last log line
+		n.noted([]byte("d"), show) // within 10 s of the last log line
 		mcptest.PassTime(time.Second)
 		check("00: 1 a", "10: 2 b", "20: 1 d")
 		mcptest.PassTime(time.Minute)
-		n.skipped([]byte("e"), show) // after a quiet spell
-		n.skipped([]byte("f"), show)
+		n.noted([]byte("e"), show) // after a quiet spell
+		n.noted([]byte("f"), show)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 		n.stop()
 		mcptest.PassTime(time.Minute)
-		n.skipped([]byte("g"), show)
+		n.noted([]byte("g"), show)
 		mcptest.PassTime(time.Minute)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 	})

@@ -41,8 +41,8 @@ type owner struct {
 	login       string    // in needs-auth: the stamp of the stored login that did not do
 }
 
-// A command is what callers asked of the owner since it last looked.
-type command struct {
+// commands are what callers asked of the owner since it last looked.
+type commands struct {
 	closed       bool
 	want         bool
 	restart      bool
@@ -50,15 +50,15 @@ type command struct {
 	stop         *op
 }
 
-// takeCommand returns the pending command and clears it. After Close it
+// takeCommands returns the pending commands and clears it. After Close it
 // leaves a pending stop to shutdown, which finishes it.
-func (sv *supervisor) takeCommand() command {
+func (sv *supervisor) takeCommands() commands {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.state == Closed {
-		return command{closed: true}
+		return commands{closed: true}
 	}
-	c := command{want: sv.want, restart: sv.restart, resetBreaker: sv.resetBreaker, stop: sv.stopping}
+	c := commands{want: sv.want, restart: sv.restart, resetBreaker: sv.resetBreaker, stop: sv.stopping}
 	sv.restart, sv.resetBreaker, sv.stopping = false, false, nil
 	return c
 }
@@ -66,7 +66,7 @@ func (sv *supervisor) takeCommand() command {
 // step does what the pending command and the state call for, once. It
 // reports false when the upstream is closed.
 func (o *owner) step() bool {
-	c := o.sv.takeCommand()
+	c := o.sv.takeCommands()
 	if c.closed {
 		return false
 	}
@@ -154,7 +154,7 @@ func (o *owner) retry() bool {
 		}
 		// Checks, while there is demand, of a server that can be checked,
 		// but for one that crashes as it starts or waits for a login.
-		o.checks.check, o.checks.rand = sv.dial.check(), sv.opts.Rand
+		o.checks.check, o.checks.rand = sv.dial.check(), sv.rand
 		if o.checks.check != nil && !o.b.open && !needsAuth {
 			demand = sv.demand
 		}
@@ -224,7 +224,7 @@ const loginPoll = 2 * time.Second
 // attempt when the stored login changes, or at the background maximum.
 func (o *owner) needsLogin() {
 	o.login, o.lost = o.sv.dial.loginStamp(), false
-	o.at = time.Now().Add(jittered(backgroundMax, o.sv.opts.Rand))
+	o.at = time.Now().Add(jittered(backgroundMax, o.sv.rand))
 }
 
 // attempt makes one connection attempt. A scheduled attempt that fails
@@ -253,9 +253,9 @@ func (o *owner) attempt(kind attemptKind) {
 	}
 	var delay time.Duration
 	if o.b.open {
-		delay = jittered(backgroundMax, sv.opts.Rand)
+		delay = jittered(backgroundMax, sv.rand)
 	} else {
-		delay, _ = reconnectDelay(o.failures, sv.opts.Rand)
+		delay, _ = reconnectDelay(o.failures, sv.rand)
 	}
 	o.at = time.Now().Add(delay)
 }
@@ -375,7 +375,7 @@ func (o *owner) lose() bool {
 	case login != nil:
 		o.needsLogin()
 	case open:
-		o.at = now.Add(jittered(backgroundMax, sv.opts.Rand))
+		o.at = now.Add(jittered(backgroundMax, sv.rand))
 	}
 	return true
 }

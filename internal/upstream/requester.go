@@ -44,24 +44,24 @@ type requester struct {
 	onBehalf func(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func())
 }
 
-// A request names what is being sent, for errors; only error paths format
+// A label names what is being sent, for errors; only error paths format
 // it.
-type request struct {
+type label struct {
 	verb, name string
 }
 
-func (r request) String() string { return fmt.Sprintf("%s %q", r.verb, r.name) }
+func (r label) String() string { return fmt.Sprintf("%s %q", r.verb, r.name) }
 
-// callTool calls the tool params.Name with args, the arguments checked
-// (see arguments). replayable says whether the tool may run twice.
-func (r *requester) callTool(ctx context.Context, params *mcp.CallToolParams, args any, replayable bool) (*mcp.CallToolResult, error) {
+// toolCall calls the tool params.Name with args, the arguments checked
+// (see checkArguments). replayable says whether the tool may run twice.
+func (r *requester) toolCall(ctx context.Context, params *mcp.CallToolParams, args any, replayable bool) (*mcp.CallToolResult, error) {
 	call := *params
 	call.Arguments = args
 	var end func()
 	ctx, call.Meta, end = r.onBehalf(ctx, call.Meta)
 	defer end()
 	var res *mcp.CallToolResult
-	err := r.do(ctx, request{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (err error) {
+	err := r.do(ctx, label{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (err error) {
 		res, err = s.cs.CallTool(ctx, &call)
 		return err
 	})
@@ -75,7 +75,7 @@ func (r *requester) getPrompt(ctx context.Context, params *mcp.GetPromptParams) 
 	ctx, get.Meta, end = r.onBehalf(ctx, get.Meta)
 	defer end()
 	var res *mcp.GetPromptResult
-	err := r.do(ctx, request{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
+	err := r.do(ctx, label{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
 		res, err = s.cs.GetPrompt(ctx, &get)
 		return err
 	})
@@ -89,7 +89,7 @@ func (r *requester) readResource(ctx context.Context, params *mcp.ReadResourcePa
 	ctx, read.Meta, end = r.onBehalf(ctx, read.Meta)
 	defer end()
 	var res *mcp.ReadResourceResult
-	err := r.do(ctx, request{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
+	err := r.do(ctx, label{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
 		res, err = s.cs.ReadResource(ctx, &read)
 		return err
 	})
@@ -108,7 +108,7 @@ func (r *requester) complete(ctx context.Context, params *mcp.CompleteParams) (*
 	ctx, complete.Meta, end = r.onBehalf(ctx, complete.Meta)
 	defer end()
 	var res *mcp.CompleteResult
-	err := r.do(ctx, request{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
+	err := r.do(ctx, label{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
 		if caps := s.capabilities(); caps.Completions == nil {
 			return ErrNotSupported
 		}
@@ -120,8 +120,8 @@ func (r *requester) complete(ctx context.Context, params *mcp.CompleteParams) (*
 
 // do runs one request, send, and returns its error as an *Error that
 // names req. replayable says whether it may run twice.
-func (r *requester) do(ctx context.Context, req request, replayable bool, send func(context.Context, *session) error) error {
-	scrub, err := r.try(ctx, r.settings.Load(), req.name, replayable, send)
+func (r *requester) do(ctx context.Context, req label, replayable bool, send func(context.Context, *session) error) error {
+	scrub, err := r.retrying(ctx, r.settings.Load(), req.name, replayable, send)
 	switch {
 	case err == nil:
 		return nil
@@ -131,11 +131,11 @@ func (r *requester) do(ctx context.Context, req request, replayable bool, send f
 	return &Error{Server: r.name, Op: req.String(), Err: err}
 }
 
-// try runs one request with the recovery rules of [Upstream.CallTool] and
+// retrying runs one request with the recovery rules of [Upstream.CallTool] and
 // the settings set. name is what the request is for (its tool in an
 // [*AmbiguousError]). It returns the error, and whether its message may
 // carry a secret: then the caller scrubs it.
-func (r *requester) try(ctx context.Context, set *settings, name string, replayable bool, send func(context.Context, *session) error) (scrub bool, _ error) {
+func (r *requester) retrying(ctx context.Context, set *settings, name string, replayable bool, send func(context.Context, *session) error) (scrub bool, _ error) {
 	callCtx := ctx
 	timeout := set.cfg.TimeoutDuration()
 	if timeout > 0 {
@@ -421,7 +421,7 @@ func classify(ctx context.Context, err error, d *delivery, overHTTP bool) (class
 		// Written: if the stream broke, the session is dead too.
 		return ambiguous, !errors.Is(err, context.DeadlineExceeded), 0
 	}
-	done, status, retryAfter, transportErr := d.outcome()
+	done, status, retryAfter, transportErr := d.recorded()
 	switch {
 	case !done:
 		// The request never reached the HTTP transport: it was stuck behind a
@@ -504,6 +504,9 @@ func loginRequired(err error) *oauth.LoginError {
 	}
 	return nil
 }
+
+// errResponseTooLarge is the cause of a response over the size limit.
+var errResponseTooLarge = errors.New("response too large")
 
 // tooLarge is the error of a response over limit, the size limit.
 func tooLarge(limit int64) error {

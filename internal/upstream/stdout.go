@@ -318,10 +318,10 @@ func (f *stdoutFilter) skipped(line []byte) {
 	f.skip(line)
 }
 
-// explain says, for an error of a handshake with the server, what the
+// withHint says, for an error of a handshake with the server, what the
 // filter skipped or holds, if anything: the handshake may have waited for
 // an answer that the server did not write as a line of its own.
-func (f *stdoutFilter) explain(err error) error {
+func (f *stdoutFilter) withHint(err error) error {
 	if n := f.unended.Load(); n > 0 {
 		return &stdoutHint{err, fmt.Sprintf("the server wrote %d bytes on stdout that no newline ended: a message must end with one", n)}
 	}
@@ -336,7 +336,7 @@ func (f *stdoutFilter) explain(err error) error {
 }
 
 // A stdoutHint is an error with what the stdout filter saw of the server:
-// see stdoutFilter.explain.
+// see stdoutFilter.withHint.
 type stdoutHint struct {
 	err  error
 	hint string

@@ -77,6 +77,14 @@ func (ls *listSet) resubscribe(ctx context.Context, s *session) {
 	}
 }
 
+// resourceUpdated publishes notifications/resources/updated for a
+// subscribed resource; others are ignored.
+func (ls *listSet) resourceUpdated(uri string) {
+	if ls.wanted(uri) {
+		ls.publish(Event{Kind: EventResourceUpdated, URI: uri})
+	}
+}
+
 // claim marks uri as subscribed on s, and reports whether it was not
 // already: whoever claims a subscription sends it, once per session.
 func (ls *listSet) claim(s *session, uri string) bool {
@@ -175,7 +183,7 @@ func (ls *listSet) applyLevel(ctx context.Context, s *session, level string) err
 		return s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
 	})
 	if err != nil {
-		return ls.red.wrap(request{"set logging level", level}.String(), err)
+		return ls.red.wrap(label{"set logging level", level}.String(), err)
 	}
 	return nil
 }

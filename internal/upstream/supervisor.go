@@ -23,7 +23,8 @@ import (
 type supervisor struct {
 	// Set by newSupervisor, read-only after.
 	red      *redactor
-	opts     *Options
+	onEvent  func(Event)    // Options.OnEvent
+	rand     func() float64 // the jitter's source
 	settings *current
 	dial     *dialer
 	lists    *listSet
@@ -35,7 +36,7 @@ type supervisor struct {
 	done   chan struct{} // closed when the owner goroutine has returned
 
 	// Signals to the owner goroutine; buffered, sends never block.
-	wake   chan struct{} // a command is pending: see takeCommand
+	wake   chan struct{} // a command is pending: see takeCommands
 	early  chan struct{} // a request waits: an early attempt, if this step has had none
 	demand chan struct{} // a request found no session: check whether the server is back
 
@@ -64,10 +65,10 @@ type supervisor struct {
 	closeErr   error
 }
 
-func newSupervisor(red *redactor, opts *Options, settings *current, dial *dialer, lists *listSet) *supervisor {
+func newSupervisor(red *redactor, onEvent func(Event), rand func() float64, settings *current, dial *dialer, lists *listSet) *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &supervisor{
-		red: red, opts: opts, settings: settings, dial: dial, lists: lists,
+		red: red, onEvent: onEvent, rand: rand, settings: settings, dial: dial, lists: lists,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		early:   make(chan struct{}, 1),
@@ -149,14 +150,14 @@ func (sv *supervisor) bumpLocked() {
 
 // publishLocked hands ev, with the state as of now, to OnEvent.
 func (sv *supervisor) publishLocked(ev Event) {
-	if sv.opts.OnEvent == nil {
+	if sv.onEvent == nil {
 		return
 	}
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
 	ev.Snapshot = sv.snapshotLocked()
-	sv.opts.OnEvent(ev)
+	sv.onEvent(ev)
 }
 
 // publish publishes ev, a change that is not the supervisor's (a list, a

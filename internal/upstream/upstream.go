@@ -131,8 +131,11 @@ func New(srv config.Server, opts *Options) *Upstream {
 	if o.LogSkippedWith != nil {
 		noise = o.LogSkippedWith.dial.noise
 	}
-	u.dial = newDialer(&u.opts, u.red, &u.settings, client, notes, noise)
-	u.sup = newSupervisor(u.red, &u.opts, &u.settings, u.dial, u.lists)
+	u.dial = newDialer(dialOptions{
+		dial: o.Dial, lookupEnv: o.LookupEnv, oauth: o.OAuth, log: o.Logger, stopGrace: o.StopGrace,
+		check: o.Check, onSkippedLine: o.OnSkippedLine, sharedNoise: o.LogSkippedWith != nil,
+	}, u.red, &u.settings, client, notes, noise)
+	u.sup = newSupervisor(u.red, o.OnEvent, o.Rand, &u.settings, u.dial, u.lists)
 	u.lists.publish, u.lists.current = u.sup.publish, u.sup.isCurrent
 	u.calls = &requester{
 		name: srv.Name, settings: &u.settings, log: o.Logger, redact: u.red.redact,
@@ -166,40 +169,6 @@ func (u *Upstream) Config() config.Server { return u.settings.Load().cfg.Clone()
 
 // PublicPrefix is the config's PublicPrefix, without copying the config.
 func (u *Upstream) PublicPrefix() string { return u.settings.Load().cfg.PublicPrefix() }
-
-// Snapshot is a copy of an upstream's observable state.
-type Snapshot struct {
-	Name string
-	// Config is the unresolved config, shared: treat it as read-only.
-	Config config.Server
-	State  State
-	Since  time.Time
-	// Err is the last failure, redacted; nil while connected.
-	Err error
-	// Tools is the server's raw, unfiltered tool list, shared: treat it as
-	// read-only. Whatever the state, it holds the last list known: stale
-	// tools stay listed while the server is down. Cached reports that it
-	// came from Seed, and the server has not listed its own yet. Prompts,
-	// Resources and Templates are the other lists, likewise shared.
-	Tools     []*mcp.Tool
-	Cached    bool
-	Prompts   []*mcp.Prompt
-	Resources []*mcp.Resource
-	Templates []*mcp.ResourceTemplate
-	// Instructions are the server's initialize instructions.
-	Instructions string
-	// ServerInfo is the implementation the server reported, if any.
-	ServerInfo *mcp.Implementation
-	// Capabilities are what the server said it offers, shared: treat them
-	// as read-only. Nil before its first session.
-	Capabilities *mcp.ServerCapabilities
-	// ProtocolVersion is the negotiated protocol version.
-	ProtocolVersion string
-	// Reconnects counts the connections made after the first.
-	Reconnects uint64
-	// PID is the process ID of a stdio server's current process, or 0.
-	PID int
-}
 
 // Snapshot returns the upstream's current state.
 func (u *Upstream) Snapshot() Snapshot { return u.sup.snapshot() }
