@@ -16,7 +16,7 @@ type delivery struct {
 	status     int  // the HTTP status, or 0
 	err        error
 	retryAfter time.Duration
-	tooLarge   bool // the response went over the size limit
+	overflowed bool // the response went over the size limit
 }
 
 // overLimit records that the response went over the size limit.
@@ -26,7 +26,7 @@ func (d *delivery) overLimit() {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.tooLarge = true
+	d.overflowed = true
 }
 
 type deliveryKey struct{}
@@ -59,7 +59,7 @@ func (d *delivery) record(status int, err error, retryAfter time.Duration) {
 func (d *delivery) wasTooLarge() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.tooLarge
+	return d.overflowed
 }
 
 // transportFailed reports whether the request failed below HTTP: no answer,

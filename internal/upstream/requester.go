@@ -44,6 +44,9 @@ type requester struct {
 	onBehalf func(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func())
 }
 
+// ErrNotSupported means the server does not offer what was asked.
+var ErrNotSupported = errors.New("not supported by the server")
+
 // A label names what is being sent, for errors; only error paths format
 // it.
 type label struct {

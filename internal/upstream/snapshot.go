@@ -41,3 +41,22 @@ type Snapshot struct {
 	// PID is the process ID of a stdio server's current process, or 0.
 	PID int
 }
+
+// An Event reports a change in an upstream, with the upstream's state right
+// after it.
+type Event struct {
+	Kind EventKind
+	At   time.Time
+	// Snapshot is the upstream as of the event: whoever hears it needs
+	// nothing else, and never calls back into the upstream.
+	Snapshot Snapshot
+	// From is the state an EventState leaves.
+	From State
+	// Err is the redacted cause of an EventList that failed or of an
+	// EventAttemptFailed. The cause of a transition is Snapshot.Err.
+	Err error
+	// List is the list of an EventList.
+	List List
+	// URI is the resource of an EventResourceUpdated.
+	URI string
+}

@@ -4,14 +4,10 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// ErrNotSupported means the server does not offer what was asked.
-var ErrNotSupported = errors.New("not supported by the server")
 
 // refreshDelay bounds how long a reconnect waits for a first answer before
 // it lists again.
