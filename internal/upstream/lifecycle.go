@@ -122,11 +122,7 @@ func (u *Upstream) Reconfigure(srv config.Server) {
 // Seed offers the tools the server had last time (from a persistent cache),
 // to be listed until the server lists its own. It does nothing once the
 // server has listed its tools, or after Close.
-func (u *Upstream) Seed(tools []*mcp.Tool) {
-	if u.State() != Closed {
-		u.lists.seed(tools)
-	}
-}
+func (u *Upstream) Seed(tools []*mcp.Tool) { u.sup.seed(tools) }
 
 // Close stops the server for good: it closes the session, ends a stdio
 // server's process group and stops the owner goroutine, and returns when

@@ -51,7 +51,7 @@ type listSet struct {
 	loadedOnce sync.Once
 
 	mu       sync.Mutex
-	cur      lists           // replaced whole; a copy is never mutated
+	cur      lists           // its slices are replaced, never mutated: a copy stays as it was
 	seeded   bool            // tools were seeded from the cache, once
 	subs     map[string]bool // the resources the host subscribed to
 	logLevel string          // the logging level the host asked the server to log at; "" if none
@@ -100,18 +100,17 @@ func (ls *listSet) listed() bool {
 }
 
 // seed offers tools from a persistent cache, to be listed until the server
-// lists its own, and publishes them. It does nothing once the server has
-// listed its tools.
-func (ls *listSet) seed(tools []*mcp.Tool) {
+// lists its own, and reports whether it took them: not once the server has
+// listed its tools. The supervisor publishes the change.
+func (ls *listSet) seed(tools []*mcp.Tool) bool {
 	ls.mu.Lock()
+	defer ls.mu.Unlock()
 	if ls.cur.listed || len(tools) == 0 {
-		ls.mu.Unlock()
-		return
+		return false
 	}
 	ls.cur.tools, ls.cur.toolIndex, ls.cur.cached = tools, indexTools(tools), true
 	ls.seeded = true
-	ls.mu.Unlock()
-	ls.publish(Event{Kind: EventList, List: Tools})
+	return true
 }
 
 // unproven reports whether the list set has nothing to show for the
@@ -290,55 +289,53 @@ func (ls *listSet) loadAll(ctx context.Context, s *session, lists ...List) {
 // (as a reload on a cache hint usually finds) keeps its slice, whose
 // identity tells whoever reads the event that nothing changed.
 func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
-	if d := ls.settings.Load().cfg.TimeoutDuration(); d > 0 {
+	set := ls.settings.Load()
+	if d := set.cfg.TimeoutDuration(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	caps := s.capabilities()
 	var (
-		apply func(*lists) (changed bool)
+		apply func(*lists)
 		ttl   time.Duration
 	)
 	switch l {
 	case Tools:
-		tools, t, err := listTools(ctx, s, ls.settings.Load().serial, budget)
+		tools, t, err := listTools(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func(ls *lists) bool {
+		ttl, apply = t, func(cur *lists) {
 			// Seeded tools equal to the server's are its own now.
-			ls.listed, ls.cached = true, false
-			if !replace(&ls.tools, tools) {
-				return false
+			cur.listed, cur.cached = true, false
+			if replace(&cur.tools, tools) {
+				cur.toolIndex = indexTools(tools)
 			}
-			ls.toolIndex = indexTools(tools)
-			return true
 		}
 	case Prompts:
 		if caps.Prompts == nil {
 			return nil
 		}
-		prompts, t, err := listPrompts(ctx, s, ls.settings.Load().serial, budget)
+		prompts, t, err := listPrompts(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func(ls *lists) bool { return replace(&ls.prompts, prompts) }
+		ttl, apply = t, func(cur *lists) { replace(&cur.prompts, prompts) }
 	case Resources:
 		if caps.Resources == nil {
 			return nil
 		}
-		resources, t, err := listResources(ctx, s, ls.settings.Load().serial, budget)
+		resources, t, err := listResources(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
 		templates, known := ls.loadTemplates(ctx, s, budget)
-		ttl, apply = t, func(ls *lists) bool {
-			changed := replace(&ls.resources, resources)
+		ttl, apply = t, func(cur *lists) {
+			replace(&cur.resources, resources)
 			if known {
-				changed = replace(&ls.templates, templates) || changed
+				replace(&cur.templates, templates)
 			}
-			return changed
 		}
 	}
 	if !ls.current(s) {
@@ -346,9 +343,7 @@ func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, bud
 	}
 	ls.fetched[l].Store(gen)
 	ls.mu.Lock()
-	cur := ls.cur // a copy: a reader's lists are never mutated
-	apply(&cur)
-	ls.cur = cur
+	apply(&ls.cur)
 	ls.mu.Unlock()
 	ls.publish(Event{Kind: EventList, List: l})
 	ls.setExpiry(l, ttl)

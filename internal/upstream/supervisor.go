@@ -169,6 +169,17 @@ func (sv *supervisor) publish(ev Event) {
 	sv.publishLocked(ev)
 }
 
+// seed offers tools from a persistent cache to the list set (see
+// listSet.seed), and publishes them, unless the upstream is closed.
+func (sv *supervisor) seed(tools []*mcp.Tool) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.state != Closed && sv.lists.seed(tools) {
+		sv.bumpLocked()
+		sv.publishLocked(Event{Kind: EventList, List: Tools})
+	}
+}
+
 // isCurrent reports whether s is the current session.
 func (sv *supervisor) isCurrent(s *session) bool {
 	sv.mu.Lock()
