@@ -94,7 +94,7 @@ func (d *dialer) dial(ctx context.Context, srv config.Server) (*session, error) 
 // stateless era altogether.
 const legacyProtocolVersion = "2025-11-25"
 
-// dialSession opens a transport for the resolved server and initializes an MCP
+// dialSession opens a transport for srv, resolved, and initializes an MCP
 // session on it. ctx bounds only the handshake.
 func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
 	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}, maxBytes: srv.ResponseLimit()}
@@ -211,12 +211,12 @@ func (d *dialer) watch(s *session) {
 	close(s.lost)
 }
 
-// lossCause says why a session, s, ended on its own, given err, the end of its
-// connection: what the request that found it dead met (see abandon); else
-// a message that broke the stream (over the size limit, or a line over 64
-// KiB that starts like JSON but is not); else, for a stdio server, the
-// process's exit, for which it waits briefly unless the session is being
-// closed meanwhile; else err. A stream that broke on our side ends the
+// lossCause says why s ended on its own, given err, the end of its
+// connection: what the request that found it dead met (see
+// requester.abandon); else a message that broke the stream (over the size
+// limit, or a line over 64 KiB that starts like JSON but is not); else, for
+// a stdio server, the process's exit, for which it waits briefly unless the
+// session is being closed meanwhile; else err. A stream that broke on our side ends the
 // process too, by EOF or SIGPIPE: that explains nothing.
 func lossCause(s *session, err error) error {
 	if found := s.deadErr.Load(); found != nil {

@@ -50,7 +50,7 @@ type commands struct {
 	stop         *op
 }
 
-// takeCommands returns the pending commands and clears it. After Close it
+// takeCommands returns the pending commands and clears them. After Close it
 // leaves a pending stop to shutdown, which finishes it.
 func (sv *supervisor) takeCommands() commands {
 	sv.mu.Lock()

@@ -484,8 +484,8 @@ func peerGone(err error) bool {
 // explain says what an error means when the go-sdk's words do not: our own
 // deadline d is ErrTimeout, a stdio line over the limit is a response too
 // large (over limit), and a JSON syntax error is a server writing something
-// else on its stream (over stdio, a line of over 64 KiB that starts like JSON: shorter
-// lines that are not JSON-RPC are skipped, see stdoutFilter).
+// else on its stream (over stdio, a line of over 64 KiB that starts like
+// JSON: shorter lines that are not JSON-RPC are skipped, see stdoutFilter).
 func explain(ctx context.Context, err error, d time.Duration, limit int64) error {
 	var syntax *json.SyntaxError
 	switch {

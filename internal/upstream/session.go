@@ -35,7 +35,7 @@ type session struct {
 	answer   sync.Once
 	dead     atomic.Bool           // a request or a probe found it dead
 	deadErr  atomic.Pointer[error] // what it found
-	subs     map[string]bool       // the resources subscribed on it; guarded by Upstream.mu
+	subs     map[string]bool       // the resources subscribed on it; guarded by the list set's lock
 
 	probeMu sync.Mutex
 	probing chan struct{} // closed when the probe in progress ends; nil if none. Guarded by probeMu.

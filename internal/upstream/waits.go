@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// The supervisor's side of a request: the requester asks it for a session
+// (see requester.session), and it answers with the current one, or has the
+// request wait for the next attempt, or says why there is none.
+
 // session returns the session a request should use: the current one, unless
 // it is gone. Without one, what it does depends on the state:
 //
