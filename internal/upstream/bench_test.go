@@ -19,6 +19,54 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
+// BenchmarkCallTool measures one tools/call of an echo tool on an in-memory
+// server: "raw" through a go-sdk ClientSession, the baseline, and
+// "upstream" through Upstream.CallTool, with the same protocol version and
+// client capabilities. It is the root package's BenchmarkCallTool without
+// the manager: what one Upstream adds to a call.
+func BenchmarkCallTool(b *testing.B) {
+	args := map[string]any{"text": "hello"}
+
+	b.Run("raw", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		transport, err := srv.ConnectInMemory(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		// An in-memory server is configured as stdio, which gets the legacy
+		// handshake: the baseline must speak the same era.
+		cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cs.Close()
+		for b.Loop() {
+			if _, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("upstream", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		u := New(config.Server{Name: "m", Command: "in-memory"}, &Options{
+			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
+		})
+		defer u.Close()
+		if err := u.Connect(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := callTool(b.Context(), u, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkRestartRecovery measures how long an HTTP server's restart costs
 // a caller. "fresh" is the baseline: a go-sdk client opens a new session
 // and makes one call. "recovery" is the subject: an upstream whose server
