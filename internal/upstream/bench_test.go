@@ -30,17 +30,7 @@ func BenchmarkCallTool(b *testing.B) {
 	b.Run("raw", func(b *testing.B) {
 		srv := mcptest.NewServer(mcptest.Script{})
 		defer srv.Close()
-		transport, err := srv.ConnectInMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-		// An in-memory server is configured as stdio, which gets the legacy
-		// handshake: the baseline must speak the same era.
-		cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs := rawSession(b, benchClient(nil), srv)
 		defer cs.Close()
 		for b.Loop() {
 			if _, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
@@ -52,9 +42,7 @@ func BenchmarkCallTool(b *testing.B) {
 	b.Run("upstream", func(b *testing.B) {
 		srv := mcptest.NewServer(mcptest.Script{})
 		defer srv.Close()
-		u := New(config.Server{Name: "m", Command: "in-memory"}, &Options{
-			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
-		})
+		u := New(inMemoryServer, dialing(srv))
 		defer u.Close()
 		if err := u.Connect(b.Context()); err != nil {
 			b.Fatal(err)
@@ -148,16 +136,9 @@ func BenchmarkIdleMemory(b *testing.B) {
 		}
 	}
 	b.Run("raw", func(b *testing.B) {
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		client := benchClient(nil)
 		measure(b, func(srv *mcptest.Server) func() {
-			transport, err := srv.ConnectInMemory(b.Context())
-			if err != nil {
-				b.Fatal(err)
-			}
-			cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
-			if err != nil {
-				b.Fatal(err)
-			}
+			cs := rawSession(b, client, srv)
 			if _, err := cs.ListTools(b.Context(), nil); err != nil {
 				b.Fatal(err)
 			}
@@ -166,9 +147,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 	})
 	b.Run("upstream", func(b *testing.B) {
 		measure(b, func(srv *mcptest.Server) func() {
-			u := New(config.Server{Name: "m", Command: "in-memory"}, &Options{
-				Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
-			})
+			u := New(inMemoryServer, dialing(srv))
 			if err := u.Connect(b.Context()); err != nil {
 				b.Fatal(err)
 			}
@@ -206,23 +185,13 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		var fetching sync.WaitGroup
 		heard := make(chan struct{}, storm)
 		var cs *mcp.ClientSession
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{},
-			ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
-				// The handler runs on the receive loop, which must stay free
-				// to deliver the list's answer.
-				fetching.Go(func() { _, _ = cs.ListTools(context.Background(), nil) })
-				heard <- struct{}{}
-			},
+		client := benchClient(func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+			// The handler runs on the receive loop, which must stay free
+			// to deliver the list's answer.
+			fetching.Go(func() { _, _ = cs.ListTools(context.Background(), nil) })
+			heard <- struct{}{}
 		})
-		transport, err := srv.ConnectInMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		cs, err = client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs = rawSession(b, client, srv)
 		defer cs.Close()
 		measure(b, srv, func() {}, func() {
 			for range storm {
@@ -238,15 +207,14 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		var u *Upstream
 		var target atomic.Uint64
 		caughtUp := make(chan struct{}, 1)
-		u = New(config.Server{Name: "m", Command: "in-memory"}, &Options{
-			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
-			OnEvent: func(ev Event) {
-				// A list is recorded as fetched before its event goes out.
-				if ev.Kind == EventList && ev.List == Tools && u.lists.fetched[Tools].Load() == target.Load() {
-					signal(caughtUp)
-				}
-			},
-		})
+		opts := dialing(srv)
+		opts.OnEvent = func(ev Event) {
+			// A list is recorded as fetched before its event goes out.
+			if ev.Kind == EventList && ev.List == Tools && u.lists.fetched[Tools].Load() == target.Load() {
+				signal(caughtUp)
+			}
+		}
+		u = New(inMemoryServer, opts)
 		if err := u.Connect(b.Context()); err != nil {
 			b.Fatal(err)
 		}
@@ -254,6 +222,38 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		target.Store(u.lists.listGen[Tools].Load())
 		measure(b, srv, func() { target.Add(storm) }, func() { <-caughtUp })
 	})
+}
+
+// inMemoryServer is the config of a server that dialing connects to.
+var inMemoryServer = config.Server{Name: "m", Command: "in-memory"}
+
+// dialing returns options that connect an upstream to srv, in memory.
+func dialing(srv *mcptest.Server) *Options {
+	return &Options{Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) }}
+}
+
+// benchClient returns the go-sdk client of a baseline, which offers
+// nothing, with listChanged, if not nil, as its handler of tools/list
+// changes.
+func benchClient(listChanged func(context.Context, *mcp.ToolListChangedRequest)) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, ToolListChangedHandler: listChanged,
+	})
+}
+
+// rawSession connects client to srv, in memory. An in-memory server is
+// configured as stdio, which gets the legacy handshake: a baseline must
+// speak the same era.
+func rawSession(b *testing.B, client *mcp.Client, srv *mcptest.Server) *mcp.ClientSession {
+	transport, err := srv.ConnectInMemory(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
 }
 
 // heap returns the bytes in use after a full collection.
