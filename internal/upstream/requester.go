@@ -60,43 +60,25 @@ func (r label) String() string { return fmt.Sprintf("%s %q", r.verb, r.name) }
 func (r *requester) toolCall(ctx context.Context, params *mcp.CallToolParams, args any, replayable bool) (*mcp.CallToolResult, error) {
 	call := *params
 	call.Arguments = args
-	var end func()
-	ctx, call.Meta, end = r.onBehalf(ctx, call.Meta)
-	defer end()
-	var res *mcp.CallToolResult
-	err := r.do(ctx, label{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.CallTool(ctx, &call)
-		return err
+	return sendFor(ctx, r, &call.Meta, label{"call tool", call.Name}, replayable, func(ctx context.Context, s *session) (*mcp.CallToolResult, error) {
+		return s.cs.CallTool(ctx, &call)
 	})
-	return res, err
 }
 
 // getPrompt gets the prompt params.Name.
 func (r *requester) getPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	get := *params
-	var end func()
-	ctx, get.Meta, end = r.onBehalf(ctx, get.Meta)
-	defer end()
-	var res *mcp.GetPromptResult
-	err := r.do(ctx, label{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.GetPrompt(ctx, &get)
-		return err
+	return sendFor(ctx, r, &get.Meta, label{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (*mcp.GetPromptResult, error) {
+		return s.cs.GetPrompt(ctx, &get)
 	})
-	return res, err
 }
 
 // readResource reads the resource params.URI.
 func (r *requester) readResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	read := *params
-	var end func()
-	ctx, read.Meta, end = r.onBehalf(ctx, read.Meta)
-	defer end()
-	var res *mcp.ReadResourceResult
-	err := r.do(ctx, label{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.ReadResource(ctx, &read)
-		return err
+	return sendFor(ctx, r, &read.Meta, label{"read resource", params.URI}, true, func(ctx context.Context, s *session) (*mcp.ReadResourceResult, error) {
+		return s.cs.ReadResource(ctx, &read)
 	})
-	return res, err
 }
 
 // complete asks for completions of a prompt's or a resource template's
@@ -107,15 +89,24 @@ func (r *requester) complete(ctx context.Context, params *mcp.CompleteParams) (*
 		what = params.Ref.Name + params.Ref.URI
 	}
 	complete := *params
-	var end func()
-	ctx, complete.Meta, end = r.onBehalf(ctx, complete.Meta)
-	defer end()
-	var res *mcp.CompleteResult
-	err := r.do(ctx, label{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
+	return sendFor(ctx, r, &complete.Meta, label{"complete", what}, true, func(ctx context.Context, s *session) (*mcp.CompleteResult, error) {
 		if caps := s.capabilities(); caps.Completions == nil {
-			return ErrNotSupported
+			return nil, ErrNotSupported
 		}
-		res, err = s.cs.Complete(ctx, &complete)
+		return s.cs.Complete(ctx, &complete)
+	})
+}
+
+// sendFor sends a client's request, whose _meta is *meta, on behalf of the
+// peer that ctx carries, if any (see requester.onBehalf), with the
+// recovery rules of do, and returns what send returned.
+func sendFor[R any](ctx context.Context, r *requester, meta *mcp.Meta, req label, replayable bool, send func(context.Context, *session) (R, error)) (R, error) {
+	var end func()
+	ctx, *meta, end = r.onBehalf(ctx, *meta)
+	defer end()
+	var res R
+	err := r.do(ctx, req, replayable, func(ctx context.Context, s *session) (err error) {
+		res, err = send(ctx, s)
 		return err
 	})
 	return res, err
