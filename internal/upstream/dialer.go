@@ -28,7 +28,7 @@ import (
 type dialer struct {
 	opts     dialOptions
 	red      *redactor
-	settings *current
+	settings *settingsRef
 	client   *mcp.Client // the client of every session
 	notes    *noteCount  // what the server says during requests, counted
 	noise    *noiseLog   // logs what stdout carries that is not JSON-RPC
@@ -61,7 +61,7 @@ type dialOptions struct {
 	sharedNoise   bool   // the log of skipped lines is another upstream's, which stops it
 }
 
-func newDialer(opts dialOptions, red *redactor, settings *current, client *mcp.Client, notes *noteCount, noise *noiseLog) *dialer {
+func newDialer(opts dialOptions, red *redactor, settings *settingsRef, client *mcp.Client, notes *noteCount, noise *noiseLog) *dialer {
 	d := &dialer{opts: opts, red: red, settings: settings, client: client, notes: notes, noise: noise, kill: make(chan struct{})}
 	d.life, d.endLife = context.WithCancel(context.Background())
 	return d

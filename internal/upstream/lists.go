@@ -25,15 +25,15 @@ import (
 // and no event published under it. It may be taken under the supervisor's
 // lock, never the other way round.
 type listSet struct {
-	settings *current
+	settings *settingsRef
 	red      *redactor
 	log      *slog.Logger
 	// publish publishes an event of the lists, with the upstream's
 	// snapshot. It is called with no lock of the list set held.
 	publish func(Event)
-	// current reports whether s is the upstream's session now: a list
+	// attached reports whether s is the upstream's session now: a list
 	// loaded from another is dropped.
-	current func(s *session) bool
+	attached func(s *session) bool
 
 	refresh chan struct{} // a list changed: the owner reloads it
 
@@ -68,7 +68,7 @@ type lists struct {
 	listed    bool // the server has listed its tools at least once
 }
 
-func newListSet(settings *current, red *redactor, log *slog.Logger) *listSet {
+func newListSet(settings *settingsRef, red *redactor, log *slog.Logger) *listSet {
 	return &listSet{
 		settings: settings, red: red, log: log,
 		refresh: make(chan struct{}, 1),
@@ -338,7 +338,7 @@ func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, bud
 			}
 		}
 	}
-	if !ls.current(s) {
+	if !ls.attached(s) {
 		return nil
 	}
 	ls.fetched[l].Store(gen)

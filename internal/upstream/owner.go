@@ -146,7 +146,7 @@ func (o *owner) retry() bool {
 			early = sv.early
 		}
 		var poll <-chan time.Time
-		needsAuth := sv.current() == NeedsAuth
+		needsAuth := sv.stateNow() == NeedsAuth
 		if needsAuth {
 			ticker := time.NewTicker(loginPoll)
 			defer ticker.Stop()
@@ -247,7 +247,7 @@ func (o *owner) attempt(kind attemptKind) {
 		return
 	}
 	o.failures++
-	if sv.current() == NeedsAuth {
+	if sv.stateNow() == NeedsAuth {
 		o.needsLogin()
 		return
 	}
@@ -266,7 +266,7 @@ func (o *owner) attempt(kind attemptKind) {
 func (o *owner) failState(kind attemptKind) State {
 	switch {
 	case kind != attemptScheduled:
-		return o.sv.current()
+		return o.sv.stateNow()
 	case o.b.open:
 		return CrashLoop
 	case o.lost && o.failures+1 < len(ladder):

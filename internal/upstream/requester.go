@@ -28,7 +28,7 @@ import (
 // job it is given at construction.
 type requester struct {
 	name     string
-	settings *current
+	settings *settingsRef
 	log      *slog.Logger
 	redact   func(string) string // scrubs a message of the server's secrets
 	prober   func() *mcp.Client  // the bare client of modern probes

@@ -21,6 +21,6 @@ func newSettings(srv config.Server) *settings {
 	return s
 }
 
-// current holds the settings of an upstream. Reconfigure replaces them
+// A settingsRef holds the settings of an upstream. Reconfigure replaces them
 // whole; every part reads them once per request or attempt.
-type current = atomic.Pointer[settings]
+type settingsRef = atomic.Pointer[settings]

@@ -25,7 +25,7 @@ type supervisor struct {
 	red      *redactor
 	onEvent  func(Event)    // Options.OnEvent
 	rand     func() float64 // the jitter's source
-	settings *current
+	settings *settingsRef
 	dial     *dialer
 	lists    *listSet
 
@@ -65,7 +65,7 @@ type supervisor struct {
 	closeErr   error
 }
 
-func newSupervisor(red *redactor, onEvent func(Event), rand func() float64, settings *current, dial *dialer, lists *listSet) *supervisor {
+func newSupervisor(red *redactor, onEvent func(Event), rand func() float64, settings *settingsRef, dial *dialer, lists *listSet) *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &supervisor{
 		red: red, onEvent: onEvent, rand: rand, settings: settings, dial: dial, lists: lists,
@@ -115,8 +115,8 @@ func (sv *supervisor) snapshotLocked() Snapshot {
 	return snap
 }
 
-// current returns the current state.
-func (sv *supervisor) current() State {
+// stateNow returns the current state.
+func (sv *supervisor) stateNow() State {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	return sv.state

@@ -81,7 +81,7 @@ type Options struct {
 type Upstream struct {
 	name     string
 	opts     Options
-	settings current // the config and what it decides for requests
+	settings settingsRef // the config and what it decides for requests
 	red      *redactor
 	peers    *peers
 	roots    *rootSet
@@ -136,7 +136,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		check: o.Check, onSkippedLine: o.OnSkippedLine, sharedNoise: o.LogSkippedWith != nil,
 	}, u.red, &u.settings, client, notes, noise)
 	u.sup = newSupervisor(u.red, o.OnEvent, o.Rand, &u.settings, u.dial, u.lists)
-	u.lists.publish, u.lists.current = u.sup.publish, u.sup.isCurrent
+	u.lists.publish, u.lists.attached = u.sup.publish, u.sup.isCurrent
 	u.calls = &requester{
 		name: srv.Name, settings: &u.settings, log: o.Logger, redact: u.red.redact,
 		prober: sync.OnceValue(func() *mcp.Client {
@@ -174,7 +174,7 @@ func (u *Upstream) PublicPrefix() string { return u.settings.Load().cfg.PublicPr
 func (u *Upstream) Snapshot() Snapshot { return u.sup.snapshot() }
 
 // State returns the current state.
-func (u *Upstream) State() State { return u.sup.current() }
+func (u *Upstream) State() State { return u.sup.stateNow() }
 
 // Redact removes from s every value substituted from the environment for
 // this server, and the parts of its URL that are not shown.

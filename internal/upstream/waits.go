@@ -67,7 +67,7 @@ func (sv *supervisor) awaitAttempt(ctx context.Context, a *op, state State, caus
 		case errors.As(a.err, &unavailable): // a command ended the wait
 			return unavailable
 		case a.err != nil:
-			return &UnavailableError{State: sv.current(), Err: a.err}
+			return &UnavailableError{State: sv.stateNow(), Err: a.err}
 		}
 		return nil
 	case <-ctx.Done():
