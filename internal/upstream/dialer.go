@@ -49,7 +49,7 @@ type dialer struct {
 	pool   *http.Transport // HTTP connections, shared by the sessions; guarded by poolMu
 }
 
-// dialOptions are what a dialer does as the upstream's Options say.
+// dialOptions are the upstream's Options that concern its dialer.
 type dialOptions struct {
 	dial          func(ctx context.Context, srv config.Server) (mcp.Transport, error) // Options.Dial
 	lookupEnv     func(string) (string, bool)
