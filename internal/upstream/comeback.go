@@ -53,11 +53,11 @@ func (f *frontWatch) saw(code int) {
 	}
 }
 
-// reach checks the server at raw, its last resolved URL, through pool: a TCP connect to its
-// host and port, or, where that cannot tell (frontDown: something answered for
-// the server while it was down, or the requests go through an HTTP proxy), a
-// HEAD request, whose answer must not be a 502, 503 or 504. Any other
-// answer, even an error, comes from the server.
+// reach checks the server at raw, its last resolved URL, through pool: a
+// TCP connect to its host and port, or, where that cannot tell (frontDown:
+// something answered for the server while it was down, or the requests go
+// through an HTTP proxy), a HEAD request, whose answer must not be a 502,
+// 503 or 504. Any other answer, even an error, comes from the server.
 func reach(ctx context.Context, raw string, pool *http.Transport, frontDown bool) error {
 	url, err := neturl.Parse(raw)
 	if err != nil || url.Host == "" {

@@ -216,8 +216,8 @@ func (d *dialer) watch(s *session) {
 // requester.abandon); else a message that broke the stream (over the size
 // limit, or a line over 64 KiB that starts like JSON but is not); else, for
 // a stdio server, the process's exit, for which it waits briefly unless the
-// session is being closed meanwhile; else err. A stream that broke on our side ends the
-// process too, by EOF or SIGPIPE: that explains nothing.
+// session is being closed meanwhile; else err. A stream that broke on our
+// side ends the process too, by EOF or SIGPIPE: that explains nothing.
 func lossCause(s *session, err error) error {
 	if found := s.deadErr.Load(); found != nil {
 		return fmt.Errorf("connection lost: %w", *found)

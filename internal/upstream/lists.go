@@ -285,9 +285,10 @@ func (ls *listSet) loadAll(ctx context.Context, s *session, lists ...List) {
 
 // load fetches list l from s and, if s is still the session, makes it the
 // current one, records it as fetched at gen (the list's generation when the
-// fetch began), and publishes an EventList, after its lock is released. A list equal to the current one
-// (as a reload on a cache hint usually finds) keeps its slice, whose
-// identity tells whoever reads the event that nothing changed.
+// fetch began), and publishes an EventList, after its lock is released. A
+// list equal to the current one (as a reload on a cache hint usually finds)
+// keeps its slice, whose identity tells whoever reads the event that
+// nothing changed.
 func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
 	set := ls.settings.Load()
 	if d := set.cfg.TimeoutDuration(); d > 0 {

@@ -61,7 +61,8 @@ func listPages[T any](ctx context.Context, serial chan struct{}, budget *retryBu
 }
 
 // listTools fetches every page of the server's tools from s, holding
-// serial for each page (see listPages), and the cache hint of the list. A server that does not offer tools has none.
+// serial for each page (see listPages), and the cache hint of the list. A
+// server that does not offer tools has none.
 func listTools(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Tool, time.Duration, error) {
 	if s.capabilities().Tools == nil {
 		return nil, 0, nil

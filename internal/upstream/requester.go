@@ -53,7 +53,7 @@ type label struct {
 	verb, name string
 }
 
-func (r label) String() string { return fmt.Sprintf("%s %q", r.verb, r.name) }
+func (l label) String() string { return fmt.Sprintf("%s %q", l.verb, l.name) }
 
 // toolCall calls the tool params.Name with args, the arguments checked
 // (see checkArguments). replayable says whether the tool may run twice.
@@ -125,8 +125,8 @@ func (r *requester) do(ctx context.Context, req label, replayable bool, send fun
 	return &Error{Server: r.name, Op: req.String(), Err: err}
 }
 
-// retrying runs one request with the recovery rules of [Upstream.CallTool] and
-// the settings set. name is what the request is for (its tool in an
+// retrying runs one request with the recovery rules of [Upstream.CallTool]
+// and the settings set. name is what the request is for (its tool in an
 // [*AmbiguousError]). It returns the error, and whether its message may
 // carry a secret: then the caller scrubs it.
 func (r *requester) retrying(ctx context.Context, set *settings, name string, replayable bool, send func(context.Context, *session) error) (scrub bool, _ error) {
