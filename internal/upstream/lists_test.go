@@ -364,3 +364,43 @@ func TestSubscribeUnsupported(t *testing.T) {
 		t.Errorf("Subscribe to a server without resources = %v, want ErrNotSupported", err)
 	}
 }
+
+// TestListEventsCarryTheirList: the snapshot of an EventList holds the list
+// it announces, whoever changed it (Seed, the first session, a reload after
+// list_changed): whoever hears the event needs nothing else. The list set
+// publishes through the supervisor after releasing its own lock, so that
+// the two locks are taken in one order only; the change must still come
+// first.
+func TestListEventsCarryTheirList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha"), Prompts: []mcptest.PromptSpec{{Name: "greet"}}}, config.Server{}, &Options{OnEvent: log.add})
+		u.Seed([]*mcp.Tool{{Name: "cached"}})
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settle(t)
+		srv.SetTools(specs("beta"))
+		srv.SetPrompts([]mcptest.PromptSpec{{Name: "bye"}})
+		settle(t)
+		var tools, prompts []string
+		for _, ev := range log.ofKind(EventList) {
+			switch ev.List {
+			case Tools:
+				tools = append(tools, strings.Join(toolNames(ev.Snapshot.Tools), ","))
+			case Prompts:
+				var names []string
+				for _, p := range ev.Snapshot.Prompts {
+					names = append(names, p.Name)
+				}
+				prompts = append(prompts, strings.Join(names, ","))
+			}
+		}
+		if diff := cmp.Diff([]string{"cached", "alpha", "beta"}, tools); diff != "" {
+			t.Errorf("the tools of each tools event (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"greet", "bye"}, prompts); diff != "" {
+			t.Errorf("the prompts of each prompts event (-want +got):\n%s", diff)
+		}
+	})
+}
