@@ -19,6 +19,42 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
+// BenchmarkCallTool measures one tools/call of an echo tool on an in-memory
+// server: "raw" through a go-sdk ClientSession, the baseline, and
+// "upstream" through Upstream.CallTool, with the same protocol version and
+// client capabilities. It is the root package's BenchmarkCallTool without
+// the manager: what one Upstream adds to a call.
+func BenchmarkCallTool(b *testing.B) {
+	args := map[string]any{"text": "hello"}
+
+	b.Run("raw", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		cs := rawSession(b, benchClient(nil), srv)
+		defer cs.Close()
+		for b.Loop() {
+			if _, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+
+	b.Run("upstream", func(b *testing.B) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		defer srv.Close()
+		u := New(inMemoryServer, dialing(srv))
+		defer u.Close()
+		if err := u.Connect(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := callTool(b.Context(), u, "echo", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // BenchmarkRestartRecovery measures how long an HTTP server's restart costs
 // a caller. "fresh" is the baseline: a go-sdk client opens a new session
 // and makes one call. "recovery" is the subject: an upstream whose server
@@ -100,16 +136,9 @@ func BenchmarkIdleMemory(b *testing.B) {
 		}
 	}
 	b.Run("raw", func(b *testing.B) {
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+		client := benchClient(nil)
 		measure(b, func(srv *mcptest.Server) func() {
-			transport, err := srv.ConnectInMemory(b.Context())
-			if err != nil {
-				b.Fatal(err)
-			}
-			cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
-			if err != nil {
-				b.Fatal(err)
-			}
+			cs := rawSession(b, client, srv)
 			if _, err := cs.ListTools(b.Context(), nil); err != nil {
 				b.Fatal(err)
 			}
@@ -118,9 +147,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 	})
 	b.Run("upstream", func(b *testing.B) {
 		measure(b, func(srv *mcptest.Server) func() {
-			u := New(config.Server{Name: "m", Command: "in-memory"}, &Options{
-				Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
-			})
+			u := New(inMemoryServer, dialing(srv))
 			if err := u.Connect(b.Context()); err != nil {
 				b.Fatal(err)
 			}
@@ -158,23 +185,13 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		var fetching sync.WaitGroup
 		heard := make(chan struct{}, storm)
 		var cs *mcp.ClientSession
-		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{
-			Capabilities: &mcp.ClientCapabilities{},
-			ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
-				// The handler runs on the receive loop, which must stay free
-				// to deliver the list's answer.
-				fetching.Go(func() { _, _ = cs.ListTools(context.Background(), nil) })
-				heard <- struct{}{}
-			},
+		client := benchClient(func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+			// The handler runs on the receive loop, which must stay free
+			// to deliver the list's answer.
+			fetching.Go(func() { _, _ = cs.ListTools(context.Background(), nil) })
+			heard <- struct{}{}
 		})
-		transport, err := srv.ConnectInMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		cs, err = client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
-		if err != nil {
-			b.Fatal(err)
-		}
+		cs = rawSession(b, client, srv)
 		defer cs.Close()
 		measure(b, srv, func() {}, func() {
 			for range storm {
@@ -190,22 +207,53 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		var u *Upstream
 		var target atomic.Uint64
 		caughtUp := make(chan struct{}, 1)
-		u = New(config.Server{Name: "m", Command: "in-memory"}, &Options{
-			Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) },
-			OnEvent: func(ev Event) {
-				// A list is recorded as fetched before its event goes out.
-				if ev.Kind == EventList && ev.List == Tools && u.fetched[Tools].Load() == target.Load() {
-					signal(caughtUp)
-				}
-			},
-		})
+		opts := dialing(srv)
+		opts.OnEvent = func(ev Event) {
+			// A list is recorded as fetched before its event goes out.
+			if ev.Kind == EventList && ev.List == Tools && u.lists.fetched[Tools].Load() == target.Load() {
+				signal(caughtUp)
+			}
+		}
+		u = New(inMemoryServer, opts)
 		if err := u.Connect(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 		defer u.Close()
-		target.Store(u.listGen[Tools].Load())
+		target.Store(u.lists.listGen[Tools].Load())
 		measure(b, srv, func() { target.Add(storm) }, func() { <-caughtUp })
 	})
+}
+
+// inMemoryServer is the config of a server that dialing connects to.
+var inMemoryServer = config.Server{Name: "m", Command: "in-memory"}
+
+// dialing returns options that connect an upstream to srv, in memory.
+func dialing(srv *mcptest.Server) *Options {
+	return &Options{Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) { return srv.ConnectInMemory(ctx) }}
+}
+
+// benchClient returns the go-sdk client of a baseline, which offers
+// nothing, with listChanged, if not nil, as its handler of tools/list
+// changes.
+func benchClient(listChanged func(context.Context, *mcp.ToolListChangedRequest)) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, ToolListChangedHandler: listChanged,
+	})
+}
+
+// rawSession connects client to srv, in memory. An in-memory server is
+// configured as stdio, which gets the legacy handshake: a baseline must
+// speak the same era.
+func rawSession(b *testing.B, client *mcp.Client, srv *mcptest.Server) *mcp.ClientSession {
+	transport, err := srv.ConnectInMemory(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := client.Connect(b.Context(), transport, &mcp.ClientSessionOptions{ProtocolVersion: legacyProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cs
 }
 
 // heap returns the bytes in use after a full collection.

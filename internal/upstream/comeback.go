@@ -9,8 +9,6 @@ import (
 	neturl "net/url"
 	"sync/atomic"
 	"time"
-
-	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // A server that comes back (design §3b). The schedule's attempts grow
@@ -55,34 +53,16 @@ func (f *frontWatch) saw(code int) {
 	}
 }
 
-// check returns the upstream's check: Options.Check, else, for an http or
-// sse server that the upstream reaches itself, a TCP connect or a plain
-// HTTP request (see reach); nil for a stdio server, whose attempt is the
-// check.
-func (u *Upstream) check() Check {
-	if u.opts.Check != nil {
-		return u.opts.Check
-	}
-	if u.opts.Dial != nil || u.settings.Load().cfg.TransportType() == config.Stdio {
-		return nil
-	}
-	return u.reach
-}
-
-// reach checks the server at its last resolved URL: a TCP connect to its
-// host and port, or, where that cannot tell (something answered for the
-// server while it was down, or the requests go through an HTTP proxy), a
-// HEAD request, whose answer must not be a 502, 503 or 504. Any other
-// answer, even an error, comes from the server.
-func (u *Upstream) reach(ctx context.Context) error {
-	u.mu.Lock()
-	raw := u.url
-	u.mu.Unlock()
+// reach checks the server at raw, its last resolved URL, through pool: a
+// TCP connect to its host and port, or, where that cannot tell (frontDown:
+// something answered for the server while it was down, or the requests go
+// through an HTTP proxy), a HEAD request, whose answer must not be a 502,
+// 503 or 504. Any other answer, even an error, comes from the server.
+func reach(ctx context.Context, raw string, pool *http.Transport, frontDown bool) error {
 	url, err := neturl.Parse(raw)
 	if err != nil || url.Host == "" {
 		return errors.New("no URL to check yet")
 	}
-	pool := u.httpPool()
 	req, err := http.NewRequestWithContext(ctx, http.MethodHead, raw, nil)
 	if err != nil {
 		return err
@@ -91,7 +71,7 @@ func (u *Upstream) reach(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if proxy == nil && !u.front.down.Load() {
+	if proxy == nil && !frontDown {
 		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", hostPort(url))
 		if err != nil {
 			return err
@@ -120,21 +100,6 @@ func hostPort(url *neturl.URL) string {
 		}
 	}
 	return net.JoinHostPort(url.Hostname(), port)
-}
-
-// wantedLocked records that a request found no session, and wakes the
-// owner to check whether the server is back.
-func (u *Upstream) wantedLocked() {
-	u.wantedAt = time.Now()
-	signal(u.demand)
-}
-
-// inDemand reports whether requests want the server: one waits for a
-// connection, or one found none within demandWindow.
-func (u *Upstream) inDemand() bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.waiting > 0 || time.Since(u.wantedAt) < demandWindow
 }
 
 // checks paces the owner goroutine's checks. Only the owner uses it.

@@ -263,13 +263,13 @@ func TestReach(t *testing.T) {
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := u.reach(t.Context()); err != nil {
+	if err := u.dial.check()(t.Context()); err != nil {
 		t.Errorf("reach of a server that listens = %v", err)
 	}
 	if err := hs.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if err := u.reach(t.Context()); err == nil {
+	if err := u.dial.check()(t.Context()); err == nil {
 		t.Error("reach of a server that does not listen = nil")
 	}
 
@@ -294,13 +294,13 @@ func TestReach(t *testing.T) {
 	if err := behind.Connect(t.Context()); err == nil {
 		t.Fatal("Connect through a front whose server is down = nil")
 	}
-	if err := behind.reach(t.Context()); !errors.Is(err, errGatewayAnswer) {
+	if err := behind.dial.check()(t.Context()); !errors.Is(err, errGatewayAnswer) {
 		t.Errorf("reach through a front whose server is down = %v, want %v", err, errGatewayAnswer)
 	}
 	front.Lock()
 	front.down = false
 	front.Unlock()
-	if err := behind.reach(t.Context()); err != nil {
+	if err := behind.dial.check()(t.Context()); err != nil {
 		t.Errorf("reach through a front whose server is back = %v", err)
 	}
 }

@@ -215,8 +215,8 @@ func TestEarlyRequestRightAfterAFailedAttempt(t *testing.T) {
 				failures++
 				// The first attempt, then an early one (below), then the
 				// scheduled one at 0.5 s.
-				if failures == 3 && (u.earlyUsed || len(u.early) != 0) {
-					t.Errorf("as a scheduled attempt's failure is published: early attempt used %v, %d requests for one pending; want a new step", u.earlyUsed, len(u.early))
+				if failures == 3 && (u.sup.earlyUsed || len(u.sup.early) != 0) {
+					t.Errorf("as a scheduled attempt's failure is published: early attempt used %v, %d requests for one pending; want a new step", u.sup.earlyUsed, len(u.sup.early))
 				}
 			},
 		})

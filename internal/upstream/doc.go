@@ -2,6 +2,62 @@
 // its desired state, its transport and [mcp.ClientSession], its state
 // machine, its lists and resource subscriptions.
 //
+// # Structure
+//
+// An [Upstream] is a front (upstream.go, lifecycle.go, call.go): its
+// methods hand each call to one of four parts, each a type with its own
+// files, which [New] wires together. Calls run one way, from the front
+// down, and the files below use no name of the files above; a part never
+// calls back up into the Upstream, and is given what it needs of another
+// part at construction, as a func field it owns.
+//
+//	                  Upstream, the front
+//	       ┌───────────────────┼──────────────────┐
+//	       ▼                   │                  ▼
+//	  supervisor               │              requester
+//	state, commands,           │       calls, probes, retries,
+//	owner goroutine,           │           classification
+//	attempts, events           │
+//	  │         └───────────┐  │
+//	  ▼                     ▼  ▼
+//	dialer                list set
+//	transports, process,  lists, tool index,
+//	session, the go-sdk   subscriptions,
+//	client                logging level
+//
+// Each part owns its state, and its lock, if it has one:
+//
+//   - The supervisor (supervisor.go, commands.go, owner.go, attempt.go,
+//     waits.go) takes the commands (start, reconnect, disconnect, a new
+//     config, close) and runs the owner goroutine (see Lifecycle). Its lock
+//     guards the state, the current session, the attempt that requests wait
+//     for and the pending commands. It publishes every Event, under that
+//     lock, with a Snapshot that takes the list set's lock inside it: the
+//     only order the two locks are ever taken in.
+//   - The dialer (dialer.go) opens and closes sessions: it resolves the
+//     config, starts a stdio server's process or reaches an http or sse
+//     server through a pool of connections, logs in, and initializes the
+//     go-sdk session with the upstream's client, whose handlers route what a
+//     server sends (client.go, peer.go). Its lock guards only the pool, made
+//     on first use.
+//   - The list set (lists.go, subscriptions.go) keeps the lists, the tool
+//     index that calls check, the resources subscribed to and the logging
+//     level, and loads them on the owner's behalf. Its lock guards them for
+//     the change only: it publishes after releasing it, through the
+//     supervisor.
+//   - The requester (requester.go) sends requests on the current session,
+//     which it asks the supervisor for, with the recovery rules of
+//     [Upstream.CallTool], on behalf of a peer (peer.go) if the request's
+//     context carries one. It holds no lock, and a call's path stays within
+//     it.
+//
+// The small helpers (the redactor's URL, the table of requests made for
+// peers, the roots offered) each have a lock of their own. No lock is held
+// across I/O: a dial, a close, a request, a notification to the server or a
+// log line runs after the lock that guarded its change is released. Only
+// OnEvent is called under the supervisor's lock, so that events keep their
+// order; it must not block.
+//
 // # Lifecycle
 //
 // An [Upstream] is created by [New], which does no I/O, and lives until

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -110,7 +109,7 @@ func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" {
 		resp = sessionRejection(resp)
 	}
-	d.record(resp.StatusCode, nil, retryAfter(resp.Header.Get("Retry-After")))
+	d.record(resp.StatusCode, nil, parseRetryAfter(resp.Header.Get("Retry-After")))
 	if t.front != nil {
 		t.front.saw(resp.StatusCode)
 	}
@@ -174,8 +173,8 @@ func sessionRejection(resp *http.Response) *http.Response {
 	return resp
 }
 
-// retryAfter parses a Retry-After header in seconds or as an HTTP date.
-func retryAfter(v string) time.Duration {
+// parseRetryAfter parses a Retry-After header in seconds or as an HTTP date.
+func parseRetryAfter(v string) time.Duration {
 	if v == "" {
 		return 0
 	}
@@ -187,9 +186,6 @@ func retryAfter(v string) time.Duration {
 	}
 	return 0
 }
-
-// errResponseTooLarge is the cause of a response over the size limit.
-var errResponseTooLarge = errors.New("response too large")
 
 // limitedBody fails a response body that grows past max bytes, and tells
 // the delivery: the go-sdk reports a broken stream without its cause.
@@ -213,73 +209,3 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
-
-// A delivery records what became of the HTTP request that carried one call:
-// whether the server answered, with which status, or why it could not be
-// reached. The call path puts one in the request's context; the go-sdk
-// passes that context to the HTTP request that carries the call.
-type delivery struct {
-	mu         sync.Mutex
-	done       bool // a response or an error was recorded
-	status     int  // the HTTP status, or 0
-	err        error
-	retryAfter time.Duration
-	tooLarge   bool // the response went over the size limit
-}
-
-// overLimit records that the response went over the size limit.
-func (d *delivery) overLimit() {
-	if d == nil {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.tooLarge = true
-}
-
-type deliveryKey struct{}
-
-func withDelivery(ctx context.Context, d *delivery) context.Context {
-	return context.WithValue(ctx, deliveryKey{}, d)
-}
-
-func deliveryFrom(ctx context.Context) *delivery {
-	d, _ := ctx.Value(deliveryKey{}).(*delivery)
-	return d
-}
-
-// record keeps the first outcome: the request that carried the call. Later
-// ones, such as the notifications/cancelled that may follow with the same
-// context, do not count.
-func (d *delivery) record(status int, err error, retryAfter time.Duration) {
-	if d == nil {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done {
-		return
-	}
-	d.done, d.status, d.err, d.retryAfter = true, status, err, retryAfter
-}
-
-// wasTooLarge reports whether the response went over the size limit.
-func (d *delivery) wasTooLarge() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.tooLarge
-}
-
-// transportFailed reports whether the request failed below HTTP: no answer,
-// just a broken or refused connection.
-func (d *delivery) transportFailed() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.done && d.err != nil
-}
-
-func (d *delivery) outcome() (done bool, status int, retryAfter time.Duration, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.done, d.status, d.retryAfter, d.err
-}

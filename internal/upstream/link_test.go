@@ -50,11 +50,11 @@ func (p fakePeer) Session() any { return p.name }
 // that has ended goes to no peer, even when another session's request is
 // the only one in flight; an unlinked one goes to that session.
 func TestLinkToAnEndedRequestIsNeverGuessed(t *testing.T) {
-	var ps peers
-	ctxA, _, endA := ps.begin(WithPeer(context.Background(), fakePeer{name: "a"}), nil)
+	ps := peers{notes: &noteCount{}}
+	ctxA, _, endA := ps.begin(WithPeer(context.Background(), fakePeer{name: "a"}), nil, "")
 	tokenA := ctxA.Value(callKey{}).(string)
 	endA()
-	_, _, endB := ps.begin(WithPeer(context.Background(), fakePeer{name: "b"}), nil)
+	_, _, endB := ps.begin(WithPeer(context.Background(), fakePeer{name: "b"}), nil, "")
 	defer endB()
 	if p, linked, err := ps.route(mcp.Meta{linkKey: tokenA}); !errors.Is(err, ErrNoPeer) || !linked {
 		t.Errorf("a message linked to a's ended request went to %v (linked %v, error %v), want none", p, linked, err)

@@ -3,12 +3,141 @@ package upstream
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// A listSet keeps what a server offers, for the upstream's whole life: its
+// lists (tools, with the index that calls check, prompts, resources and
+// templates), which outlive every session, the resources the host
+// subscribed to and the logging level it asked for, which every session
+// is given. The owner goroutine loads and reloads the lists on the current
+// session; notifications only count and signal.
+//
+// Its lock guards the lists, the subscriptions and the level (and the
+// subscriptions of each session), for the change only: no request is sent
+// and no event published under it. It may be taken under the supervisor's
+// lock, never the other way round.
+type listSet struct {
+	settings *settingsRef
+	red      *redactor
+	log      *slog.Logger
+	// publish publishes an event of the lists, with the upstream's
+	// snapshot. It is called with no lock of the list set held.
+	publish func(Event)
+	// attached reports whether s is the upstream's session now: a list
+	// loaded from another is dropped.
+	attached func(s *session) bool
+
+	refresh chan struct{} // a list changed: the owner reloads it
+
+	// listGen counts the list_changed notifications of each list, and
+	// fetched is the listGen each list was last fetched at. Only the owner
+	// goroutine writes fetched; requests read both.
+	listGen [numLists]atomic.Uint64
+	fetched [numLists]atomic.Uint64
+	// Owned by the owner goroutine.
+	expires [numLists]time.Time // when each list's cache hint runs out; zero: never
+
+	// loaded is closed once the first session has loaded every list (or
+	// given up): see Upstream.Settle.
+	loaded     chan struct{}
+	loadedOnce sync.Once
+
+	mu       sync.Mutex
+	cur      lists           // its slices are replaced, never mutated: a copy stays as it was
+	seeded   bool            // tools were seeded from the cache, once
+	subs     map[string]bool // the resources the host subscribed to
+	logLevel string          // the logging level the host asked the server to log at; "" if none
+}
+
+// lists are what the server offers. Each slice is replaced, never mutated.
+type lists struct {
+	tools     []*mcp.Tool
+	toolIndex map[string]*toolInfo
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	cached    bool // tools came from Seed, not from the server
+	listed    bool // the server has listed its tools at least once
+}
+
+func newListSet(settings *settingsRef, red *redactor, log *slog.Logger) *listSet {
+	return &listSet{
+		settings: settings, red: red, log: log,
+		refresh: make(chan struct{}, 1),
+		loaded:  make(chan struct{}),
+		subs:    make(map[string]bool),
+	}
+}
+
+// view returns the lists as they are now.
+func (ls *listSet) view() lists {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.cur
+}
+
+// tool returns what is known of the tool called name, or nil: a tool the
+// server did not list is not checked, and the server answers for it.
+func (ls *listSet) tool(name string) *toolInfo {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.cur.toolIndex[name]
+}
+
+// listed reports whether the server has listed its tools, ever.
+func (ls *listSet) listed() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.cur.listed
+}
+
+// seed offers tools from a persistent cache, to be listed until the server
+// lists its own, and reports whether it took them: not once the server has
+// listed its tools. The supervisor publishes the change.
+func (ls *listSet) seed(tools []*mcp.Tool) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.cur.listed || len(tools) == 0 {
+		return false
+	}
+	ls.cur.tools, ls.cur.toolIndex, ls.cur.cached = tools, indexTools(tools), true
+	ls.seeded = true
+	return true
+}
+
+// unproven reports whether the list set has nothing to show for the
+// server yet: no tools seeded, no session that loaded its lists.
+func (ls *listSet) unproven() bool {
+	select {
+	case <-ls.loaded:
+		return false // a reconnect, or a new config
+	default:
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return !ls.seeded
+}
+
+// listedFirst takes the tools of the first session, listed during its
+// handshake. The same list as the one seeded from the cache, as is usual,
+// keeps the seeded definitions: they make no new view. The supervisor
+// publishes the change.
+func (ls *listSet) listedFirst(tools []*mcp.Tool) {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if !ls.cur.cached || !reflect.DeepEqual(ls.cur.tools, tools) {
+		ls.cur.tools, ls.cur.toolIndex = tools, indexTools(tools)
+	}
+	ls.cur.listed, ls.cur.cached = true, false
+}
 
 // reloadDelays are the waits before each attempt to reload a list that the
 // server said changed: 4 attempts, then the previous list stays and an
@@ -19,19 +148,9 @@ var reloadDelays = [...]time.Duration{0, time.Second, 2 * time.Second, 4 * time.
 // receive loop, so it only counts and signals: the owner goroutine fetches.
 // It counts even before the session is attached, so that a notification
 // that arrives during the first list is not lost.
-func (u *Upstream) listChanged(l List) {
-	u.listGen[l].Add(1)
-	signal(u.refresh)
-}
-
-// resourceUpdated publishes notifications/resources/updated for a
-// subscribed resource; others are ignored.
-func (u *Upstream) resourceUpdated(uri string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.subs[uri] {
-		u.publishLocked(Event{Kind: EventResourceUpdated, URI: uri})
-	}
+func (ls *listSet) listChanged(l List) {
+	ls.listGen[l].Add(1)
+	signal(ls.refresh)
 }
 
 // A burst of notifications is gathered into one fetch: after the first, the
@@ -55,14 +174,14 @@ const (
 // last fetched, until none is behind: notifications that arrive during a
 // fetch cost one more fetch, not one each. It returns wakeNone, or why it
 // stopped early.
-func (u *Upstream) reloadChanged(ctx context.Context, s *session) wake {
-	for u.behind() {
-		if w := u.awaitQuiet(ctx, s); w != wakeNone {
+func (ls *listSet) reloadChanged(ctx context.Context, s *session) wake {
+	for ls.behind() {
+		if w := ls.awaitQuiet(ctx, s); w != wakeNone {
 			return w
 		}
 		for l := range numLists {
-			if u.listGen[l].Load() != u.fetched[l].Load() {
-				if w := u.reload(ctx, s, l); w != wakeNone {
+			if ls.listGen[l].Load() != ls.fetched[l].Load() {
+				if w := ls.reload(ctx, s, l); w != wakeNone {
 					return w
 				}
 			}
@@ -73,33 +192,33 @@ func (u *Upstream) reloadChanged(ctx context.Context, s *session) wake {
 
 // awaitQuiet waits until no notification has come for reloadQuiet, or
 // reloadMaxWait has passed.
-func (u *Upstream) awaitQuiet(ctx context.Context, s *session) wake {
+func (ls *listSet) awaitQuiet(ctx context.Context, s *session) wake {
 	deadline := time.Now().Add(reloadMaxWait)
 	for {
-		before := u.notified()
+		before := ls.notified()
 		wait := min(reloadQuiet, time.Until(deadline))
 		if w := pause(ctx, s, wait); w != wakeNone {
 			return w
 		}
-		if u.notified() == before || !time.Now().Before(deadline) {
+		if ls.notified() == before || !time.Now().Before(deadline) {
 			return wakeNone
 		}
 	}
 }
 
 // notified sums the notifications of every list.
-func (u *Upstream) notified() uint64 {
+func (ls *listSet) notified() uint64 {
 	var sum uint64
 	for l := range numLists {
-		sum += u.listGen[l].Load()
+		sum += ls.listGen[l].Load()
 	}
 	return sum
 }
 
 // behind reports whether a list was notified changed since its last fetch.
-func (u *Upstream) behind() bool {
+func (ls *listSet) behind() bool {
 	for l := range numLists {
-		if u.listGen[l].Load() != u.fetched[l].Load() {
+		if ls.listGen[l].Load() != ls.fetched[l].Load() {
 			return true
 		}
 	}
@@ -109,28 +228,25 @@ func (u *Upstream) behind() bool {
 // reload fetches list l, retrying on reloadDelays. On final failure the
 // previous list stays, an EventList with the error names the server, and
 // the list is not fetched again until the next notification.
-func (u *Upstream) reload(ctx context.Context, s *session, l List) wake {
+func (ls *listSet) reload(ctx context.Context, s *session, l List) wake {
 	var err error
 	for _, delay := range reloadDelays {
 		if w := pause(ctx, s, delay); w != wakeNone {
 			return w
 		}
-		if err = u.load(ctx, s, l, u.listGen[l].Load(), noRetries()); err == nil {
+		if err = ls.load(ctx, s, l, ls.listGen[l].Load(), noRetries()); err == nil {
 			return wakeNone
 		}
-		u.opts.Logger.Warn("reloading a list failed", "list", l.String(), "error", u.redact(err.Error()))
+		ls.log.Warn("reloading a list failed", "list", l.String(), "error", ls.red.redact(err.Error()))
 	}
-	u.fetched[l].Store(u.listGen[l].Load())
-	u.loadFailed("reload "+l.String(), l, err)
+	ls.fetched[l].Store(ls.listGen[l].Load())
+	ls.loadFailed("reload "+l.String(), l, err)
 	return wakeNone
 }
 
 // loadFailed publishes that list l could not be fetched by op.
-func (u *Upstream) loadFailed(op string, l List, err error) {
-	err = u.wrap(op, err) // before locking: wrap takes the lock
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.publishLocked(Event{Kind: EventList, List: l, Err: err})
+func (ls *listSet) loadFailed(op string, l List, err error) {
+	ls.publish(Event{Kind: EventList, List: l, Err: ls.red.wrap(op, err)})
 }
 
 // pause waits d while s is the session and ctx lasts: wakeNone when the
@@ -153,90 +269,85 @@ func pause(ctx context.Context, s *session, d time.Duration) wake {
 
 // loadAll fetches the lists of a new session, best effort: a list that
 // cannot be fetched keeps its previous value until the next notification.
-func (u *Upstream) loadAll(ctx context.Context, s *session, lists ...List) {
+func (ls *listSet) loadAll(ctx context.Context, s *session, lists ...List) {
 	for _, l := range lists {
-		gen := u.listGen[l].Load()
-		if err := u.load(ctx, s, l, gen, newRetryBudget(u.settings.Load().cfg.Retry)); err != nil {
+		gen := ls.listGen[l].Load()
+		if err := ls.load(ctx, s, l, gen, newRetryBudget(ls.settings.Load().cfg.Retry)); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			u.opts.Logger.Info("listing failed", "list", l.String(), "error", u.redact(err.Error()))
-			u.loadFailed("list "+l.String(), l, err)
+			ls.log.Info("listing failed", "list", l.String(), "error", ls.red.redact(err.Error()))
+			ls.loadFailed("list "+l.String(), l, err)
 		}
-		u.fetched[l].Store(gen)
+		ls.fetched[l].Store(gen)
 	}
 }
 
 // load fetches list l from s and, if s is still the session, makes it the
 // current one, records it as fetched at gen (the list's generation when the
-// fetch began), and publishes an EventList. A list equal to the current one
-// (as a reload on a cache hint usually finds) keeps its slice, whose
-// identity tells whoever reads the event that nothing changed.
-func (u *Upstream) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
-	if d := u.settings.Load().cfg.TimeoutDuration(); d > 0 {
+// fetch began), and publishes an EventList, after its lock is released. A
+// list equal to the current one (as a reload on a cache hint usually finds)
+// keeps its slice, whose identity tells whoever reads the event that
+// nothing changed.
+func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, budget *retryBudget) error {
+	set := ls.settings.Load()
+	if d := set.cfg.TimeoutDuration(); d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
 	caps := s.capabilities()
 	var (
-		apply func(*lists) (changed bool)
+		apply func(*lists)
 		ttl   time.Duration
 	)
 	switch l {
 	case Tools:
-		tools, t, err := u.listTools(ctx, s, budget)
+		tools, t, err := listTools(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func(ls *lists) bool {
+		ttl, apply = t, func(cur *lists) {
 			// Seeded tools equal to the server's are its own now.
-			ls.listed, ls.cached = true, false
-			if !replace(&ls.tools, tools) {
-				return false
+			cur.listed, cur.cached = true, false
+			if replace(&cur.tools, tools) {
+				cur.toolIndex = indexTools(tools)
 			}
-			ls.toolIndex = indexTools(tools)
-			return true
 		}
 	case Prompts:
 		if caps.Prompts == nil {
 			return nil
 		}
-		prompts, t, err := u.listPrompts(ctx, s, budget)
+		prompts, t, err := listPrompts(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
-		ttl, apply = t, func(ls *lists) bool { return replace(&ls.prompts, prompts) }
+		ttl, apply = t, func(cur *lists) { replace(&cur.prompts, prompts) }
 	case Resources:
 		if caps.Resources == nil {
 			return nil
 		}
-		resources, t, err := u.listResources(ctx, s, budget)
+		resources, t, err := listResources(ctx, s, set.serial, budget)
 		if err != nil {
 			return err
 		}
-		templates, known := u.loadTemplates(ctx, s, budget)
-		ttl, apply = t, func(ls *lists) bool {
-			changed := replace(&ls.resources, resources)
+		templates, known := ls.loadTemplates(ctx, s, budget)
+		ttl, apply = t, func(cur *lists) {
+			replace(&cur.resources, resources)
 			if known {
-				changed = replace(&ls.templates, templates) || changed
+				replace(&cur.templates, templates)
 			}
-			return changed
 		}
 	}
-	u.mu.Lock()
-	current := u.sess == s
-	if current {
-		u.fetched[l].Store(gen)
-		if apply(&u.lists) {
-			u.bumpLocked()
-		}
-		u.publishLocked(Event{Kind: EventList, List: l})
+	if !ls.attached(s) {
+		return nil
 	}
-	u.mu.Unlock()
-	if current {
-		u.setExpiry(l, ttl)
-	}
+	ls.fetched[l].Store(gen)
+	ls.mu.Lock()
+	apply(&ls.cur)
+	ls.mu.Unlock()
+	ls.publish(Event{Kind: EventList, List: l})
+	ls.setExpiry(l, ttl)
 	return nil
 }
 
@@ -254,18 +365,18 @@ func replace[T any](list *[]T, fresh []T) bool {
 const minListTTL = time.Second
 
 // setExpiry starts the cache hint of list l; 0 means none.
-func (u *Upstream) setExpiry(l List, ttl time.Duration) {
+func (ls *listSet) setExpiry(l List, ttl time.Duration) {
 	if ttl > 0 {
-		u.expires[l] = time.Now().Add(max(ttl, minListTTL))
+		ls.expires[l] = time.Now().Add(max(ttl, minListTTL))
 	} else {
-		u.expires[l] = time.Time{}
+		ls.expires[l] = time.Time{}
 	}
 }
 
 // nextExpiry returns when the first list's cache hint runs out, or zero.
-func (u *Upstream) nextExpiry() time.Time {
+func (ls *listSet) nextExpiry() time.Time {
 	var next time.Time
-	for _, t := range u.expires {
+	for _, t := range ls.expires {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
 		}
@@ -274,12 +385,12 @@ func (u *Upstream) nextExpiry() time.Time {
 }
 
 // expire marks the lists whose cache hint ran out as changed.
-func (u *Upstream) expire() {
+func (ls *listSet) expire() {
 	now := time.Now()
-	for l, t := range u.expires {
+	for l, t := range ls.expires {
 		if !t.IsZero() && !now.Before(t) {
-			u.expires[l] = time.Time{}
-			u.listGen[l].Add(1)
+			ls.expires[l] = time.Time{}
+			ls.listGen[l].Add(1)
 		}
 	}
 }
@@ -287,8 +398,8 @@ func (u *Upstream) expire() {
 // loadTemplates lists the resource templates. "Method not found" means the
 // server has none, and is kept as such (oh-my-pi's rule); any other failure
 // keeps what was known, without failing the resources.
-func (u *Upstream) loadTemplates(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.ResourceTemplate, bool) {
-	templates, _, err := u.listTemplates(ctx, s, budget)
+func (ls *listSet) loadTemplates(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.ResourceTemplate, bool) {
+	templates, _, err := listTemplates(ctx, s, ls.settings.Load().serial, budget)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -296,167 +407,7 @@ func (u *Upstream) loadTemplates(ctx context.Context, s *session, budget *retryB
 	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeMethodNotFound:
 		return []*mcp.ResourceTemplate{}, true // known: none
 	default:
-		u.opts.Logger.Info("listing resource templates failed", "error", u.redact(err.Error()))
+		ls.log.Info("listing resource templates failed", "error", ls.red.redact(err.Error()))
 		return nil, false
 	}
-}
-
-// resubscribe subscribes a new session to every resource the host
-// subscribed to, and restores its logging level. It runs once per session,
-// whatever kind of reconnect made it: a list_changed never sends the
-// subscriptions again.
-func (u *Upstream) resubscribe(ctx context.Context, s *session) {
-	u.restoreLogLevel(ctx, s)
-	if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
-		return
-	}
-	u.mu.Lock()
-	var uris []string
-	for uri := range u.subs {
-		uris = append(uris, uri)
-	}
-	u.mu.Unlock()
-	serial := u.settings.Load().serial
-	for _, uri := range uris {
-		if !u.claim(s, uri) {
-			continue // subscribed meanwhile
-		}
-		err := serially(ctx, serial, func() error { return s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) })
-		if err != nil {
-			u.unclaim(s, uri)
-			if ctx.Err() != nil {
-				return
-			}
-			u.opts.Logger.Info("resubscribing failed", "uri", uri, "error", u.redact(err.Error()))
-		}
-	}
-}
-
-// claim marks uri as subscribed on s, and reports whether it was not
-// already: whoever claims a subscription sends it, once per session.
-func (u *Upstream) claim(s *session, uri string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if s.subs[uri] {
-		return false
-	}
-	if s.subs == nil {
-		s.subs = make(map[string]bool)
-	}
-	s.subs[uri] = true
-	return true
-}
-
-// unclaim forgets that uri is subscribed on s.
-func (u *Upstream) unclaim(s *session, uri string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(s.subs, uri)
-}
-
-// wanted reports whether the host is subscribed to uri.
-func (u *Upstream) wanted(uri string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.subs[uri]
-}
-
-// Subscribe subscribes to updates of the resource uri; they arrive as
-// EventResourceUpdated. The subscription belongs to the upstream, not to a
-// session: every new session subscribes again, whatever kind of reconnect
-// made it. A subscription that completes after the host unsubscribed is
-// undone; one that fails leaves the subscriptions as they were.
-func (u *Upstream) Subscribe(ctx context.Context, uri string) error {
-	u.mu.Lock()
-	had := u.subs[uri]
-	u.subs[uri] = true
-	u.mu.Unlock()
-	err := u.do(ctx, u.settings.Load(), request{"subscribe", uri}, true, func(ctx context.Context, s *session) error {
-		if caps := s.capabilities(); caps.Resources == nil || !caps.Resources.Subscribe {
-			return ErrNotSupported
-		}
-		if u.claim(s, uri) {
-			if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-				u.unclaim(s, uri)
-				return err
-			}
-		}
-		if !u.wanted(uri) {
-			// Unsubscribed while this was in flight: roll it back.
-			u.unclaim(s, uri)
-			return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-		}
-		return nil
-	})
-	if err != nil && !had {
-		u.mu.Lock()
-		delete(u.subs, uri)
-		u.mu.Unlock()
-	}
-	return err
-}
-
-// Unsubscribe ends a subscription to the resource uri.
-func (u *Upstream) Unsubscribe(ctx context.Context, uri string) error {
-	u.mu.Lock()
-	had := u.subs[uri]
-	delete(u.subs, uri)
-	u.mu.Unlock()
-	if !had {
-		return nil
-	}
-	return u.do(ctx, u.settings.Load(), request{"unsubscribe", uri}, true, func(ctx context.Context, s *session) error {
-		u.unclaim(s, uri)
-		return s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	})
-}
-
-// GetPrompt gets the prompt params.Name, as the server knows it.
-func (u *Upstream) GetPrompt(ctx context.Context, params *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	get := *params
-	var end func()
-	ctx, get.Meta, end = u.beginPeer(ctx, get.Meta)
-	defer end()
-	var res *mcp.GetPromptResult
-	err := u.do(ctx, u.settings.Load(), request{"get prompt", params.Name}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.GetPrompt(ctx, &get)
-		return err
-	})
-	return res, err
-}
-
-// ReadResource reads the resource params.URI.
-func (u *Upstream) ReadResource(ctx context.Context, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	read := *params
-	var end func()
-	ctx, read.Meta, end = u.beginPeer(ctx, read.Meta)
-	defer end()
-	var res *mcp.ReadResourceResult
-	err := u.do(ctx, u.settings.Load(), request{"read resource", params.URI}, true, func(ctx context.Context, s *session) (err error) {
-		res, err = s.cs.ReadResource(ctx, &read)
-		return err
-	})
-	return res, err
-}
-
-// Complete asks the server for completions of a prompt's or a resource
-// template's argument, named as the server knows them.
-func (u *Upstream) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	var what string
-	if params.Ref != nil {
-		what = params.Ref.Name + params.Ref.URI
-	}
-	complete := *params
-	var end func()
-	ctx, complete.Meta, end = u.beginPeer(ctx, complete.Meta)
-	defer end()
-	var res *mcp.CompleteResult
-	err := u.do(ctx, u.settings.Load(), request{"complete", what}, true, func(ctx context.Context, s *session) (err error) {
-		if caps := s.capabilities(); caps.Completions == nil {
-			return ErrNotSupported
-		}
-		res, err = s.cs.Complete(ctx, &complete)
-		return err
-	})
-	return res, err
 }

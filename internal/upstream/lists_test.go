@@ -240,7 +240,7 @@ func TestNoReloadAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		u.Close()
-		u.listChanged(Tools) // as a notification racing the close would
+		u.lists.listChanged(Tools) // as a notification racing the close would
 		synctest.Wait()
 		if got := srv.Counts().ListTools; got != 1 {
 			t.Errorf("%d lists, want none after close", got)
@@ -303,9 +303,8 @@ func TestTemplatesErrors(t *testing.T) {
 			script := mcptest.Script{Resources: []mcptest.ResourceSpec{{URI: "mem://a", Name: "a"}}, TemplatesError: tc.code}
 			u, _ := connectedInMemory(t, script, config.Server{}, nil)
 			synctest.Wait()
-			u.mu.Lock()
-			templates, resources := u.lists.templates, u.lists.resources
-			u.mu.Unlock()
+			ls := u.lists.view()
+			templates, resources := ls.templates, ls.resources
 			if len(resources) != 1 {
 				t.Errorf("code %d: %d resources, want them kept", tc.code, len(resources))
 			}
@@ -364,4 +363,44 @@ func TestSubscribeUnsupported(t *testing.T) {
 	if err := u.Subscribe(t.Context(), "mem://x"); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("Subscribe to a server without resources = %v, want ErrNotSupported", err)
 	}
+}
+
+// TestListEventsCarryTheirList: the snapshot of an EventList holds the list
+// it announces, whoever changed it (Seed, the first session, a reload after
+// list_changed): whoever hears the event needs nothing else. The list set
+// publishes through the supervisor after releasing its own lock, so that
+// the two locks are taken in one order only; the change must still come
+// first.
+func TestListEventsCarryTheirList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var log eventLog
+		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha"), Prompts: []mcptest.PromptSpec{{Name: "greet"}}}, config.Server{}, &Options{OnEvent: log.add})
+		u.Seed([]*mcp.Tool{{Name: "cached"}})
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		settle(t)
+		srv.SetTools(specs("beta"))
+		srv.SetPrompts([]mcptest.PromptSpec{{Name: "bye"}})
+		settle(t)
+		var tools, prompts []string
+		for _, ev := range log.ofKind(EventList) {
+			switch ev.List {
+			case Tools:
+				tools = append(tools, strings.Join(toolNames(ev.Snapshot.Tools), ","))
+			case Prompts:
+				var names []string
+				for _, p := range ev.Snapshot.Prompts {
+					names = append(names, p.Name)
+				}
+				prompts = append(prompts, strings.Join(names, ","))
+			}
+		}
+		if diff := cmp.Diff([]string{"cached", "alpha", "beta"}, tools); diff != "" {
+			t.Errorf("the tools of each tools event (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"greet", "bye"}, prompts); diff != "" {
+			t.Errorf("the prompts of each prompts event (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -123,3 +123,46 @@ func tooDeep(data []byte) bool {
 	}
 	return false
 }
+
+// A valueScan follows a JSON value over the lines it is printed on, to find
+// where it ends: the depth of its objects and arrays, outside strings.
+type valueScan struct {
+	open     bool // a value is being gathered
+	fed      int  // how much of it, from its start, was fed
+	depth    int
+	inString bool
+	escaped  bool
+}
+
+// feed scans the next bytes of the value and reports whether it ended in
+// them.
+func (v *valueScan) feed(b []byte) bool {
+	for _, c := range b {
+		if v.step(c) && v.depth == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// step scans one byte of JSON and reports whether it closed an object or
+// an array.
+func (v *valueScan) step(c byte) (closed bool) {
+	switch {
+	case v.inString && v.escaped:
+		v.escaped = false
+	case v.inString && c == '\\':
+		v.escaped = true
+	case v.inString && c == '"':
+		v.inString = false
+	case v.inString:
+	case c == '"':
+		v.inString = true
+	case c == '{' || c == '[':
+		v.depth++
+	case c == '}' || c == ']':
+		v.depth--
+		return true
+	}
+	return false
+}

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,41 +16,21 @@ const noiseLogEvery = 10 * time.Second
 // shownNoise bounds how much of a skipped line a log line shows.
 const shownNoise = 200
 
-// skipLine counts and logs line, which the server wrote to stdout and which
-// is not JSON-RPC (see stdoutFilter).
-func (u *Upstream) skipLine(line []byte) {
-	if u.opts.OnSkippedLine != nil {
-		u.opts.OnSkippedLine()
-	}
-	u.noise.skipped(line, u.showLine)
-}
-
-// newNoiseLog returns the upstream's log of skipped lines: its own, or
-// that of Options.LogSkippedWith.
-func (u *Upstream) newNoiseLog() *noiseLog {
-	if u.opts.LogSkippedWith != nil {
-		return u.opts.LogSkippedWith.noise
-	}
+// newNoiseLog returns a log of skipped lines that writes to logger.
+func newNoiseLog(logger *slog.Logger) *noiseLog {
 	return &noiseLog{log: func(lines int, first string) {
-		u.opts.Logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
+		logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
 	}}
 }
 
-// stopNoise stops the upstream's log of skipped lines, unless it is
-// another's.
-func (u *Upstream) stopNoise() {
-	if u.opts.LogSkippedWith == nil {
-		u.noise.stop()
-	}
-}
-
-// showLine returns the start of line as a log may show it: redacted, cut
+// showLine returns the start of line as a log may show it: redacted (by
+// redact), cut
 // short, and with what is not printable (control characters, a bidi
 // override, invalid UTF-8) replaced with U+FFFD, so that nothing a server
 // prints reaches a terminal or a log viewer raw, whatever the log's
 // handler, and no handler escapes it twice.
-func (u *Upstream) showLine(line []byte) string {
-	s := u.redact(string(line))
+func showLine(redact func(string) string, line []byte) string {
+	s := redact(string(line))
 	if len(s) > shownNoise {
 		cut := shownNoise
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -80,9 +61,9 @@ type noiseLog struct {
 	stopped bool
 }
 
-// skipped records a skipped line, which show turns into what a log shows.
+// noted records a skipped line, which show turns into what a log shows.
 // The log line, if one is due, is written after the lock is released.
-func (n *noiseLog) skipped(line []byte, show func([]byte) string) {
+func (n *noiseLog) noted(line []byte, show func([]byte) string) {
 	n.mu.Lock()
 	if n.stopped {
 		n.mu.Unlock()

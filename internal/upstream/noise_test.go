@@ -175,24 +175,24 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 			}
 		}
 		// The bubble's clock starts at midnight: at :00.
-		n.skipped([]byte("a"), show)
-		n.skipped([]byte("b"), show)
+		n.noted([]byte("a"), show)
+		n.noted([]byte("b"), show)
 		mcptest.PassTime(5 * time.Second)
-		n.skipped([]byte("c"), show)
+		n.noted([]byte("c"), show)
 		check("00: 1 a")
 		mcptest.PassTime(5 * time.Second)
 		check("00: 1 a", "10: 2 b")
 		mcptest.PassTime(9 * time.Second)
-		n.skipped([]byte("d"), show) // within 10 s of the last log line
+		n.noted([]byte("d"), show) // within 10 s of the last log line
 		mcptest.PassTime(time.Second)
 		check("00: 1 a", "10: 2 b", "20: 1 d")
 		mcptest.PassTime(time.Minute)
-		n.skipped([]byte("e"), show) // after a quiet spell
-		n.skipped([]byte("f"), show)
+		n.noted([]byte("e"), show) // after a quiet spell
+		n.noted([]byte("f"), show)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 		n.stop()
 		mcptest.PassTime(time.Minute)
-		n.skipped([]byte("g"), show)
+		n.noted([]byte("g"), show)
 		mcptest.PassTime(time.Minute)
 		check("00: 1 a", "10: 2 b", "20: 1 d", "20: 1 e")
 	})
@@ -216,13 +216,13 @@ func TestNoiseLogSharedByAServersProcesses(t *testing.T) {
 		}))})
 		defer shared.Close()
 		own := New(srv, &Options{LogSkippedWith: shared})
-		shared.skipLine([]byte("a"))
-		own.skipLine([]byte("b"))
-		own.skipLine([]byte("c"))
+		shared.dial.skipLine([]byte("a"))
+		own.dial.skipLine([]byte("b"))
+		own.dial.skipLine([]byte("c"))
 		own.Close()
 		mcptest.PassTime(10 * time.Second)
 		synctest.Wait()
-		shared.skipLine([]byte("d"))
+		shared.dial.skipLine([]byte("d"))
 		mcptest.PassTime(10 * time.Second)
 		synctest.Wait()
 		want := `level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=a
@@ -241,11 +241,11 @@ func TestShowLine(t *testing.T) {
 	u := New(config.Server{Name: "x", Command: "x"}, nil)
 	defer u.Close()
 	const secret = "sk-planted-5ecret"
-	u.secrets.Add(secret)
+	u.red.secrets.Add(secret)
 	line := "token=" + secret + " \x1b[31mred\x1b[0m \u202e\xff tab\t" + strings.Repeat("é", 200)
 	shown := "token=[redacted] \uFFFD[31mred\uFFFD[0m \uFFFD\uFFFD tab\uFFFD"
 	want := shown + strings.Repeat("é", (shownNoise-len("token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t"))/2) + "…"
-	if got := u.showLine([]byte(line)); got != want {
+	if got := showLine(u.Redact, []byte(line)); got != want {
 		t.Errorf("showLine =\n%s\nwant\n%s", got, want)
 	}
 }

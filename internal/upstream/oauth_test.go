@@ -188,9 +188,9 @@ func TestIdleProbeMeetsALoginRefusal(t *testing.T) {
 	timeout := int64(5000)
 	p, u := loggedIn(t, config.Server{Name: "s", Timeout: &timeout}, nil)
 	p.Revoke(true)
-	u.mu.Lock()
-	u.sess.lastUsed.Store(0) // idle since the epoch: probed before its next use
-	u.mu.Unlock()
+	u.sup.mu.Lock()
+	u.sup.sess.lastUsed.Store(0) // idle since the epoch: probed before its next use
+	u.sup.mu.Unlock()
 	_, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 2})
 	if !errors.Is(err, oauth.ErrLoginRequired) || errors.Is(err, ErrTimeout) {
 		t.Fatalf("call = %v; want a login required, at once", err)

@@ -2,10 +2,7 @@ package upstream
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // run is the owner goroutine: the only one that connects, closes sessions
@@ -15,14 +12,14 @@ import (
 //
 // Each step takes the pending command, then either idles (not wanted),
 // serves the current session, or waits for the next attempt and makes it.
-func (u *Upstream) run(begin <-chan struct{}) {
-	o := &owner{u: u}
-	defer close(u.done)
-	defer u.closers.Wait()
+func (sv *supervisor) run(begin <-chan struct{}) {
+	o := &owner{sv: sv}
+	defer close(sv.done)
+	defer sv.dial.closers.Wait()
 	if begin != nil {
 		select {
 		case <-begin:
-		case <-u.ctx.Done():
+		case <-sv.ctx.Done():
 		}
 	}
 	for o.step() {
@@ -32,7 +29,7 @@ func (u *Upstream) run(begin <-chan struct{}) {
 
 // owner is the owner goroutine's own state; nothing else touches it.
 type owner struct {
-	u           *Upstream
+	sv          *supervisor
 	b           breaker
 	s           *session  // the current session, or nil
 	fresh       bool      // s has not loaded its lists yet
@@ -44,8 +41,8 @@ type owner struct {
 	login       string    // in needs-auth: the stamp of the stored login that did not do
 }
 
-// A command is what callers asked of the owner since it last looked.
-type command struct {
+// commands are what callers asked of the owner since it last looked.
+type commands struct {
 	closed       bool
 	want         bool
 	restart      bool
@@ -53,23 +50,23 @@ type command struct {
 	stop         *op
 }
 
-// takeCommand returns the pending command and clears it. After Close it
+// takeCommands returns the pending commands and clears them. After Close it
 // leaves a pending stop to shutdown, which finishes it.
-func (u *Upstream) takeCommand() command {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.state == Closed {
-		return command{closed: true}
+func (sv *supervisor) takeCommands() commands {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.state == Closed {
+		return commands{closed: true}
 	}
-	c := command{want: u.want, restart: u.restart, resetBreaker: u.resetBreaker, stop: u.stopping}
-	u.restart, u.resetBreaker, u.stopping = false, false, nil
+	c := commands{want: sv.want, restart: sv.restart, resetBreaker: sv.resetBreaker, stop: sv.stopping}
+	sv.restart, sv.resetBreaker, sv.stopping = false, false, nil
 	return c
 }
 
 // step does what the pending command and the state call for, once. It
 // reports false when the upstream is closed.
 func (o *owner) step() bool {
-	c := o.u.takeCommand()
+	c := o.sv.takeCommands()
 	if c.closed {
 		return false
 	}
@@ -98,8 +95,8 @@ func (o *owner) step() bool {
 func (o *owner) stop(done *op) {
 	var err error
 	if o.s != nil {
-		o.u.detach(o.s)
-		err = <-o.u.retire(o.s)
+		o.sv.detach(o.s)
+		err = <-o.sv.dial.retire(o.s)
 		o.s = nil
 	}
 	o.b.reset()
@@ -111,8 +108,8 @@ func (o *owner) stop(done *op) {
 // restart drops the session, if any, for a fresh connection now.
 func (o *owner) restart() {
 	if o.s != nil {
-		o.u.detach(o.s)
-		o.u.retire(o.s)
+		o.sv.detach(o.s)
+		o.sv.dial.retire(o.s)
 		o.s = nil
 	}
 	o.failures, o.lost, o.at = 0, false, time.Time{}
@@ -122,18 +119,18 @@ func (o *owner) restart() {
 // idle waits, while the server is not wanted, for a command. Requests that
 // wait for a connection are told there will be none.
 func (o *owner) idle() bool {
-	u := o.u
-	u.mu.Lock()
-	if u.want {
-		u.mu.Unlock()
+	sv := o.sv
+	sv.mu.Lock()
+	if sv.want {
+		sv.mu.Unlock()
 		return true // wanted again since the command was taken: take it
 	}
-	u.finishNextLocked(&UnavailableError{State: u.state, Err: u.lastErr})
-	u.mu.Unlock()
+	sv.finishNextLocked(&UnavailableError{State: sv.state, Err: sv.lastErr})
+	sv.mu.Unlock()
 	select {
-	case <-u.wake:
+	case <-sv.wake:
 		return true
-	case <-u.ctx.Done():
+	case <-sv.ctx.Done():
 		return false
 	}
 }
@@ -142,14 +139,14 @@ func (o *owner) idle() bool {
 // an early one, or, while requests want the server, for a check that finds
 // it back (see comeback.go), and makes it.
 func (o *owner) retry() bool {
-	u := o.u
+	sv := o.sv
 	if wait := time.Until(o.at); wait > 0 {
 		var early, demand <-chan struct{}
-		if !o.b.open && !u.earlyUsedNow() {
-			early = u.early
+		if !o.b.open && !sv.earlyUsedNow() {
+			early = sv.early
 		}
 		var poll <-chan time.Time
-		needsAuth := u.State() == NeedsAuth
+		needsAuth := sv.stateNow() == NeedsAuth
 		if needsAuth {
 			ticker := time.NewTicker(loginPoll)
 			defer ticker.Stop()
@@ -157,16 +154,16 @@ func (o *owner) retry() bool {
 		}
 		// Checks, while there is demand, of a server that can be checked,
 		// but for one that crashes as it starts or waits for a login.
-		o.checks.check, o.checks.rand = u.check(), u.opts.Rand
+		o.checks.check, o.checks.rand = sv.dial.check(), sv.rand
 		if o.checks.check != nil && !o.b.open && !needsAuth {
-			demand = u.demand
+			demand = sv.demand
 		}
 		checkTimer := time.NewTimer(0)
 		checkTimer.Stop()
 		defer checkTimer.Stop()
 		var check <-chan time.Time
 		arm := func() {
-			if u.inDemand() {
+			if sv.inDemand() {
 				checkTimer.Reset(time.Until(o.checks.next))
 				check = checkTimer.C
 			}
@@ -181,7 +178,7 @@ func (o *owner) retry() bool {
 			case <-t.C:
 				due = true
 			case <-poll:
-				due = u.LoginStamp() != o.login
+				due = sv.dial.loginStamp() != o.login
 			case <-early:
 				o.attempt(attemptEarly)
 				return true
@@ -191,7 +188,7 @@ func (o *owner) retry() bool {
 				}
 			case <-check:
 				check = nil
-				if !u.inDemand() {
+				if !sv.inDemand() {
 					continue // until a request wants the server again
 				}
 				if o.checkBack() {
@@ -199,9 +196,9 @@ func (o *owner) retry() bool {
 					return true
 				}
 				arm()
-			case <-u.wake:
+			case <-sv.wake:
 				return true
-			case <-u.ctx.Done():
+			case <-sv.ctx.Done():
 				return false
 			}
 		}
@@ -213,7 +210,7 @@ func (o *owner) retry() bool {
 // checkBack checks whether the server is back, with I/O that a command
 // ends at once.
 func (o *owner) checkBack() bool {
-	ctx, release := o.u.ioContext()
+	ctx, release := o.sv.ioContext()
 	defer release()
 	return o.checks.run(ctx)
 }
@@ -223,23 +220,11 @@ func (o *owner) checkBack() bool {
 // up within it.
 const loginPoll = 2 * time.Second
 
-// LoginStamp identifies the login stored for the server now, as
-// oauth.Store.Stamp does ("" if none, or if the upstream does not log in).
-func (u *Upstream) LoginStamp() string {
-	if u.opts.OAuth == nil || u.opts.OAuth.Store == nil {
-		return ""
-	}
-	u.mu.Lock()
-	url := u.url
-	u.mu.Unlock()
-	return u.opts.OAuth.Store.Stamp(oauth.Key(u.name, url))
-}
-
 // needsLogin sets the schedule of a server that waits for a login: an
 // attempt when the stored login changes, or at the background maximum.
 func (o *owner) needsLogin() {
-	o.login, o.lost = o.u.LoginStamp(), false
-	o.at = time.Now().Add(jittered(backgroundMax, o.u.opts.Rand))
+	o.login, o.lost = o.sv.dial.loginStamp(), false
+	o.at = time.Now().Add(jittered(backgroundMax, o.sv.rand))
 }
 
 // attempt makes one connection attempt. A scheduled attempt that fails
@@ -247,9 +232,9 @@ func (o *owner) needsLogin() {
 // two scheduled ones, or one that a check made, leaves it as it was and
 // never counts as a failure.
 func (o *owner) attempt(kind attemptKind) {
-	u := o.u
+	sv := o.sv
 	failState := o.failState(kind)
-	s, err, superseded := u.attempt(failState, kind)
+	s, err, superseded := sv.attempt(failState, kind)
 	if kind == attemptChecked && err != nil {
 		o.checks.attemptFailed()
 	}
@@ -262,15 +247,15 @@ func (o *owner) attempt(kind attemptKind) {
 		return
 	}
 	o.failures++
-	if u.State() == NeedsAuth {
+	if sv.stateNow() == NeedsAuth {
 		o.needsLogin()
 		return
 	}
 	var delay time.Duration
 	if o.b.open {
-		delay = jittered(backgroundMax, u.opts.Rand)
+		delay = jittered(backgroundMax, sv.rand)
 	} else {
-		delay, _ = reconnectDelay(o.failures, u.opts.Rand)
+		delay, _ = reconnectDelay(o.failures, sv.rand)
 	}
 	o.at = time.Now().Add(delay)
 }
@@ -281,7 +266,7 @@ func (o *owner) attempt(kind attemptKind) {
 func (o *owner) failState(kind attemptKind) State {
 	switch {
 	case kind != attemptScheduled:
-		return o.u.State()
+		return o.sv.stateNow()
 	case o.b.open:
 		return CrashLoop
 	case o.lost && o.failures+1 < len(ladder):
@@ -295,12 +280,12 @@ func (o *owner) failState(kind attemptKind) State {
 // clears the breaker once the connection is stable. It returns on a
 // command, on Close, or when the session is lost.
 func (o *owner) serve() bool {
-	u, s := o.u, o.s
-	ctx, release := u.ioContext()
+	sv, s := o.sv, o.s
+	ctx, release := sv.ioContext()
 	defer release()
 	if o.fresh {
 		o.fresh = false
-		u.settle(ctx, s)
+		sv.lists.settle(ctx, s)
 	}
 	var stable <-chan time.Time
 	if left := time.Until(o.connectedAt.Add(stablePeriod)); left > 0 {
@@ -311,7 +296,7 @@ func (o *owner) serve() bool {
 		o.b.reset()
 	}
 	for {
-		w := u.reloadChanged(ctx, s)
+		w := sv.lists.reloadChanged(ctx, s)
 		if w == wakeNone {
 			w = o.await(ctx, &stable)
 		}
@@ -319,7 +304,7 @@ func (o *owner) serve() bool {
 		case wakeLost:
 			return o.lose()
 		case wakeStop:
-			return u.ctx.Err() == nil
+			return sv.ctx.Err() == nil
 		}
 	}
 }
@@ -330,9 +315,9 @@ func (o *owner) serve() bool {
 // *stable is nil), wakeLost when the session is lost, and wakeStop on a
 // command or Close.
 func (o *owner) await(ctx context.Context, stable *<-chan time.Time) wake {
-	u := o.u
+	sv := o.sv
 	var expiry <-chan time.Time
-	if next := u.nextExpiry(); !next.IsZero() {
+	if next := sv.lists.nextExpiry(); !next.IsZero() {
 		t := time.NewTimer(time.Until(next))
 		defer t.Stop()
 		expiry = t.C
@@ -340,13 +325,13 @@ func (o *owner) await(ctx context.Context, stable *<-chan time.Time) wake {
 	select {
 	case <-o.s.lost:
 		return wakeLost
-	case <-u.wake:
+	case <-sv.wake:
 		return wakeStop
 	case <-ctx.Done():
 		return wakeStop
-	case <-u.refresh:
+	case <-sv.lists.refresh:
 	case <-expiry:
-		u.expire()
+		sv.lists.expire()
 	case <-*stable:
 		o.b.reset()
 		*stable = nil
@@ -358,39 +343,39 @@ func (o *owner) await(ctx context.Context, stable *<-chan time.Time) wake {
 // attempt at once, or in crash-loop one at the background maximum. The
 // lists stay.
 func (o *owner) lose() bool {
-	u, s := o.u, o.s
+	sv, s := o.sv, o.s
 	now := time.Now()
 	login := loginRequired(s.lostErr)
 	open := login == nil && o.b.lost(o.connectedAt, now) // a login refused is no crash
-	cause := u.wrap("session", s.lostErr)
-	u.mu.Lock()
-	if u.sess == s {
-		u.sess = nil
+	cause := sv.red.wrap("session", s.lostErr)
+	sv.mu.Lock()
+	if sv.sess == s {
+		sv.sess = nil
 	}
-	if u.state == Connected {
+	if sv.state == Connected {
 		switch {
 		case login != nil:
-			u.setStateLocked(NeedsAuth, u.errorf("session", login))
+			sv.setStateLocked(NeedsAuth, sv.red.errorf("session", login))
 		case open:
-			u.setStateLocked(CrashLoop, cause)
+			sv.setStateLocked(CrashLoop, cause)
 		default:
-			u.setStateLocked(Reconnecting, cause)
+			sv.setStateLocked(Reconnecting, cause)
 		}
 	}
-	u.earlyUsed = false
-	if u.state == NeedsAuth || u.state == CrashLoop {
+	sv.earlyUsed = false
+	if sv.state == NeedsAuth || sv.state == CrashLoop {
 		// No attempt comes at once: whoever waits for one (a request that
 		// found the session dead first) hears why now.
-		u.finishNextLocked(&UnavailableError{State: u.state, Err: u.lastErr})
+		sv.finishNextLocked(&UnavailableError{State: sv.state, Err: sv.lastErr})
 	}
-	u.mu.Unlock()
-	u.retire(s)
+	sv.mu.Unlock()
+	sv.dial.retire(s)
 	o.s, o.lost, o.failures, o.at = nil, true, 0, now
 	switch {
 	case login != nil:
 		o.needsLogin()
 	case open:
-		o.at = now.Add(jittered(backgroundMax, u.opts.Rand))
+		o.at = now.Add(jittered(backgroundMax, sv.rand))
 	}
 	return true
 }
@@ -398,97 +383,20 @@ func (o *owner) lose() bool {
 // shutdown closes the session at Close, and tells whoever still waits for
 // a connection that there will be none.
 func (o *owner) shutdown() {
-	u := o.u
+	sv := o.sv
 	var err error
 	if o.s != nil {
-		u.detach(o.s)
-		err = <-u.retireReported(o.s)
+		sv.detach(o.s)
+		err = <-sv.dial.retireReported(o.s)
 	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
 	if err != nil {
-		u.closeErr = u.errorf("close", err)
+		sv.closeErr = sv.red.errorf("close", err)
 	}
-	if u.stopping != nil { // a Disconnect that Close overtook
-		u.stopping.finish(err)
-		u.stopping = nil
+	if sv.stopping != nil { // a Disconnect that Close overtook
+		sv.stopping.finish(err)
+		sv.stopping = nil
 	}
-	u.finishNextLocked(&UnavailableError{State: Closed})
-}
-
-// finishNextLocked ends the waits for the next attempt with err, and makes
-// a new one.
-func (u *Upstream) finishNextLocked(err error) {
-	a := u.next
-	u.next = newOp()
-	a.finish(err)
-}
-
-// earlyUsedNow reports whether this step has had its early attempt.
-func (u *Upstream) earlyUsedNow() bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.earlyUsed
-}
-
-// newStepLocked starts a step between scheduled attempts: it may have an
-// early attempt, and a request for one made before it no longer counts.
-// It is called before the waiters of the failed attempt wake, so that a
-// request they make at once belongs to the new step.
-func (u *Upstream) newStepLocked() {
-	select {
-	case <-u.early:
-	default:
-	}
-	u.earlyUsed = false
-}
-
-// ioContext returns a context for the owner's I/O (an attempt, a list
-// load) that Close and every command that needs the owner's attention end
-// at once, and its release. A command already pending ends it at once.
-func (u *Upstream) ioContext() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(u.ctx)
-	u.mu.Lock()
-	u.interrupt = cancel
-	if u.restart || u.stopping != nil || !u.want {
-		cancel()
-	}
-	u.mu.Unlock()
-	return ctx, func() {
-		u.mu.Lock()
-		u.interrupt = nil
-		u.mu.Unlock()
-		cancel()
-	}
-}
-
-// detach forgets s, so that no new request uses it.
-func (u *Upstream) detach(s *session) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.sess == s {
-		u.sess = nil
-	}
-}
-
-// retire closes s in the background, so that a slow DELETE or a slow
-// process never delays what comes next, and returns the close's result.
-// A process that had to be killed is logged. Close waits for every retired
-// session. Only the owner goroutine calls it.
-func (u *Upstream) retire(s *session) <-chan error { return u.retireAs(s, false) }
-
-// retireReported is retire for a session whose close's result the caller
-// reports (Close's current session): a kill is not logged too.
-func (u *Upstream) retireReported(s *session) <-chan error { return u.retireAs(s, true) }
-
-func (u *Upstream) retireAs(s *session, reported bool) <-chan error {
-	errc := make(chan error, 1)
-	u.closers.Go(func() {
-		err := s.close(u.opts.StopGrace, u.kill)
-		if errors.Is(err, ErrKilled) && !reported {
-			u.opts.Logger.Warn("server process killed", "error", err)
-		}
-		errc <- err
-	})
-	return errc
+	sv.finishNextLocked(&UnavailableError{State: Closed})
 }

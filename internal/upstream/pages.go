@@ -60,13 +60,14 @@ func listPages[T any](ctx context.Context, serial chan struct{}, budget *retryBu
 	}
 }
 
-// listTools fetches every page of the server's tools, and the cache hint of
-// the list. A server that does not offer tools has none.
-func (u *Upstream) listTools(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.Tool, time.Duration, error) {
+// listTools fetches every page of the server's tools from s, holding
+// serial for each page (see listPages), and the cache hint of the list. A
+// server that does not offer tools has none.
+func listTools(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Tool, time.Duration, error) {
 	if s.capabilities().Tools == nil {
 		return nil, 0, nil
 	}
-	return listPages(ctx, u.settings.Load().serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Tool], error) {
+	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Tool], error) {
 		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Tool]{}, err
@@ -76,8 +77,8 @@ func (u *Upstream) listTools(ctx context.Context, s *session, budget *retryBudge
 }
 
 // listPrompts fetches every page of the server's prompts.
-func (u *Upstream) listPrompts(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.Prompt, time.Duration, error) {
-	return listPages(ctx, u.settings.Load().serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Prompt], error) {
+func listPrompts(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Prompt, time.Duration, error) {
+	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Prompt], error) {
 		res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Prompt]{}, err
@@ -87,8 +88,8 @@ func (u *Upstream) listPrompts(ctx context.Context, s *session, budget *retryBud
 }
 
 // listResources fetches every page of the server's resources.
-func (u *Upstream) listResources(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.Resource, time.Duration, error) {
-	return listPages(ctx, u.settings.Load().serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Resource], error) {
+func listResources(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Resource, time.Duration, error) {
+	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Resource], error) {
 		res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Resource]{}, err
@@ -98,8 +99,8 @@ func (u *Upstream) listResources(ctx context.Context, s *session, budget *retryB
 }
 
 // listTemplates fetches every page of the server's resource templates.
-func (u *Upstream) listTemplates(ctx context.Context, s *session, budget *retryBudget) ([]*mcp.ResourceTemplate, time.Duration, error) {
-	return listPages(ctx, u.settings.Load().serial, budget, func(ctx context.Context, cursor string) (page[*mcp.ResourceTemplate], error) {
+func listTemplates(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.ResourceTemplate, time.Duration, error) {
+	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.ResourceTemplate], error) {
 		res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.ResourceTemplate]{}, err

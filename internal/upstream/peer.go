@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
-	"reflect"
 	"strconv"
 	"sync"
 
@@ -65,6 +63,8 @@ var ErrNoPeer = errors.New("no client to forward it to")
 //     ErrNoPeer, never guessed, and a log message goes to the gateway's own
 //     log.
 type peers struct {
+	notes *noteCount // what the server said, counted
+
 	mu       sync.Mutex
 	seq      uint64
 	byToken  map[string]*peerRequest
@@ -85,9 +85,20 @@ type peerSession struct {
 
 // begin registers a request on behalf of ctx's peer, if any. It returns the
 // context to send it with, its _meta with the progress token swapped, and
-// end, which unregisters it. Without a peer, it returns its arguments and a
-// no-op.
-func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
+// end, which waits until what the server said before its response reached
+// the peer (see noteCount), and unregisters it. Without a peer, it returns
+// its arguments and a no-op. Peer or not, the request's _meta asks for
+// level, the host's logging level, unless it asks for one itself: from
+// revision 2026-07-28 a server logs at the level each request asks for
+// (logging/setLevel serves the older ones).
+func (ps *peers) begin(ctx context.Context, meta mcp.Meta, level mcp.LoggingLevel) (context.Context, mcp.Meta, func()) {
+	if _, asked := meta[mcp.MetaKeyLogLevel]; !asked && level != "" {
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = mcp.Meta{}
+		}
+		meta[mcp.MetaKeyLogLevel] = string(level)
+	}
 	p := peerFrom(ctx)
 	if p == nil {
 		return ctx, meta, func() {}
@@ -116,6 +127,7 @@ func (ps *peers) begin(ctx context.Context, meta mcp.Meta) (context.Context, mcp
 	sess.n++
 	sess.peer = p
 	end := func() {
+		ps.notes.catchUp(ctx)
 		ps.mu.Lock()
 		defer ps.mu.Unlock()
 		delete(ps.byToken, token)
@@ -165,267 +177,4 @@ func (ps *peers) progress(params *mcp.ProgressNotificationParams) (Peer, *mcp.Pr
 	out := *params
 	out.ProgressToken = req.progress
 	return req.peer, &out
-}
-
-// routePeer finds the peer that the server's message method, with params,
-// is for. A request that finds none is answered with an error that says
-// why.
-func (u *Upstream) routePeer(method string, params mcp.Params) (Peer, error) {
-	if params == nil || reflect.ValueOf(params).IsNil() {
-		return nil, fmt.Errorf("switchboard: %s without params", method)
-	}
-	p, _, err := u.peers.route(params.GetMeta())
-	if err != nil {
-		return nil, fmt.Errorf("switchboard: cannot forward %s from server %q: %w", method, u.name, err)
-	}
-	return p, nil
-}
-
-// noteDone counts a log message or progress notification handled: one
-// that came linked to a request (over HTTP), or any (over stdio), as the
-// transport counted them (see noteCount). A transport of the host's own
-// (Options.Dial) counts none.
-func (u *Upstream) noteDone(linked bool) {
-	if linked || u.notes.lines.Load() {
-		u.notes.done()
-	}
-}
-
-// beginPeer registers a request for ctx's peer, if any (see peers.begin).
-// Its end waits until what the server said before its response reached the
-// peer. The request's _meta asks for the host's logging level, unless it
-// asks for one itself: from revision 2026-07-28 a server logs at the level
-// each request asks for (logging/setLevel serves the older ones).
-func (u *Upstream) beginPeer(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
-	if _, asked := meta[mcp.MetaKeyLogLevel]; !asked {
-		if level := u.LoggingLevel(); level != "" {
-			meta = maps.Clone(meta)
-			if meta == nil {
-				meta = mcp.Meta{}
-			}
-			meta[mcp.MetaKeyLogLevel] = string(level)
-		}
-	}
-	sent, meta, end := u.peers.begin(ctx, meta)
-	if sent == ctx {
-		return ctx, meta, end
-	}
-	return sent, meta, func() {
-		u.notes.catchUp(ctx)
-		end()
-	}
-}
-
-// tell logs the failure to pass a notification on to a peer.
-func (u *Upstream) tell(err error) {
-	if err != nil {
-		u.opts.Logger.Debug("notification not forwarded", "server", u.name, "error", err)
-	}
-}
-
-// serverLog passes a log message from the server on to the peer it is for,
-// else to the gateway's own log.
-func (u *Upstream) serverLog(ctx context.Context, params *mcp.LoggingMessageParams) {
-	if params == nil {
-		return
-	}
-	p, linked, err := u.peers.route(params.Meta)
-	defer u.noteDone(linked)
-	if err == nil {
-		u.tell(p.Log(ctx, params))
-		return
-	}
-	u.opts.Logger.Log(ctx, slogLevel(params.Level), "server log", "server", u.name, "logger", params.Logger, "data", u.redact(fmt.Sprint(params.Data)))
-}
-
-// slogLevel maps an MCP log level to slog's.
-func slogLevel(l mcp.LoggingLevel) slog.Level {
-	switch l {
-	case "debug":
-		return slog.LevelDebug
-	case "info", "notice":
-		return slog.LevelInfo
-	case "warning":
-		return slog.LevelWarn
-	}
-	return slog.LevelError
-}
-
-// newClient returns the client of the upstream's sessions. Its handlers
-// are set before the first session, so that no notification is missed,
-// even during the first list. What a server sends while serving a request
-// goes to the peer the request was made for (see peers).
-func (u *Upstream) newClient() *mcp.Client {
-	client := mcp.NewClient(u.opts.Client, &mcp.ClientOptions{
-		Logger: u.opts.Logger,
-		// A result that asks for input (multi round-trip requests, from
-		// revision 2026-07-28) goes back to the caller, whose client
-		// fulfils it and retries: the go-sdk's own fulfilment would ask
-		// the handlers below, which cannot always tell whose call it is.
-		MultiRoundTrip:             &mcp.MultiRoundTripOptions{Disabled: true},
-		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { u.listChanged(Tools) },
-		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.listChanged(Prompts) },
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.listChanged(Resources) },
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			if req.Params != nil {
-				u.resourceUpdated(req.Params.URI)
-			}
-		},
-		Capabilities: u.capabilities(),
-		CreateMessageWithToolsHandler: func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
-			p, err := u.routePeer("sampling/createMessage", req.Params)
-			if err != nil {
-				return nil, err
-			}
-			return p.CreateMessage(ctx, req.Params)
-		},
-		ElicitationCompleteHandler: func(ctx context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
-			if p, err := u.routePeer("notifications/elicitation/complete", req.Params); err == nil {
-				u.tell(p.NotifyElicitationComplete(ctx, req.Params))
-			}
-		},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			u.serverLog(ctx, req.Params)
-		},
-		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			if req.Params == nil {
-				return
-			}
-			_, linked := req.Params.Meta[linkKey]
-			delete(req.Params.Meta, linkKey)
-			defer u.noteDone(linked)
-			if p, params := u.peers.progress(req.Params); p != nil {
-				u.tell(p.NotifyProgress(ctx, params))
-			}
-		},
-	})
-	if u.opts.Roots != nil {
-		u.roots = u.opts.Roots
-		client.AddRoots(u.roots...)
-	}
-	// Elicitations skip the go-sdk's own handling, whose checks of the
-	// requested schema are stricter than the protocol: the client the
-	// request goes to checks it.
-	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "elicitation/create" {
-				return next(ctx, method, req)
-			}
-			params, _ := req.GetParams().(*mcp.ElicitParams)
-			p, err := u.routePeer(method, params)
-			if err != nil {
-				return nil, err
-			}
-			return p.Elicit(ctx, params)
-		}
-	})
-	return client
-}
-
-// capabilities are what the upstream's client offers servers: elicitation
-// (sampling comes with its handler), and roots if it has any to offer.
-func (u *Upstream) capabilities() *mcp.ClientCapabilities {
-	caps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
-		Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
-	if u.opts.Roots != nil {
-		caps.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
-	}
-	return caps
-}
-
-// SetRoots replaces the roots offered to the server, which is told that
-// they changed. It does nothing to an upstream made without Options.Roots,
-// which offers none.
-//
-// The server is told without a lock held: a SetRoots that finds another
-// telling the server of an earlier change leaves its roots to that one,
-// which applies the latest roots before it returns, and returns at once.
-func (u *Upstream) SetRoots(roots []*mcp.Root) {
-	if u.opts.Roots == nil {
-		return
-	}
-	u.rootsMu.Lock()
-	defer u.rootsMu.Unlock()
-	u.wantRoots = roots
-	u.rootsGen++
-	if u.applyingRoots {
-		return
-	}
-	u.applyingRoots = true
-	for applied := uint64(0); applied != u.rootsGen; {
-		applied = u.rootsGen
-		gone := urisNotIn(u.roots, u.wantRoots)
-		u.roots = u.wantRoots
-		want := u.roots
-		u.rootsMu.Unlock()
-		u.client.RemoveRoots(gone...)
-		u.client.AddRoots(want...)
-		u.rootsMu.Lock()
-	}
-	u.applyingRoots = false
-}
-
-// urisNotIn returns the URIs of the roots in from that are not in to.
-//
-//lint:ignore SA1019 roots are forwarded while clients and servers use them.
-func urisNotIn(from, to []*mcp.Root) []string {
-	keep := make(map[string]bool, len(to))
-	for _, r := range to {
-		keep[r.URI] = true
-	}
-	var gone []string
-	for _, r := range from {
-		if !keep[r.URI] {
-			gone = append(gone, r.URI)
-		}
-	}
-	return gone
-}
-
-// SetLoggingLevel asks the server to send log messages at level and above,
-// now if it is connected, and on every new session. The level belongs to
-// the upstream, as subscriptions do. A server that does not log is left
-// alone.
-func (u *Upstream) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
-	u.mu.Lock()
-	u.logLevel = string(level)
-	s := u.sess
-	connected := u.state == Connected
-	u.mu.Unlock()
-	if !connected || s == nil {
-		return nil // the next session gets it
-	}
-	return u.applyLogLevel(ctx, s, string(level))
-}
-
-// LoggingLevel returns the level the host asked the server to log at, or
-// "".
-func (u *Upstream) LoggingLevel() mcp.LoggingLevel {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return mcp.LoggingLevel(u.logLevel)
-}
-
-// restoreLogLevel sends a new session the level the host asked for.
-func (u *Upstream) restoreLogLevel(ctx context.Context, s *session) {
-	u.mu.Lock()
-	level := u.logLevel
-	u.mu.Unlock()
-	if err := u.applyLogLevel(ctx, s, level); err != nil && ctx.Err() == nil {
-		u.opts.Logger.Info("setting the logging level failed", "server", u.name, "error", u.redact(err.Error()))
-	}
-}
-
-// applyLogLevel sends level to the server of s, if it logs.
-func (u *Upstream) applyLogLevel(ctx context.Context, s *session, level string) error {
-	if caps := s.capabilities(); caps.Logging == nil || level == "" {
-		return nil
-	}
-	err := serially(ctx, u.settings.Load().serial, func() error {
-		return s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
-	})
-	if err != nil {
-		return u.wrap(request{"set logging level", level}.String(), err)
-	}
-	return nil
 }

@@ -562,22 +562,22 @@ func TestNullArgumentsAreSentAsAnObject(t *testing.T) {
 	var nilMap map[string]any
 	var nilPointer *struct{ A int }
 	for _, args := range []any{nil, nilMap, nilPointer, json.RawMessage(nil), json.RawMessage(" null ")} {
-		got, err := arguments(nil, args)
+		got, err := checkArguments(nil, args)
 		if err != nil {
-			t.Fatalf("arguments(%#v) = %v", args, err)
+			t.Fatalf("checkArguments(%#v) = %v", args, err)
 		}
 		if b, _ := json.Marshal(got); string(b) != "{}" {
-			t.Errorf("arguments(%#v) are sent as %s, want {}", args, b)
+			t.Errorf("checkArguments(%#v) are sent as %s, want {}", args, b)
 		}
 	}
-	if got, _ := arguments(nil, json.RawMessage(`{"a":1}`)); string(got.(json.RawMessage)) != `{"a":1}` {
+	if got, _ := checkArguments(nil, json.RawMessage(`{"a":1}`)); string(got.(json.RawMessage)) != `{"a":1}` {
 		t.Errorf("raw arguments are not sent as they are: %s", got)
 	}
 	// Null is checked as {}: a tool that requires an argument refuses it.
 	info := indexTools([]*mcp.Tool{{Name: "add", InputSchema: map[string]any{
 		"type": "object", "required": []any{"a"}, "properties": map[string]any{"a": map[string]any{"type": "number"}},
 	}}})["add"]
-	if _, err := arguments(info, nil); !errors.Is(err, ErrInvalidArguments) {
+	if _, err := checkArguments(info, nil); !errors.Is(err, ErrInvalidArguments) {
 		t.Errorf("null arguments of a tool that requires one = %v, want ErrInvalidArguments", err)
 	}
 }

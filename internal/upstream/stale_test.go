@@ -214,9 +214,9 @@ func TestModernSessionProbedWithDiscover(t *testing.T) {
 		t.Fatalf("protocol %q, want the stateless era", v)
 	}
 	idle := func() {
-		u.mu.Lock()
-		u.sess.lastUsed.Store(time.Now().Add(-2 * idleProbe).UnixNano())
-		u.mu.Unlock()
+		u.sup.mu.Lock()
+		u.sup.sess.lastUsed.Store(time.Now().Add(-2 * idleProbe).UnixNano())
+		u.sup.mu.Unlock()
 	}
 	idle()
 	before := srv.Counts().Starts

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
@@ -64,23 +63,4 @@ func (l List) String() string {
 		return listNames[l]
 	}
 	return fmt.Sprintf("List(%d)", int(l))
-}
-
-// An Event reports a change in an upstream, with the upstream's state right
-// after it.
-type Event struct {
-	Kind EventKind
-	At   time.Time
-	// Snapshot is the upstream as of the event: whoever hears it needs
-	// nothing else, and never calls back into the upstream.
-	Snapshot Snapshot
-	// From is the state an EventState leaves.
-	From State
-	// Err is the redacted cause of an EventList that failed or of an
-	// EventAttemptFailed. The cause of a transition is Snapshot.Err.
-	Err error
-	// List is the list of an EventList.
-	List List
-	// URI is the resource of an EventResourceUpdated.
-	URI string
 }

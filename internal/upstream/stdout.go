@@ -318,10 +318,10 @@ func (f *stdoutFilter) skipped(line []byte) {
 	f.skip(line)
 }
 
-// explain says, for an error of a handshake with the server, what the
+// withHint says, for an error of a handshake with the server, what the
 // filter skipped or holds, if anything: the handshake may have waited for
 // an answer that the server did not write as a line of its own.
-func (f *stdoutFilter) explain(err error) error {
+func (f *stdoutFilter) withHint(err error) error {
 	if n := f.unended.Load(); n > 0 {
 		return &stdoutHint{err, fmt.Sprintf("the server wrote %d bytes on stdout that no newline ended: a message must end with one", n)}
 	}
@@ -336,7 +336,7 @@ func (f *stdoutFilter) explain(err error) error {
 }
 
 // A stdoutHint is an error with what the stdout filter saw of the server:
-// see stdoutFilter.explain.
+// see stdoutFilter.withHint.
 type stdoutHint struct {
 	err  error
 	hint string
@@ -344,15 +344,6 @@ type stdoutHint struct {
 
 func (h *stdoutHint) Error() string { return h.err.Error() + " (" + h.hint + ")" }
 func (h *stdoutHint) Unwrap() error { return h.err }
-
-// hintOf returns the hint err carries, with a space before it, or "".
-func hintOf(err error) string {
-	var h *stdoutHint
-	if errors.As(err, &h) {
-		return " (" + h.hint + ")"
-	}
-	return ""
-}
 
 // skipLines tells skip of each line of lines that is not blank.
 func (f *stdoutFilter) skipLines(lines []byte) {
@@ -384,47 +375,4 @@ func unfinished(line []byte) bool {
 	var syntax *json.SyntaxError
 	err := json.Unmarshal(line, new(json.RawMessage))
 	return errors.As(err, &syntax) && syntax.Offset == int64(len(line))
-}
-
-// A valueScan follows a JSON value over the lines it is printed on, to find
-// where it ends: the depth of its objects and arrays, outside strings.
-type valueScan struct {
-	open     bool // a value is being gathered
-	fed      int  // how much of it, from its start, was fed
-	depth    int
-	inString bool
-	escaped  bool
-}
-
-// feed scans the next bytes of the value and reports whether it ended in
-// them.
-func (v *valueScan) feed(b []byte) bool {
-	for _, c := range b {
-		if v.step(c) && v.depth == 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// step scans one byte of JSON and reports whether it closed an object or
-// an array.
-func (v *valueScan) step(c byte) (closed bool) {
-	switch {
-	case v.inString && v.escaped:
-		v.escaped = false
-	case v.inString && c == '\\':
-		v.escaped = true
-	case v.inString && c == '"':
-		v.inString = false
-	case v.inString:
-	case c == '"':
-		v.inString = true
-	case c == '{' || c == '[':
-		v.depth++
-	case c == '}' || c == ']':
-		v.depth--
-		return true
-	}
-	return false
 }

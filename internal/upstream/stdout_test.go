@@ -205,7 +205,7 @@ func TestStdoutFilterExplains(t *testing.T) {
 					break
 				}
 			}
-			err := f.explain(errTimeout)
+			err := f.withHint(errTimeout)
 			if got := err.Error(); got != tt.want {
 				t.Errorf("explain = %q, want %q", got, tt.want)
 			}

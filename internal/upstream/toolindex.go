@@ -68,20 +68,12 @@ func isNull(args any) bool {
 	return false
 }
 
-// tool returns what is known of the tool called name, or nil: a tool the
-// server did not list is not checked, and the server answers for it.
-func (u *Upstream) tool(name string) *toolInfo {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.lists.toolIndex[name]
-}
-
-// arguments returns what to send as the arguments of a call to the tool
+// checkArguments returns what to send as the arguments of a call to the tool
 // described by info, checked against its required properties: nil is sent
 // as {}, since JavaScript servers reject "arguments": null. Arguments of
 // any type that encodes to a JSON object are accepted; raw JSON is checked
 // as it is, and sent on unchanged, never decoded and encoded again.
-func arguments(info *toolInfo, args any) (any, error) {
+func checkArguments(info *toolInfo, args any) (any, error) {
 	if isNull(args) {
 		args = map[string]any{}
 	}

@@ -25,7 +25,7 @@ func TestRequiredArgumentsOnRawJSON(t *testing.T) {
 		{`{"ab":1,"b":2}`, `argument "a"`},
 		{`{}`, `arguments "a", "b"`},
 	} {
-		got, err := arguments(info, json.RawMessage(tc.args))
+		got, err := checkArguments(info, json.RawMessage(tc.args))
 		switch {
 		case tc.missing == "" && err != nil:
 			t.Errorf("%s: %v", tc.args, err)
@@ -36,18 +36,18 @@ func TestRequiredArgumentsOnRawJSON(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`[1]`, `"a"`, `{"a":1,}`, `{"a":1`, `1`} {
-		if _, err := arguments(info, json.RawMessage(bad)); !errors.Is(err, ErrInvalidArguments) {
+		if _, err := checkArguments(info, json.RawMessage(bad)); !errors.Is(err, ErrInvalidArguments) {
 			t.Errorf("%s: %v, want ErrInvalidArguments", bad, err)
 		}
 	}
 	// Maps and structs are checked too.
-	if _, err := arguments(info, map[string]any{"a": 1}); err == nil || !strings.Contains(err.Error(), `"b"`) {
+	if _, err := checkArguments(info, map[string]any{"a": 1}); err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("a map without b: %v", err)
 	}
-	if _, err := arguments(info, struct{ A, B int }{}); err == nil || !strings.Contains(err.Error(), `"a", "b"`) {
+	if _, err := checkArguments(info, struct{ A, B int }{}); err == nil || !strings.Contains(err.Error(), `"a", "b"`) {
 		t.Errorf("a struct with A and B: %v (JSON keys are case-sensitive)", err)
 	}
-	if _, err := arguments(info, struct {
+	if _, err := checkArguments(info, struct {
 		A int `json:"a"`
 		B int `json:"b"`
 	}{}); err != nil {

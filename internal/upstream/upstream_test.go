@@ -49,9 +49,9 @@ func restartServer(t *testing.T, u *Upstream, srv *mcptest.Server) {
 	before := u.Snapshot().Reconnects
 	srv.Restart()
 	for {
-		u.mu.Lock()
-		state, reconnects, changed := u.state, u.reconnects, u.changed
-		u.mu.Unlock()
+		u.sup.mu.Lock()
+		state, reconnects, changed := u.sup.state, u.sup.reconnects, u.sup.changed
+		u.sup.mu.Unlock()
 		if state == Connected && reconnects > before {
 			return
 		}
@@ -66,9 +66,9 @@ func restartServer(t *testing.T, u *Upstream, srv *mcptest.Server) {
 func waitState(t *testing.T, u *Upstream, want State) {
 	t.Helper()
 	for {
-		u.mu.Lock()
-		state, changed := u.state, u.changed
-		u.mu.Unlock()
+		u.sup.mu.Lock()
+		state, changed := u.sup.state, u.sup.changed
+		u.sup.mu.Unlock()
 		if state == want {
 			return
 		}
