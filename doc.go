@@ -29,8 +29,11 @@
 // Reconnect that names it. [Manager.Close] closes
 // the servers in reverse configured order, within [Options].CloseTimeout,
 // carries on past failures and returns them joined, and ends every stdio
-// server's process tree. Connect, Reconnect, ReconnectFailed, Disconnect
-// and Close are serialized.
+// server's process tree. Connect, Reconnect, ReconnectFailed, Disconnect,
+// Reconfigure and Close are serialized, and all but Close return once every
+// subscriber has been told of what they changed (at the startup gate,
+// Connect's subscribers have been told of the starts; what settles later
+// follows as events).
 //
 // # Views and events
 //

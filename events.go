@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,7 +37,8 @@ const (
 	EventResourceUpdated
 	// EventListed reports that a server's list (List) was fetched from the
 	// server: every fetch, the first included. A fetch that failed even
-	// after retries is an EventReloadFailed instead.
+	// after retries is an EventReloadFailed instead. The EventChanged that
+	// a fetch causes may come before or after it.
 	EventListed
 	// EventAttemptFailed reports that a connection attempt failed, with the
 	// cause in Err. The state need not change: a server that stays down
@@ -139,7 +141,10 @@ func (d Diff) String() string {
 
 // Subscribe calls fn for every later event, in order, from one goroutine at
 // a time. Events that came before the first subscriber, up to the last 100,
-// are kept for it. fn must not block for long: events queue behind it. A
+// are kept for it. fn must not block for long: events queue behind it, and
+// Connect, Reconnect, Disconnect and Reconfigure wait for it before they
+// return. For that reason fn must not call them either: they would wait
+// for it until their context ends, or Options.CloseTimeout passes. A
 // panic in fn is logged and does not affect other subscribers. The returned
 // function unsubscribes; after it returns, fn is not called again, except
 // for a call already in progress. It may be called from fn.
@@ -150,11 +155,25 @@ func (m *Manager) Subscribe(fn func(Event)) (unsubscribe func()) {
 // told waits until every change made so far is in the views and every
 // subscriber has been told of it, which Connect, Reconnect, Disconnect and
 // Reconfigure do before they return: a host that acts on their return
-// finds its subscribers, the gateway's among them, in step.
-func (m *Manager) told() {
-	m.events.Flush()
-	m.subs.flush()
+// finds its subscribers, the gateway's among them, in step. It waits
+// within ctx and at most Options.CloseTimeout: a subscriber that blocks,
+// or that calls one of those methods (which would wait for it), delays
+// them by that much, and the rest of its events follow.
+func (m *Manager) told(ctx context.Context) {
+	ctx, cancel := context.WithTimeoutCause(ctx, m.opts.CloseTimeout, errSlowSubscriber)
+	defer cancel()
+	err := m.events.Flush(ctx)
+	if err == nil {
+		err = m.subs.flush(ctx)
+	}
+	if err != nil && context.Cause(ctx) == errSlowSubscriber {
+		m.opts.Logger.Warn("returning before every subscriber was told", "error", errSlowSubscriber)
+	}
 }
+
+// errSlowSubscriber is why a lifecycle method stopped waiting for its
+// subscribers.
+var errSlowSubscriber = errors.New("a subscriber is slow to take its events, or calls a lifecycle method, which waits for it")
 
 // emit queues an event for the subscribers.
 func (m *Manager) emit(ev Event) { m.subs.send(ev) }
@@ -248,8 +267,9 @@ func (d *dispatcher) call(fn func(Event), ev Event) {
 	fn(ev)
 }
 
-// flush waits until every event sent before it has been delivered.
-func (d *dispatcher) flush() { d.queue.Flush() }
+// flush waits until every event sent before it has been delivered, within
+// ctx.
+func (d *dispatcher) flush(ctx context.Context) error { return d.queue.Flush(ctx) }
 
 // close delivers the queued events, then stops the goroutine.
 func (d *dispatcher) close() { d.queue.Close() }

@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -247,5 +248,39 @@ func TestLifecycleCallsReturnInStep(t *testing.T) {
 			t.Error("after Reconfigure the subscriber knows nothing of the server it added")
 		}
 		mu.Unlock()
+	})
+}
+
+// TestSubscriberThatCallsALifecycleMethod: a subscriber may not call the
+// lifecycle methods, which wait for it; one that does delays them by
+// Options.CloseTimeout at most, and the manager works on.
+func TestSubscriberThatCallsALifecycleMethod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("a", mcptest.Script{Tools: tools("x")})
+		m := f.managerWith(&Options{Cache: CacheOff, CloseTimeout: time.Second}, server("a"))
+		disconnected := make(chan error, 1)
+		var once sync.Once
+		m.Subscribe(func(ev Event) {
+			if ev.Kind == EventChanged {
+				once.Do(func() { disconnected <- m.Disconnect(context.Background(), "a") })
+			}
+		})
+		start := time.Now()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-disconnected; err != nil {
+			t.Fatalf("the subscriber's Disconnect = %v", err)
+		}
+		if took := time.Since(start); took > 3*time.Second {
+			t.Errorf("Connect and the subscriber's Disconnect took %v, want each to give up on the other within the close timeout", took)
+		}
+		if err := m.Reconnect(t.Context(), "a"); err != nil {
+			t.Fatalf("Reconnect after = %v", err)
+		}
+		if got := m.Status().Connected(); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("connected after Reconnect: %v", got)
+		}
 	})
 }

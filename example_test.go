@@ -187,21 +187,23 @@ func ExampleManager_Subscribe() {
 	})
 	var events []string
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
-		events = append(events, ev.String()) // one goroutine at a time
+		if ev.Kind == switchboard.EventState || ev.Kind == switchboard.EventChanged {
+			events = append(events, ev.String()) // one goroutine at a time
+		}
 	})
 	defer unsubscribe()
 	defer m.Close()
 	if err := m.Connect(context.Background()); err != nil {
 		log.Fatal(err)
 	}
-	// Connect returns once every subscriber has heard of what it did.
+	// Connect, which waits for the server here (StartupGate -1), returns
+	// once every subscriber has heard of what it did.
 	for _, ev := range events {
 		fmt.Println(ev)
 	}
 	// Output:
 	// state hello: connecting
 	// state hello: connected
-	// listed hello: tools
 	// changed hello: tools +hello__greet
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -135,7 +136,7 @@ func Login(ctx context.Context, srv config.Server, opts *LoginOptions) (LoginRes
 		return fail(err)
 	}
 	defer loop.Close()
-	fetch := &onceFetcher{fetch: loop.Fetcher(o.opener(), o.Wait)}
+	fetch := newOnceFetcher(loop.Fetcher(o.opener(), o.Wait))
 	// The browser takes its time: the login is bounded by the wait and the
 	// server's timeout, not by the latter alone.
 	bound := o.Wait + srv.TimeoutDuration()
@@ -181,33 +182,44 @@ func (o *LoginOptions) opener() func(url string) error {
 
 // An onceFetcher runs the browser's part of a login at most once: go-sdk
 // tries a second handshake when the first fails, and one login that did
-// not come back is enough.
+// not come back is enough. Logins take turns, waiting within their
+// contexts; no lock is held while the browser is out.
 type onceFetcher struct {
 	fetch auth.AuthorizationCodeFetcher
+	turn  chan struct{} // buffered, 1: held by the login in progress
+	tried atomic.Bool
 
 	mu     sync.Mutex
-	tried  bool
 	failed error
 }
 
+func newOnceFetcher(fetch auth.AuthorizationCodeFetcher) *onceFetcher {
+	return &onceFetcher{fetch: fetch, turn: make(chan struct{}, 1)}
+}
+
 func (f *onceFetcher) login(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.failed != nil {
-		return nil, f.failed
+	select {
+	case f.turn <- struct{}{}:
+		defer func() { <-f.turn }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	f.tried = true
+	f.mu.Lock()
+	failed := f.failed
+	f.mu.Unlock()
+	if failed != nil {
+		return nil, failed
+	}
+	f.tried.Store(true)
 	res, err := f.fetch(ctx, args)
+	f.mu.Lock()
 	f.failed = err
+	f.mu.Unlock()
 	return res, err
 }
 
 // asked reports whether the user was sent to log in.
-func (f *onceFetcher) asked() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.tried
-}
+func (f *onceFetcher) asked() bool { return f.tried.Load() }
 
 // Logout forgets the stored login of the server called name, whatever its
 // URL was, from dir, the directory of the tokens ("": the default, as in

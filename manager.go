@@ -46,7 +46,8 @@ type Manager struct {
 
 	view atomic.Pointer[view]
 
-	// lifecycle serializes Connect, Reconnect, Disconnect and Close: a
+	// lifecycle serializes Connect, Reconnect, Disconnect, Reconfigure and
+	// Close: a
 	// semaphore, so that a caller can stop waiting.
 	lifecycle chan struct{}
 	closed    atomic.Bool
@@ -94,7 +95,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		held:      make(map[*upstream.Upstream]bool),
 	}
 	m.closing, m.beginClosing = context.WithCancel(context.Background())
-	if o.Cache == CacheOnDisk {
+	if o.Cache != CacheOff {
 		m.cache = toolcache.Open(o.CacheDir, &toolcache.Options{Logger: o.Logger})
 		m.writes = newCacheWriter(m.cache, o.Logger)
 	}
@@ -229,9 +230,16 @@ func (m *Manager) open(op, name string) error {
 // first, or if the manager is closed; the servers already started go on
 // connecting in the background.
 //
-// Connect, Reconnect, ReconnectFailed, Disconnect and Close are
-// serialized. A caller whose ctx ends while another is in progress gets
+// Connect, Reconnect, ReconnectFailed, Disconnect, Reconfigure and Close
+// are serialized. A caller whose ctx ends while another is in progress gets
 // ctx's error, and nothing is done.
+//
+// Connect returns once every subscriber (see [Manager.Subscribe]) has been
+// told of what settled; when the startup gate ends the wait, of the
+// servers' starts and the tools they had last time, and the rest follows
+// as events. So do Reconnect, ReconnectFailed, Disconnect and Reconfigure.
+// They wait for the subscribers within ctx and at most
+// Options.CloseTimeout.
 func (m *Manager) Connect(ctx context.Context) error {
 	ctx, unlock, err := m.lock(ctx, "connect")
 	if err != nil {
@@ -265,7 +273,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 		// the seeds and starts are (connect flushed them early), and the
 		// rest follows: on a machine busy starting the servers, the events
 		// behind could take the events goroutine well past the gate.
-		m.told()
+		m.told(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -297,10 +305,14 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	}
 	var timer <-chan time.Time
 	var cached [][]*mcp.Tool
+	gateCtx := ctx // told within the gate
 	if gate > 0 {
 		t := time.NewTimer(gate)
 		defer t.Stop()
 		timer = t.C
+		var cancel context.CancelFunc
+		gateCtx, cancel = context.WithTimeout(ctx, gate)
+		defer cancel()
 		// The cache is read first, within the gate: once the servers start,
 		// on a busy machine, a read could take the whole gate.
 		cached = m.readCache(pass)
@@ -328,7 +340,7 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	}
 	release()
 	if timer != nil {
-		m.told() // the seeds and starts, in the views and told within the gate
+		m.told(gateCtx) // the seeds and starts, in the views and told within the gate
 	}
 	open()
 	for _, done := range settled {
@@ -436,7 +448,7 @@ func (m *Manager) settle(ctx context.Context) {
 		wg.Go(func() { up.Settle(ctx, wait) })
 	}
 	wg.Wait()
-	m.events.Flush()
+	m.events.Flush(ctx)
 }
 
 // Reconnect reconnects the servers called names, or, when no name is
@@ -449,33 +461,31 @@ func (m *Manager) settle(ctx context.Context) {
 // [Manager.Status] tells. A name that is not configured, or whose server
 // is disabled or rejected, is an error, and nothing is done.
 func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
-	v := m.view.Load()
-	if len(names) == 0 {
-		return m.reconnect(ctx, func() (all []*upstream.Upstream) {
+	return m.reconnect(ctx, func(v *view) ([]*upstream.Upstream, error) {
+		if len(names) == 0 {
+			var all []*upstream.Upstream
 			for _, up := range v.servers {
 				if up.State() != upstream.Disabled && !m.held[up] {
 					all = append(all, up)
 				}
 			}
-			return all
-		})
-	}
-	var named []*upstream.Upstream
-	for _, name := range names {
-		up, ok := v.byName[name]
-		if !ok {
-			return v.unknownServer("reconnect", name)
+			return all, nil
 		}
-		if up.State() == upstream.Disabled {
-			return fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
+		var named []*upstream.Upstream
+		for _, name := range names {
+			up, ok := v.byName[name]
+			if !ok {
+				return nil, v.unknownServer("reconnect", name)
+			}
+			if up.State() == upstream.Disabled {
+				return nil, fmt.Errorf("reconnect %q: %w", name, &UnavailableError{State: StateDisabled})
+			}
+			named = append(named, up)
 		}
-		named = append(named, up)
-	}
-	return m.reconnect(ctx, func() []*upstream.Upstream {
 		for _, up := range named {
 			delete(m.held, up)
 		}
-		return named
+		return named, nil
 	})
 }
 
@@ -483,26 +493,28 @@ func (m *Manager) Reconnect(ctx context.Context, names ...string) error {
 // (but for the entries the config rejected, and the servers the host
 // disconnected), as Reconnect does; the others are not touched.
 func (m *Manager) ReconnectFailed(ctx context.Context) error {
-	return m.reconnect(ctx, func() (pass []*upstream.Upstream) {
-		v := m.view.Load()
+	return m.reconnect(ctx, func(v *view) (pass []*upstream.Upstream, _ error) {
 		for i, up := range v.servers {
 			if v.statuses[i].failed() && !m.held[up] {
 				pass = append(pass, up)
 			}
 		}
-		return pass
+		return pass, nil
 	})
 }
 
 // reconnect makes a manual reconnect of each server that choose returns,
 // under the lifecycle lock, at once, and waits for them.
-func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstream) error {
+func (m *Manager) reconnect(ctx context.Context, choose func(*view) ([]*upstream.Upstream, error)) error {
 	ctx, unlock, err := m.lock(ctx, "reconnect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	pass := choose()
+	pass, err := choose(m.view.Load())
+	if err != nil {
+		return err
+	}
 	var settled []<-chan struct{}
 	for _, up := range pass {
 		settled = append(settled, up.Restart())
@@ -516,7 +528,7 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 		case <-ctx.Done():
 		}
 	}
-	m.told()
+	m.told(ctx)
 	if ctx.Err() != nil {
 		return fmt.Errorf("reconnect: %w", context.Cause(ctx))
 	}
@@ -533,18 +545,19 @@ func (m *Manager) reconnect(ctx context.Context, choose func() []*upstream.Upstr
 // sessions have of it), nothing is attempted any more, and
 // its tools, prompts and resources are removed, with one EventChanged. It
 // stays configured, with its subscriptions: Connect connects it again. It
-// is serialized with Connect, Reconnect and Close.
+// is serialized with Connect, Reconnect, Reconfigure and Close, and
+// returns once the subscribers have been told (see [Manager.Connect]).
 func (m *Manager) Disconnect(ctx context.Context, name string) error {
-	v := m.view.Load()
-	up, ok := v.byName[name]
-	if !ok {
-		return v.unknownServer("disconnect", name)
-	}
 	ctx, unlock, err := m.lock(ctx, "disconnect")
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	v := m.view.Load() // under the lock: a Reconfigure may have replaced it
+	up, ok := v.byName[name]
+	if !ok {
+		return v.unknownServer("disconnect", name)
+	}
 	m.held[up] = true
 	ctx, cancel := context.WithTimeout(ctx, m.opts.CloseTimeout)
 	defer cancel()
@@ -553,7 +566,7 @@ func (m *Manager) Disconnect(ctx context.Context, name string) error {
 	// with a grace of their own. Taken after the shared one stopped: no
 	// request starts another since (see servesPerSession).
 	errs = append(errs, closeAll(m.perSession.take(name), time.Now().Add(m.opts.CloseTimeout))...)
-	m.told()
+	m.told(ctx)
 	// A process that had to be killed is disconnected all the same.
 	errs = slices.DeleteFunc(errs, func(err error) bool { return errors.Is(err, upstream.ErrKilled) })
 	if err := errors.Join(errs...); err != nil {

@@ -13,8 +13,8 @@ import (
 // [Manager.Subscribe].) Both fields are optional. An unset Observer, or an
 // unset field, costs nothing: the call path allocates nothing for it.
 //
-// The hooks run on the caller's goroutine, around the call. Neither may
-// block for long, or call the manager's lifecycle methods.
+// The hooks run on the caller's goroutine, around the call: neither may
+// block for long.
 type Observer struct {
 	// CallStarted is called when a call has been routed to its server,
 	// before anything is sent. tool is the public name.

@@ -91,7 +91,8 @@ type Options struct {
 	Observer *Observer
 }
 
-// CacheMode says whether a manager keeps the persistent tool cache.
+// CacheMode says whether a manager keeps the persistent tool cache. A
+// value other than those below means the default.
 type CacheMode int
 
 const (
@@ -104,7 +105,8 @@ const (
 	CacheOff
 )
 
-// LoginMode says what becomes of a server that asks for an OAuth login.
+// LoginMode says what becomes of a server that asks for an OAuth login. A
+// value other than those below means the default.
 type LoginMode int
 
 const (

@@ -32,7 +32,9 @@ type Reconfiguration struct {
 // does. An entry that cfg rejects keeps the running server of that name as
 // it was, if any, and is otherwise shown as failed with its error.
 // The views change once, and subscribers hear of what changed, with
-// EventChanged only when the exposed names did.
+// EventChanged only when the exposed names did, before Reconfigure
+// returns (see [Manager.Connect]). A removed server is not heard of again:
+// one that exposed nothing leaves no event.
 func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfiguration, error) {
 	var r Reconfiguration
 	_, unlock, err := m.lock(ctx, "reconfigure")
@@ -134,7 +136,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 		ending = append(ending, m.perSession.take(up.Name())...)
 	}
 	err = errors.Join(closeAll(ending, time.Now().Add(m.opts.CloseTimeout))...)
-	m.told()
+	m.told(ctx)
 	if err != nil {
 		return r, fmt.Errorf("reconfigure: closing the servers and processes it ends: %w", err)
 	}

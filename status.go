@@ -131,11 +131,11 @@ func (m *Manager) Status() Status {
 	out := make(Status, len(v.statuses))
 	for i, s := range v.statuses {
 		out[i] = s.clone()
+		out[i].Active = s.active(m.opts.KeepFailed)
 		up := v.byName[s.Name]
 		if up == nil {
 			continue // an entry the config rejected
 		}
-		out[i].Active = s.active(m.opts.KeepFailed)
 		if up.PerSession() {
 			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
@@ -217,7 +217,7 @@ func (s ServerStatus) failed() bool {
 // [Status.Active].
 func (s ServerStatus) active(keepFailed bool) bool {
 	switch {
-	case s.Rejected, s.State == StateDisabled || s.State == StateDisconnected || s.State == StateClosed:
+	case s.State == StateDisabled || s.State == StateDisconnected || s.State == StateClosed:
 		return false
 	case s.failed():
 		return keepFailed

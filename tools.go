@@ -100,7 +100,8 @@ func (m *Manager) toolFilter(q *Query) func(context.Context, Tool) (bool, error)
 }
 
 // Lookup returns the exposed tool with the given public name: which server
-// owns it and its original name there.
+// owns it and its original name there. It knows no query, so
+// Options.Filter does not apply: [Manager.CallTool] applies it.
 func (m *Manager) Lookup(name string) (Tool, bool) {
 	v := m.view.Load()
 	i, ok := v.exposedByName[name]
@@ -206,7 +207,7 @@ func (m *Manager) awaitOwner(ctx context.Context, name string) (*view, bool) {
 		cfg := up.Config()
 		up.Settle(ctx, cfg.TimeoutDuration())
 	}
-	m.events.Flush()
+	m.events.Flush(ctx)
 	v = m.view.Load()
 	_, ok := v.exposedByName[name]
 	return v, ok

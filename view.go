@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -207,7 +208,7 @@ func (e *events) add(up *upstream.Upstream, ev upstream.Event) {
 // waits until it is applied.
 func (e *events) reset(set *serverSet) {
 	e.Push(queued{servers: set})
-	e.Flush()
+	e.Flush(context.Background()) // applying the set waits for no one
 }
 
 // apply applies a batch of events: one new view for all of them, then what

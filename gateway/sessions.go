@@ -244,7 +244,8 @@ func (s *sessions) levelLocked() mcp.LoggingLevel {
 // askLevel asks the servers for the most verbose level any session wants,
 // unless they were asked for it last, or no session wants any. It outlives
 // ctx, bounded. While another goroutine is asking, it returns at once: that
-// one asks for the latest level before it stops.
+// one asks for the latest level before it stops. So a client's
+// logging/setLevel may be answered before the servers are asked for it.
 func (g *Gateway) askLevel(ctx context.Context) {
 	s := &g.sessions
 	s.mu.Lock()

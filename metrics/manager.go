@@ -31,13 +31,14 @@ func (x *Metrics) Observer() *switchboard.Observer {
 // reconnects, failed attempts and list fetches, and the tools they expose.
 // Called before the manager's first subscriber, it hears of the events
 // that came before it too (see [switchboard.Manager.Subscribe]). A scrape
-// reads the counts of skipped stdout lines from m's status.
+// reads the counts of skipped stdout lines from m's status. Follow one
+// manager at a time.
 func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
-	countSkipped := func() { x.countSkipped(m.Status()) }
-	x.scraping.Store(&countSkipped)
+	status := func() []switchboard.ServerStatus { return m.Status() }
+	x.skippedLines.status.Store(&status)
 	x.follow(m.Status())
 	x.countTools(m.Status(), m.Tools(context.Background(), nil))
-	return m.Subscribe(func(ev switchboard.Event) {
+	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
 		x.follow(m.Status())
 		switch ev.Kind {
 		case switchboard.EventState:
@@ -57,4 +58,8 @@ func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
 			x.countTools(m.Status(), m.Tools(context.Background(), nil))
 		}
 	})
+	return func() {
+		unsubscribe()
+		x.skippedLines.status.CompareAndSwap(&status, nil)
+	}
 }

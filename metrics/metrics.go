@@ -42,23 +42,18 @@ type Metrics struct {
 	refreshes       *prometheus.CounterVec
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
-	skippedLines    *prometheus.CounterVec
+	skippedLines    *skippedLines
 	reloads         *prometheus.CounterVec
 	reloadOK        prometheus.Gauge
 
 	vecs []*prometheus.MetricVec
 
-	// scraping, if set (by Follow), brings the counts that are read, not
-	// heard of, up to date before a scrape.
-	scraping atomic.Pointer[func()]
-
 	// mu guards the following. Observers hold it to read, so that no
 	// observation of a removed server recreates a series that follow
 	// dropped.
 	mu      sync.RWMutex
-	known   map[string]bool   // the servers with series
-	removed map[string]bool   // the servers whose series were dropped
-	skipped map[string]uint64 // the skipped lines counted, by server
+	known   map[string]bool // the servers with series
+	removed map[string]bool // the servers whose series were dropped
 }
 
 // New returns the metrics, registered with the Go runtime's and the
@@ -91,9 +86,8 @@ func New() *Metrics {
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchboard_calls_in_flight", Help: "Tool calls in flight, by server.",
 		}, []string{"server"}),
-		skippedLines: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "switchboard_upstream_stdout_skipped_lines_total", Help: "Lines a stdio server wrote to stdout that were not JSON-RPC messages, skipped.",
-		}, []string{"server"}),
+		skippedLines: &skippedLines{desc: prometheus.NewDesc("switchboard_upstream_stdout_skipped_lines_total",
+			"Lines a stdio server wrote to stdout that were not JSON-RPC messages, skipped.", []string{"server"}, nil)},
 	}
 	x.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_config_reloads_total", Help: "Reloads of the config, by outcome: ok, rejected_entries (applied but for some entries), refused (the config did not load; the running one stays) or error.",
@@ -106,8 +100,8 @@ func New() *Metrics {
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
-		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec, x.skippedLines.MetricVec}
-	x.known, x.removed, x.skipped = make(map[string]bool), make(map[string]bool), make(map[string]uint64)
+		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec}
+	x.known, x.removed = make(map[string]bool), make(map[string]bool)
 	return x
 }
 
@@ -152,9 +146,6 @@ func (x *Metrics) follow(statuses []switchboard.ServerStatus) {
 			// Every server has these series from the start, at 0.
 			x.inFlight.WithLabelValues(s.Name)
 			x.duration.WithLabelValues(s.Name)
-			if s.Transport == config.Stdio {
-				x.skippedLines.WithLabelValues(s.Name)
-			}
 		}
 	}
 	for name := range x.known {
@@ -194,32 +185,9 @@ func (x *Metrics) ConfigReloaded(outcome string) {
 	}
 }
 
-// countSkipped adds to each stdio server's count of skipped stdout lines
-// what statuses say it skipped since the last count. A server's count in
-// the statuses never goes down: the manager keeps it per name.
-func (x *Metrics) countSkipped(statuses []switchboard.ServerStatus) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, s := range statuses {
-		if s.Transport != config.Stdio || !x.known[s.Name] {
-			continue
-		}
-		if n := s.SkippedLines; n > x.skipped[s.Name] {
-			x.skippedLines.WithLabelValues(s.Name).Add(float64(n - x.skipped[s.Name]))
-			x.skipped[s.Name] = n
-		}
-	}
-}
-
 // Handler serves the metrics in the Prometheus text format.
 func (x *Metrics) Handler() http.Handler {
-	serve := promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if update := x.scraping.Load(); update != nil {
-			(*update)()
-		}
-		serve.ServeHTTP(w, r)
-	})
+	return promhttp.HandlerFor(x.reg, promhttp.HandlerOpts{Registry: x.reg})
 }
 
 // Latency returns the median and the 99th percentile of the durations of
@@ -262,3 +230,25 @@ func quantile(h *dto.Histogram, q float64) time.Duration {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// skippedLines reports each stdio server's count of skipped stdout lines
+// as the manager's status has it at the scrape: the lines are counted where
+// they are read, and a noisy server costs no event per line.
+type skippedLines struct {
+	desc   *prometheus.Desc
+	status atomic.Pointer[func() []switchboard.ServerStatus] // set by Follow, until stop
+}
+
+func (c *skippedLines) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *skippedLines) Collect(ch chan<- prometheus.Metric) {
+	status := c.status.Load()
+	if status == nil {
+		return
+	}
+	for _, s := range (*status)() {
+		if s.Transport == config.Stdio && !s.Rejected {
+			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(s.SkippedLines), s.Name)
+		}
+	}
+}

@@ -4,7 +4,10 @@
 // go through one.
 package fifo
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // A Queue applies the items pushed to it in batches, in the order they
 // were pushed, from one goroutine. Its methods may be called from any
@@ -43,20 +46,26 @@ func (q *Queue[T]) Push(items ...T) bool {
 	return !closing
 }
 
-// Flush waits until every item pushed before it has been applied. It must
-// not be called from apply, which it would wait for.
-func (q *Queue[T]) Flush() {
+// Flush waits until every item pushed before it has been applied, or until
+// ctx is done, and then returns ctx's error. Called from apply, it waits
+// for itself: only ctx ends it.
+func (q *Queue[T]) Flush(ctx context.Context) error {
 	done := make(chan struct{})
 	q.mu.Lock()
 	if q.closing {
 		q.mu.Unlock()
-		<-q.done
-		return
+		done = q.done
+	} else {
+		q.flushes = append(q.flushes, done)
+		q.mu.Unlock()
+		q.signal()
 	}
-	q.flushes = append(q.flushes, done)
-	q.mu.Unlock()
-	q.signal()
-	<-done
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Hold makes the queue apply nothing until release is called, so that what

@@ -1,10 +1,13 @@
 package fifo
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // recorder keeps what a queue applied, batch by batch.
@@ -29,7 +32,7 @@ func (r *recorder) applied() (all []int, batches int) {
 }
 
 // TestFlushWaitsForWhatCameBefore: after Flush, everything pushed before it
-// is applied, in order, from goroutines that pushed in turn.
+// is applied, in order.
 func TestFlushWaitsForWhatCameBefore(t *testing.T) {
 	var r recorder
 	q := New(r.apply)
@@ -37,7 +40,7 @@ func TestFlushWaitsForWhatCameBefore(t *testing.T) {
 	for i := range 100 {
 		q.Push(i)
 	}
-	q.Flush()
+	q.Flush(t.Context())
 	var want []int
 	for i := range 100 {
 		want = append(want, i)
@@ -63,7 +66,7 @@ func TestHoldAppliesAsOneBatch(t *testing.T) {
 		}
 		release()
 		release() // a second call does nothing more
-		q.Flush()
+		q.Flush(t.Context())
 		if got, batches := r.applied(); !slices.Equal(got, []int{1, 2, 3}) || batches != 1 {
 			t.Errorf("applied %v in %d batches, want [1 2 3] in 1", got, batches)
 		}
@@ -84,8 +87,46 @@ func TestCloseAppliesWhatIsQueued(t *testing.T) {
 	if q.Push(3) {
 		t.Error("Push after Close reported the item queued")
 	}
-	q.Flush() // returns at once
+	q.Flush(t.Context()) // returns at once
 	if got, _ := r.applied(); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("applied %v, want nothing after Close", got)
 	}
+}
+
+// TestFlushEndsWithItsContext: a Flush that waits for a held queue, or for
+// an apply that waits for it in turn, ends with its context.
+func TestFlushEndsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var r recorder
+		q := New(r.apply)
+		defer q.Close()
+		release := q.Hold()
+		q.Push(1)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if err := q.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Flush of a held queue = %v, want its deadline", err)
+		}
+		release()
+		if err := q.Flush(t.Context()); err != nil {
+			t.Errorf("Flush after release = %v", err)
+		}
+		if got, _ := r.applied(); !slices.Equal(got, []int{1}) {
+			t.Errorf("applied %v, want [1]", got)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var reentered error
+		var q *Queue[int]
+		q = New(func([]int) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			reentered = q.Flush(ctx)
+		})
+		q.Push(1)
+		q.Close()
+		if !errors.Is(reentered, context.DeadlineExceeded) {
+			t.Errorf("a Flush from apply = %v, want its deadline", reentered)
+		}
+	})
 }

@@ -31,9 +31,11 @@ type listSet struct {
 	// publish publishes an event of the lists, with the upstream's
 	// snapshot. It is called with no lock of the list set held.
 	publish func(Event)
-	// attached reports whether s is the upstream's session now: a list
-	// loaded from another is dropped.
-	attached func(s *session) bool
+	// commit runs apply and publishes ev, both under the supervisor's lock,
+	// if s is the upstream's session then, and reports whether it did: a
+	// list loaded from another session is dropped, and no snapshot shows a
+	// list before its event.
+	commit func(s *session, apply func(), ev Event) bool
 
 	refresh chan struct{} // a list changed: the owner reloads it
 
@@ -285,7 +287,8 @@ func (ls *listSet) loadAll(ctx context.Context, s *session, lists ...List) {
 
 // load fetches list l from s and, if s is still the session, makes it the
 // current one, records it as fetched at gen (the list's generation when the
-// fetch began), and publishes an EventList, after its lock is released. A
+// fetch began), and publishes an EventList, with the supervisor's lock held
+// across both and its own for the change only. A
 // list equal to the current one (as a reload on a cache hint usually finds)
 // keeps its slice, whose identity tells whoever reads the event that
 // nothing changed.
@@ -339,15 +342,15 @@ func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, bud
 			}
 		}
 	}
-	if !ls.attached(s) {
-		return nil
+	applied := ls.commit(s, func() {
+		ls.mu.Lock()
+		apply(&ls.cur)
+		ls.mu.Unlock()
+	}, Event{Kind: EventList, List: l})
+	if applied {
+		ls.fetched[l].Store(gen)
+		ls.setExpiry(l, ttl)
 	}
-	ls.fetched[l].Store(gen)
-	ls.mu.Lock()
-	apply(&ls.cur)
-	ls.mu.Unlock()
-	ls.publish(Event{Kind: EventList, List: l})
-	ls.setExpiry(l, ttl)
 	return nil
 }
 

@@ -169,6 +169,22 @@ func (sv *supervisor) publish(ev Event) {
 	sv.publishLocked(ev)
 }
 
+// commit runs apply, a change of the list set, and publishes ev, if s is
+// the current session; it reports whether it did. Both run under the
+// supervisor's lock, so that the session cannot change in between and no
+// snapshot shows the change before its event.
+func (sv *supervisor) commit(s *session, apply func(), ev Event) bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.sess != s {
+		return false
+	}
+	apply()
+	sv.bumpLocked()
+	sv.publishLocked(ev)
+	return true
+}
+
 // seed offers tools from a persistent cache to the list set (see
 // listSet.seed), and publishes them, unless the upstream is closed.
 func (sv *supervisor) seed(tools []*mcp.Tool) {
@@ -178,13 +194,6 @@ func (sv *supervisor) seed(tools []*mcp.Tool) {
 		sv.bumpLocked()
 		sv.publishLocked(Event{Kind: EventList, List: Tools})
 	}
-}
-
-// isCurrent reports whether s is the current session.
-func (sv *supervisor) isCurrent(s *session) bool {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	return sv.sess == s
 }
 
 // connectedSession returns the current session while connected, else nil.

@@ -136,7 +136,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		check: o.Check, onSkippedLine: o.OnSkippedLine, sharedNoise: o.LogSkippedWith != nil,
 	}, u.red, &u.settings, client, notes, noise)
 	u.sup = newSupervisor(u.red, o.OnEvent, o.Rand, &u.settings, u.dial, u.lists)
-	u.lists.publish, u.lists.attached = u.sup.publish, u.sup.isCurrent
+	u.lists.publish, u.lists.commit = u.sup.publish, u.sup.commit
 	u.calls = &requester{
 		name: srv.Name, settings: &u.settings, log: o.Logger, redact: u.red.redact,
 		prober: sync.OnceValue(func() *mcp.Client {
