@@ -48,17 +48,28 @@ func TestConnectRetriesFailedServers(t *testing.T) {
 	}
 }
 
+// TestKeepFailed: the servers that failed, and the entries the config
+// rejected, are active only with Options.KeepFailed.
 func TestKeepFailed(t *testing.T) {
 	f := newFleet(t)
 	f.add("a", mcptest.Script{})
 	f.add("b", mcptest.Script{})
 	f.fail("b", errors.New("refused"))
-	m := f.managerWith(&Options{KeepFailed: true}, server("a"), server("b"))
-	if err := m.Connect(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"a", "b"}, m.Status().Active()); diff != "" {
-		t.Errorf("Active with KeepFailed (-want +got):\n%s", diff)
+	cfg := &config.Config{Servers: []config.Server{server("a"), server("b")}, Rejected: []config.Rejected{{Name: "bad", Err: errors.New("no command")}}}
+	for _, keep := range []bool{false, true} {
+		m := New(cfg, &Options{KeepFailed: keep, Dial: f.dial, Cache: CacheOff, StartupGate: -1})
+		defer m.Close()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		// A rejected entry counts as failed, as b does.
+		want := []string{"a"}
+		if keep {
+			want = []string{"a", "b", "bad"}
+		}
+		if diff := cmp.Diff(want, m.Status().Active()); diff != "" {
+			t.Errorf("Active with KeepFailed %v (-want +got):\n%s", keep, diff)
+		}
 	}
 }
 
