@@ -31,6 +31,15 @@ func (r *recorder) applied() (all []int, batches int) {
 	return all, len(r.batches)
 }
 
+// held returns a held queue, its recorder and its release; the queue is
+// closed when the test ends.
+func held(t *testing.T) (*recorder, *Queue[int], func()) {
+	r := new(recorder)
+	q := New(r.apply)
+	t.Cleanup(q.Close)
+	return r, q, q.Hold()
+}
+
 // TestFlushWaitsForWhatCameBefore: after Flush, everything pushed before it
 // is applied, in order.
 func TestFlushWaitsForWhatCameBefore(t *testing.T) {
@@ -54,10 +63,7 @@ func TestFlushWaitsForWhatCameBefore(t *testing.T) {
 // held is applied in one batch on release.
 func TestHoldAppliesAsOneBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var r recorder
-		q := New(r.apply)
-		defer q.Close()
-		release := q.Hold()
+		r, q, release := held(t)
 		q.Push(1)
 		q.Push(2, 3)
 		synctest.Wait()
@@ -97,10 +103,7 @@ func TestCloseAppliesWhatIsQueued(t *testing.T) {
 // an apply that waits for it in turn, ends with its context.
 func TestFlushEndsWithItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var r recorder
-		q := New(r.apply)
-		defer q.Close()
-		release := q.Hold()
+		r, q, release := held(t)
 		q.Push(1)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
