@@ -76,6 +76,9 @@ type Server struct {
 	Required          bool       `json:"required,omitempty"`
 	ProtocolVersion   string     `json:"protocolVersion,omitempty"`
 	SerializeRequests bool       `json:"serializeRequests,omitempty"`
+	// AlwaysLoad keeps the server's tools in the gateway's tools/list when
+	// tool search is on, besides search_tools and call_tool.
+	AlwaysLoad bool `json:"alwaysLoad,omitempty"`
 
 	// ProcessPerSession gives each gateway client session its own process
 	// of this stdio server, started on the session's first request and
@@ -361,8 +364,11 @@ type Rejected struct {
 type Config struct {
 	Servers  []Server   // Valid entries in configured order, disabled ones included.
 	Rejected []Rejected // Invalid entries in configured order.
-	Warnings []error    // Unknown fields, ignored values and the like.
-	Files    []string   // The files read, lowest precedence first; EmbeddedSource for the default.
+	// ToolSearch is the top-level "toolSearch" of the file of highest
+	// precedence that sets it; off by default.
+	ToolSearch ToolSearch
+	Warnings   []error  // Unknown fields, ignored values and the like.
+	Files      []string // The files read, lowest precedence first; EmbeddedSource for the default.
 }
 
 // Lookup returns a copy of the valid server called name.

@@ -70,14 +70,12 @@ func Load(opts *LoadOptions) (*Config, error) {
 			return true
 		}
 		cfg.Files = append(cfg.Files, path)
-		items, warnings, err := parse(path, data)
+		parsed, warnings, err := parse(path, data)
 		cfg.Warnings = append(cfg.Warnings, warnings...)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		for _, it := range items {
-			m.put(it)
-		}
+		parsed.mergeInto(&m, cfg)
 		return true
 	}
 

@@ -20,21 +20,26 @@ import (
 // the line and column. Problems with an entry never make Parse fail: the
 // entry goes to [Config.Rejected] and the others load.
 func Parse(file string, data []byte) (*Config, error) {
-	items, warnings, err := parse(file, data)
+	parsed, warnings, err := parse(file, data)
 	if err != nil {
 		return nil, err
 	}
 	var m merger
-	for _, it := range items {
-		m.put(it)
-	}
 	cfg := &Config{Warnings: warnings, Files: []string{file}}
+	parsed.mergeInto(&m, cfg)
 	m.fill(cfg)
 	return cfg, nil
 }
 
-// parse returns the entries of a file in order, duplicates included.
-func parse(file string, data []byte) ([]item, []error, error) {
+// parsedFile is what one file says: its entries in order, duplicates
+// included, and its top-level settings.
+type parsedFile struct {
+	items      []item
+	toolSearch *ToolSearch // nil if the file does not set it
+}
+
+// parse parses one file.
+func parse(file string, data []byte) (parsedFile, []error, error) {
 	// Editors on Windows may write a byte order mark. Blank it out rather
 	// than cut it, so that offsets still match the file.
 	if bytes.HasPrefix(data, []byte("\ufeff")) {
@@ -54,35 +59,43 @@ func parse(file string, data []byte) ([]item, []error, error) {
 			// Past the added newline is the end of the file as written.
 			e.Line, e.Column = lines, len(data)-bytes.LastIndexByte(data, '\n')
 		}
-		return nil, nil, e
+		return parsedFile{}, nil, e
 	}
 	top, ok := root.Value.(*hujson.Object)
 	if !ok {
-		return nil, nil, &Error{File: file, Problem: "want a JSON object at the top level"}
+		return parsedFile{}, nil, &Error{File: file, Problem: "want a JSON object at the top level"}
 	}
 
 	var warnings []error
 	var servers *hujson.Value
 	var key string
+	var ts *ToolSearch
 	for i := range top.Members {
 		m := &top.Members[i]
 		switch name := memberName(m); name {
 		case "mcpServers", "servers":
 			if servers != nil && name != key {
-				return nil, nil, &Error{File: file, Problem: `both "mcpServers" and "servers" are set; want one`}
+				return parsedFile{}, nil, &Error{File: file, Problem: `both "mcpServers" and "servers" are set; want one`}
 			}
 			servers, key = &m.Value, name
+		case "toolSearch":
+			setting, err := toolSearch(&m.Value)
+			if err != nil {
+				warnings = append(warnings, &Error{File: file, Field: name, Problem: err.Error() + "; ignored", err: err})
+				continue
+			}
+			ts = &setting
 		default:
 			warnings = append(warnings, &Error{File: file, Field: name, Problem: "unknown top-level key, ignored"})
 		}
 	}
 	if servers == nil {
 		warnings = append(warnings, &Error{File: file, Problem: `no "mcpServers" or "servers" key; no servers defined`})
-		return nil, warnings, nil
+		return parsedFile{toolSearch: ts}, warnings, nil
 	}
 	obj, ok := servers.Value.(*hujson.Object)
 	if !ok {
-		return nil, nil, &Error{File: file, Field: key, Problem: "want an object with one entry per server"}
+		return parsedFile{}, nil, &Error{File: file, Field: key, Problem: "want an object with one entry per server"}
 	}
 
 	var items []item
@@ -97,7 +110,7 @@ func parse(file string, data []byte) ([]item, []error, error) {
 		seen[d.name] = true
 		warnings = append(warnings, d.warnings...)
 	}
-	return items, warnings, nil
+	return parsedFile{items: items, toolSearch: ts}, warnings, nil
 }
 
 var hujsonError = regexp.MustCompile(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
@@ -137,6 +150,26 @@ type item struct {
 
 // merger keeps entries by name in first-seen order; a later entry with the
 // same name replaces the earlier one in its place.
+// mergeInto adds the file's entries to m, and its settings to cfg: a later
+// file's replace an earlier one's.
+func (p parsedFile) mergeInto(m *merger, cfg *Config) {
+	for _, it := range p.items {
+		m.put(it)
+	}
+	if p.toolSearch != nil {
+		cfg.ToolSearch = *p.toolSearch
+	}
+}
+
+// toolSearch reads a top-level "toolSearch": a string ParseToolSearch takes.
+func toolSearch(v *hujson.Value) (ToolSearch, error) {
+	lit, ok := literal(v)
+	if !ok || lit.Kind() != '"' {
+		return ToolSearch{}, ErrToolSearchMode
+	}
+	return ParseToolSearch(lit.String())
+}
+
 type merger struct {
 	items []item
 	index map[string]int
@@ -269,6 +302,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.ProtocolVersion = d.str(field, v)
 		case "serializeRequests":
 			d.s.SerializeRequests = d.boolean(field, v)
+		case "alwaysLoad":
+			d.s.AlwaysLoad = d.boolean(field, v)
 		case "processPerSession":
 			d.s.ProcessPerSession = d.boolean(field, v)
 		case "maxInFlight":
@@ -290,7 +325,7 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
-		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "processPerSession",
+		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "alwaysLoad", "processPerSession",
 		"maxInFlight", "maxResponseBytes", "retry", "oauth":
 		return true
 	}

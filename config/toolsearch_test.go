@@ -1,0 +1,98 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseToolSearch(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want ToolSearch
+	}{
+		{"off", ToolSearch{}},
+		{"on", ToolSearch{Mode: ToolSearchOn}},
+		{"auto", ToolSearch{Mode: ToolSearchAuto, Threshold: 40}},
+		{"auto:0", ToolSearch{Mode: ToolSearchAuto}},
+		{" auto:100 ", ToolSearch{Mode: ToolSearchAuto, Threshold: 100}},
+	} {
+		got, err := ParseToolSearch(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseToolSearch(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+		if again, err := ParseToolSearch(got.String()); err != nil || again != got {
+			t.Errorf("%q does not read back: %q gives %+v, %v", tc.in, got.String(), again, err)
+		}
+	}
+	for _, bad := range []string{"", "yes", "ON", "auto:", "auto:-1", "auto:x", "on:5", "off:1", "auto:99999999999"} {
+		if _, err := ParseToolSearch(bad); !errors.Is(err, ErrToolSearchMode) || !strings.Contains(err.Error(), `"`+bad+`"`) {
+			t.Errorf("ParseToolSearch(%q) = %v, want ErrToolSearchMode quoting the value", bad, err)
+		}
+	}
+}
+
+func TestToolSearchEnabled(t *testing.T) {
+	auto := ToolSearch{Mode: ToolSearchAuto, Threshold: 40}
+	for _, tc := range []struct {
+		ts      ToolSearch
+		exposed int
+		want    bool
+	}{
+		{ToolSearch{}, 1000, false},
+		{ToolSearch{Mode: ToolSearchOn}, 0, true},
+		{auto, 40, false},
+		{auto, 41, true},
+	} {
+		if got := tc.ts.Enabled(tc.exposed); got != tc.want {
+			t.Errorf("%v with %d tools: Enabled = %v, want %v", tc.ts, tc.exposed, got, tc.want)
+		}
+	}
+}
+
+// TestToolSearchInTheFile: the top-level "toolSearch" is read; a bad value
+// is a warning naming the file and the key, and leaves search off; a file
+// of higher precedence overrides one below it; "alwaysLoad" marks a server.
+func TestToolSearchInTheFile(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"toolSearch": "auto:10", "mcpServers": {"a": {"command": "x", "alwaysLoad": true}, "b": {"command": "y"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ToolSearch{Mode: ToolSearchAuto, Threshold: 10}); cfg.ToolSearch != want {
+		t.Errorf("toolSearch = %+v, want %+v", cfg.ToolSearch, want)
+	}
+	if !cfg.Servers[0].AlwaysLoad || cfg.Servers[1].AlwaysLoad {
+		t.Errorf("alwaysLoad of a, b = %v, %v; want true, false", cfg.Servers[0].AlwaysLoad, cfg.Servers[1].AlwaysLoad)
+	}
+
+	for _, bad := range []string{`"sometimes"`, `true`, `40`} {
+		cfg, err = Parse("mcp.json", []byte(`{"toolSearch": `+bad+`, "mcpServers": {}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ToolSearch != (ToolSearch{}) || len(cfg.Warnings) != 1 ||
+			!strings.Contains(cfg.Warnings[0].Error(), "mcp.json: toolSearch: ") || !errors.Is(cfg.Warnings[0], ErrToolSearchMode) {
+			t.Errorf("toolSearch %s: %+v, warnings %v; want off and one warning naming the file and key", bad, cfg.ToolSearch, cfg.Warnings)
+		}
+	}
+
+	cfg, err = Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "alwaysLoad": "yes"}}}`))
+	if err != nil || len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), "alwaysLoad: want true or false") {
+		t.Errorf("alwaysLoad \"yes\": rejected %v, %v", cfg.Rejected, err)
+	}
+
+	dir := t.TempDir()
+	user, project := filepath.Join(dir, "user.json"), filepath.Join(dir, "project.json")
+	os.WriteFile(user, []byte(`{"toolSearch": "on", "mcpServers": {}}`), 0o600)
+	os.WriteFile(project, []byte(`{"toolSearch": "off", "mcpServers": {}}`), 0o600)
+	cfg, err = Load(&LoadOptions{Paths: []string{user, project}})
+	if err != nil || cfg.ToolSearch != (ToolSearch{}) {
+		t.Errorf("the later file's off did not override the earlier on: %+v, %v", cfg.ToolSearch, err)
+	}
+	cfg, err = Load(&LoadOptions{Paths: []string{project, user}})
+	if err != nil || cfg.ToolSearch.Mode != ToolSearchOn {
+		t.Errorf("the later file's on did not override the earlier off: %+v, %v", cfg.ToolSearch, err)
+	}
+}
