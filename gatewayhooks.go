@@ -1,7 +1,11 @@
+//lint:file-ignore SA1019 Switchboard forwards logging for as long as servers and clients use it.
+
 package switchboard
 
 import (
 	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
@@ -17,3 +21,7 @@ type gatewayHooks struct{ m *Manager }
 func (h gatewayHooks) Settle(ctx context.Context) { h.m.settle(ctx) }
 
 func (h gatewayHooks) PeerRootsChanged(p Peer) { h.m.peerRootsChanged(p) }
+
+func (h gatewayHooks) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
+	return h.m.setLoggingLevel(ctx, level)
+}

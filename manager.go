@@ -145,6 +145,9 @@ func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 		OAuth:         m.oauth,
 		OnSkippedLine: m.skipHook(srv.Name),
 	})
+	if level := m.opts.LoggingLevel; level != "" {
+		up.SetLoggingLevel(context.Background(), level) // not started: kept for its sessions
+	}
 	return up
 }
 

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Switchboard forwards logging for as long as servers and clients use it.
+
 package switchboard
 
 import (
@@ -86,6 +88,12 @@ type Options struct {
 	// model (see DefaultErrorFormatter). If it is nil, or returns nil, the
 	// error is returned.
 	FormatError ErrorFormatter
+	// LoggingLevel, if set, asks every server that logs to send its log
+	// messages at that level and above, from its first session on. They
+	// reach the peer whose request caused them (see [Peer]), else Logger.
+	// The gateway changes it as its clients ask.
+	LoggingLevel mcp.LoggingLevel
+
 	// Observer, if set, hears of calls, for metrics and logs. Changes are
 	// heard through [Manager.Subscribe].
 	Observer *Observer

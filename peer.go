@@ -23,10 +23,10 @@ func WithPeer(ctx context.Context, p Peer) context.Context {
 	return upstream.WithPeer(ctx, p)
 }
 
-// SetLoggingLevel asks every server that logs to send its log messages at
-// level and above, now and after every reconnect. They reach the peer
-// whose request caused them (see [Peer]), else the manager's logger.
-func (m *Manager) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
+// setLoggingLevel asks every server that logs to send its log messages at
+// level and above, now and after every reconnect: the gateway's hook, for
+// the level its clients ask for (a host sets Options.LoggingLevel).
+func (m *Manager) setLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	if err := m.open("set logging level", string(level)); err != nil {
 		return err
 	}

@@ -261,7 +261,7 @@ func (g *Gateway) askLevel(ctx context.Context) {
 		s.level, s.asking = level, true
 		s.mu.Unlock()
 		askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
-		if err := g.m.SetLoggingLevel(askCtx, level); err != nil {
+		if err := g.hooks.SetLoggingLevel(askCtx, level); err != nil {
 			g.opts.Logger.Info("setting the servers' logging level", "level", level, "error", err)
 		}
 		cancel()

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Switchboard forwards logging for as long as servers and clients use it.
+
 // Package hooks hands the gateway what it needs of a manager beyond the
 // manager's public API, so that hooks only a gateway uses stay off
 // switchboard.Manager: package switchboard provides them, and package
@@ -6,6 +8,8 @@ package hooks
 
 import (
 	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
@@ -20,6 +24,9 @@ type Gateway interface {
 	// PeerRootsChanged tells the processes that p's session has of its own
 	// (config processPerSession) that p's roots changed.
 	PeerRootsChanged(p mcpconn.Peer)
+	// SetLoggingLevel asks every server that logs for level, now and after
+	// every reconnect: the level the gateway's clients ask for.
+	SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error
 }
 
 // Of returns the hooks of manager, a *switchboard.Manager. Package
