@@ -1,0 +1,58 @@
+// Package toolsearch is an in-memory index of tool definitions that ranks
+// them by how well they match a request written in words, with BM25F: no
+// network, no model, no files.
+//
+// # Documents and fields
+//
+// Each exposed tool is one [Doc], indexed under its server. Its text goes
+// into five fields, each with its own weight and length normalisation
+// ([Options], [DefaultOptions]):
+//
+//	Name               the public name split into words, and whole
+//	Title              the title
+//	Description        the description
+//	ParamNames         the input schema's property names, nested ones too
+//	ParamDescriptions  the schema's descriptions, titles and string enum values
+//
+// # Analysis
+//
+// Documents and queries are analysed alike. Text splits into chunks of
+// letters, digits and the joiners _ - . (any Unicode letter or digit); a
+// chunk splits into words at joiners, at case changes (camelCase,
+// HTTPServer) and between letters and digits. Words are lowercased, English
+// stop words are dropped, and words of ASCII letters are stemmed with the
+// Snowball English (Porter2) stemmer of github.com/kljensen/snowball, whose
+// stop list is used too. A chunk of several words is also a term whole
+// ("list_files", "getuserinfo"), and so is the <tool> part of a name of the
+// form <prefix>__<tool>, so that a query that names a tool as written
+// matches it above one that only shares its words. Caseless scripts are not
+// segmented: a run of CJK is one word. Terms over 80 bytes are dropped.
+//
+// # Ranking
+//
+// A search scores each tool that has a query term with BM25F (the formula is
+// on [Index.Search]'s implementation): per-field term frequencies are
+// weighted, normalised by the field's length against its average, added up
+// and saturated once with K1, then weighted by the term's inverse document
+// frequency. A term repeated in the query counts once. Ties are broken by
+// public name, then server, so results are deterministic.
+//
+// # Changes and concurrency
+//
+// The index is a list of immutable per-server segments, each with its own
+// postings. [Index.Set] analyses one server's tools into a new segment and
+// publishes a new snapshot that shares every other segment, so an update
+// costs the size of that server's tools, not of the index. The corpus
+// statistics (document frequencies, average field lengths) are computed
+// from the segments at search time, so they are always those of the current
+// contents: an index updated server by server gives the same scores as one
+// built at once. Searches load the current snapshot atomically and never
+// wait for a change; changes are serialized by a mutex held only while one
+// is applied.
+//
+// # Visibility
+//
+// [Index.Search] takes a visible function; a tool it rejects is never
+// returned and is left out of the statistics, so the scores a caller sees
+// are those of an index of only the tools it may see.
+package toolsearch
