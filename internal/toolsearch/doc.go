@@ -30,12 +30,18 @@
 //
 // # Ranking
 //
-// A search scores each tool that has a query term with BM25F (the formula is
-// on [Index.Search]'s implementation): per-field term frequencies are
-// weighted, normalised by the field's length against its average, added up
-// and saturated once with K1, then weighted by the term's inverse document
-// frequency. A term repeated in the query counts once. Ties are broken by
-// public name, then server, so results are deterministic.
+// A search scores each tool that has a query term with BM25F: per-field
+// term frequencies are weighted, normalised by the field's length against
+// its average, added up and saturated once with K1, then weighted by the
+// term's inverse document frequency:
+//
+//	score(d) = Σ_t idf(t) · w / (K1 + w)
+//	w        = Σ_f Weight_f · tf(t,d,f) / (1 − B_f + B_f · len(d,f) / avglen_f)
+//	idf(t)   = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+//
+// N is the number of tools and df(t) the number that have t in any field. A
+// term repeated in the query counts once. Ties are broken by public name,
+// then server, so results are deterministic.
 //
 // # Changes and concurrency
 //

@@ -10,8 +10,10 @@ import (
 )
 
 // MaxQueryBytes is the longest query Search takes: room for a paragraph of
-// what a user wants, and a bound on the work one query can cause.
-const MaxQueryBytes = 2048
+// what a user wants (some 150 words), and a bound on the work one query can
+// cause: see BenchmarkQueryLongest, whose query of this many distinct common
+// words is the worst case.
+const MaxQueryBytes = 1024
 
 // Hit is one search result.
 type Hit struct {
@@ -108,18 +110,22 @@ func (st *stats) isVisible(seg, doc int) bool {
 	return st.visible == nil || st.visible[seg][doc]
 }
 
-// search scores every visible doc that has a query term with BM25F:
-//
-//	score(d) = Σ_t idf(t) · w / (k1 + w),   w = Σ_f weight_f · tf(t,d,f) / (1 − b_f + b_f · len(d,f) / avglen_f)
-//	idf(t)   = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
-//
-// where N and df count visible docs only. Each doc's score is summed in the
+// search scores every visible doc that has a query term with BM25F (see the
+// package doc), where N and df count visible docs only. Each doc's score is
+// summed in the
 // order of the query's terms, so the same query over the same docs gives
 // bit-identical scores however the index was built.
 func (s *snapshot) search(p *params, terms []string, limit int, visible func(string) bool) []Hit {
 	st := s.statsFor(visible)
 	if st.docs == 0 {
 		return nil
+	}
+	// The length normalisation of field f for a doc is
+	// 1 − b_f + b_f·len/avglen_f = base[f] + slope[f]·len.
+	var base, slope [numFields]float64
+	for f := range numFields {
+		base[f] = 1 - p.fields[f].B
+		slope[f] = p.fields[f].B / st.avgLen[f]
 	}
 	scores := make([]float64, s.docs) // by global doc number: offsets[seg] + doc
 	var touched []int32
@@ -152,8 +158,7 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 				lens := &seg.docs[post.doc].lens
 				for f := range numFields {
 					if tf := post.tf[f]; tf > 0 {
-						fp := &p.fields[f]
-						w += fp.Weight * float64(tf) / (1 - fp.B + fp.B*float64(lens[f])/st.avgLen[f])
+						w += p.fields[f].Weight * float64(tf) / (base[f] + slope[f]*float64(lens[f]))
 					}
 				}
 				if w == 0 {
@@ -174,6 +179,9 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 func (s *snapshot) top(scores []float64, touched []int32, limit int) []Hit {
 	h := &hitHeap{}
 	for _, g := range touched {
+		if h.Len() == limit && scores[g] < h.hits[0].Score {
+			continue // cheaper than naming a doc that cannot make it
+		}
 		hit := s.hit(int(g), scores[g])
 		if h.Len() < limit {
 			heap.Push(h, hit)
