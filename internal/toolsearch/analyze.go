@@ -20,8 +20,9 @@ const maxCacheTerms = 1 << 16
 // characters and joiners (_ - .), splits each chunk into words at joiners,
 // case changes and letter-digit changes, lowercases, drops English stop
 // words and stems words made only of ASCII letters (Porter2). A chunk of
-// more than one word also yields itself whole, normalised the same way, so
-// "list_files" and "getUserInfo" can be found as written.
+// more than one word also yields its words joined, normalised the same way,
+// so "list_files", "list-files", "listFiles" and "listfiles" share a term and
+// a name can be found as written.
 //
 // The same analysis runs on documents and queries, so both sides agree.
 type analyzer struct {
@@ -34,16 +35,17 @@ type analyzer struct {
 
 // analyze calls emit for each term of text, in order of appearance.
 func (a *analyzer) analyze(text string, emit func(term string)) {
+	var words []string
 	forEachChunk(text, func(chunk string) {
-		n := 0
+		words = words[:0]
 		forEachWord(chunk, func(word string) {
-			n++
+			words = append(words, word)
 			if t := a.term(word); t != "" {
 				emit(t)
 			}
 		})
-		if n > 1 {
-			if t := a.term(chunk); t != "" {
+		if len(words) > 1 {
+			if t := a.term(strings.Join(words, "")); t != "" {
 				emit(t)
 			}
 		}
@@ -214,15 +216,14 @@ func boundary(prev, cur runeClass, rest string) bool {
 // than one word ("create_issue"), else "". A one-word ident is already a
 // word term of any text it is part of.
 func (a *analyzer) whole(ident string) string {
-	chunks, words := 0, 0
-	var last string
+	chunks := 0
+	var words []string
 	forEachChunk(ident, func(chunk string) {
 		chunks++
-		last = chunk
-		forEachWord(chunk, func(string) { words++ })
+		forEachWord(chunk, func(word string) { words = append(words, word) })
 	})
-	if chunks != 1 || words < 2 {
+	if chunks != 1 || len(words) < 2 {
 		return ""
 	}
-	return a.term(last)
+	return a.term(strings.Join(words, ""))
 }

@@ -22,14 +22,16 @@ func TestAnalyze(t *testing.T) {
 		name, text string
 		want       []string
 	}{
-		{"snake case", "list_files", []string{"list", "file", "list_files"}},
-		{"kebab case", "read-text-file", []string{"read", "text", "file", "read-text-file"}},
+		{"snake case", "list_files", []string{"list", "file", "listfil"}},
+		{"camel case joins alike", "listFiles", []string{"list", "file", "listfil"}},
+		{"one word joins alike", "listfiles", []string{"listfil"}},
+		{"kebab case", "read-text-file", []string{"read", "text", "file", "readtextfil"}},
 		{"camel case", "getUserInfo", []string{"get", "user", "info", "getuserinfo"}},
 		{"acronym run", "parseHTTPServer", []string{"pars", "http", "server", "parsehttpserv"}},
-		{"dots", "browser.click", []string{"browser", "click", "browser.click"}},
+		{"dots", "browser.click", []string{"browser", "click", "browserclick"}},
 		{"digits", "oauth2Token", []string{"oauth", "2", "token", "oauth2token"}},
-		{"prefixed name", "github__create_issue", []string{"github", "creat", "issu", "github__create_issue"}},
-		{"trailing joiners", "__private_thing__.", []string{"privat", "thing", "private_thing"}},
+		{"prefixed name", "github__create_issue", []string{"github", "creat", "issu", "githubcreateissu"}},
+		{"trailing joiners", "__private_thing__.", []string{"privat", "thing", "privateth"}},
 		{"stemming", "Creating repositories and searching issues", []string{"creat", "repositori", "search", "issu"}},
 		{"stop words", "Get all of the files in the directory", []string{"get", "file", "directori"}},
 		{"only stop words", "the and of", nil},
@@ -53,7 +55,7 @@ func TestAnalyze(t *testing.T) {
 
 func TestWhole(t *testing.T) {
 	tests := []struct{ ident, want string }{
-		{"create_issue", "create_issue"},
+		{"create_issue", "createissu"},
 		{"browserClick", "browserclick"},
 		{"search", ""},
 		{"two words", ""},

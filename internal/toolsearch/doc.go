@@ -22,10 +22,11 @@
 // HTTPServer) and between letters and digits. Words are lowercased, English
 // stop words are dropped, and words of ASCII letters are stemmed with the
 // Snowball English (Porter2) stemmer of github.com/kljensen/snowball, whose
-// stop list is used too. A chunk of several words is also a term whole
-// ("list_files", "getuserinfo"), and so is the <tool> part of a name of the
-// form <prefix>__<tool>, so that a query that names a tool as written
-// matches it above one that only shares its words. Caseless scripts are not
+// stop list is used too. The words of a chunk of several words, joined, are
+// one more term (list_files, list-files, listFiles and listfiles all give
+// "listfil"), and so are the words of the <tool> part of a name of the form
+// <prefix>__<tool>, so that a query that names a tool as its server does
+// ranks it above one that only shares its words. Caseless scripts are not
 // segmented: a run of CJK is one word. Terms over 80 bytes are dropped.
 //
 // # Ranking

@@ -103,6 +103,22 @@ func TestRankingNameBeatsDescription(t *testing.T) {
 	}
 }
 
+// TestRankingWholeToolName checks that the <tool> part of a public name is a
+// term: of two tools with the same words, the one named as the query is
+// written wins (a tie would put the other first, by name).
+func TestRankingWholeToolName(t *testing.T) {
+	x := mustNew(t, nil)
+	mustSet(t, x, "s", []Doc{
+		{Name: "a__issue_create", Description: "Make an issue."},
+		{Name: "b__create_issue", Description: "Make an issue."},
+	})
+	for _, q := range []string{"create_issue", "createIssue"} {
+		if got := names(mustSearch(t, x, q, 5, nil)); len(got) != 2 || got[0] != "b__create_issue" {
+			t.Errorf("%q ranks %v; want b__create_issue first", q, got)
+		}
+	}
+}
+
 func TestRankingFieldWeightsMatter(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Name.Weight, opts.Description.Weight = 0.1, 3
@@ -123,12 +139,13 @@ func TestRankingFieldWeightsMatter(t *testing.T) {
 
 func TestRankingLengthNormalisation(t *testing.T) {
 	docs := []Doc{
-		{Name: "a__short", Description: "Deploy the service."},
-		{Name: "b__long", Description: "Deploy the service. " + strings.Repeat("Many other words describe more things here. ", 20)},
+		// Named so that a tie would put the long one first.
+		{Name: "b__short", Description: "Deploy the service."},
+		{Name: "a__long", Description: "Deploy the service. " + strings.Repeat("Many other words describe more things here. ", 20)},
 	}
 	x := mustNew(t, nil)
 	mustSet(t, x, "s", docs)
-	if got := names(mustSearch(t, x, "deploy", 5, nil)); !slices.Equal(got, []string{"a__short", "b__long"}) {
+	if got := names(mustSearch(t, x, "deploy", 5, nil)); !slices.Equal(got, []string{"b__short", "a__long"}) {
 		t.Errorf("B 0.75: got %v; want the short description first", got)
 	}
 	opts := DefaultOptions()

@@ -133,8 +133,8 @@ func FuzzSetSearch(f *testing.F) {
 // mix, and the race detector must stay quiet.
 func TestConcurrentSearchDuringSet(t *testing.T) {
 	const query = "list files in the repository"
-	steady := genServer("steady", 40, 1)
-	versions := [][]Doc{genServer("flip", 50, 2), genServer("flip", 30, 3)}
+	steady := genServer("steady", 20, 1)
+	versions := [][]Doc{genServer("flip", 12, 2), genServer("flip", 8, 3)}
 	var want [2][]Hit
 	for i, v := range versions {
 		want[i] = mustSearch(t, rebuilt(t, map[string][]Doc{"steady": steady, "flip": v}), query, 10, nil)
@@ -165,7 +165,7 @@ func TestConcurrentSearchDuringSet(t *testing.T) {
 			}
 		})
 	}
-	for i := range 200 {
+	for i := range 600 {
 		if err := x.Set("flip", versions[(i+1)%2]); err != nil {
 			t.Error(err)
 		}
