@@ -48,6 +48,11 @@ type Doc struct {
 // for concurrent use: a search reads an immutable snapshot and never waits,
 // and changes are serialized among themselves, each publishing a new
 // snapshot that shares every other server's part with the last one.
+//
+// Public names are meant to be unique across servers, but the index does not
+// require it (a tool may be renamed from one server's group to another's in
+// two changes); a name under two servers is two tools, and ties between them
+// are broken by server. Use [New]: the zero Index is not ready.
 type Index struct {
 	p params // read-only after New
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 func mustNew(t testing.TB, opts *Options) *Index {
@@ -191,6 +192,22 @@ func TestSearchInputSchema(t *testing.T) {
 	for _, q := range []string{"owner", "workflow", "nightly", "branch", "commit hash", "labels"} {
 		if got := names(mustSearch(t, x, q, 5, nil)); !slices.Equal(got, []string{"ci__run"}) {
 			t.Errorf("%q found %v; want ci__run from its input schema", q, got)
+		}
+	}
+}
+
+func TestSearchInputSchemaTypes(t *testing.T) {
+	schemas := map[string]any{
+		"map":        map[string]any{"properties": map[string]any{"owner": map[string]any{}}},
+		"raw":        json.RawMessage(`{"properties":{"owner":{}}}`),
+		"bytes":      []byte(`{"properties":{"owner":{}}}`),
+		"jsonschema": &jsonschema.Schema{Properties: map[string]*jsonschema.Schema{"owner": {Type: "string"}}},
+	}
+	for name, schema := range schemas {
+		x := mustNew(t, nil)
+		mustSet(t, x, "s", []Doc{{Name: "s__a", InputSchema: schema}, {Name: "s__b"}})
+		if got := names(mustSearch(t, x, "owner", 5, nil)); !slices.Equal(got, []string{"s__a"}) {
+			t.Errorf("%s: got %v; want s__a from its schema", name, got)
 		}
 	}
 }
