@@ -101,8 +101,15 @@ func isJoiner(r rune) bool { return r == '_' || r == '-' || r == '.' }
 // isWordRune reports whether r belongs to a word: a letter, a digit or a
 // combining mark.
 func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r)
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsNumber(r) || isMark(r)
 }
+
+// isMark reports whether r is a combining mark, which belongs to the word
+// before it.
+func isMark(r rune) bool { return r >= utf8.RuneSelf && unicode.Is(unicode.Mn, r) }
 
 // forEachChunk calls fn for each maximal run of word runes and joiners,
 // without leading or trailing joiners ("list_files.", "v2.0"). Invalid UTF-8
@@ -142,6 +149,12 @@ const (
 
 func classOf(r rune) runeClass {
 	switch {
+	case 'a' <= r && r <= 'z':
+		return classLower
+	case 'A' <= r && r <= 'Z':
+		return classUpper
+	case '0' <= r && r <= '9':
+		return classDigit
 	case unicode.IsUpper(r) || unicode.IsTitle(r):
 		return classUpper
 	case unicode.IsLower(r):
@@ -168,7 +181,7 @@ func forEachWord(chunk string, fn func(word string)) {
 			start, prev = -1, classNone
 			continue
 		}
-		if unicode.Is(unicode.Mn, r) {
+		if isMark(r) {
 			if start < 0 {
 				start = i
 			}
@@ -203,7 +216,7 @@ func boundary(prev, cur runeClass, rest string) bool {
 		// "HTTPServer": the S starts a word because e follows it.
 		_, size := utf8.DecodeRuneInString(rest)
 		for _, next := range rest[size:] {
-			if unicode.Is(unicode.Mn, next) {
+			if isMark(next) {
 				continue
 			}
 			return classOf(next) == classLower

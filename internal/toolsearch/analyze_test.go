@@ -98,3 +98,28 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// TestASCIIFastPath checks the ASCII shortcuts of the rune tests against
+// the unicode package.
+func TestASCIIFastPath(t *testing.T) {
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		if got, want := isWordRune(r), unicode.IsLetter(r) || unicode.IsNumber(r); got != want {
+			t.Errorf("isWordRune(%q) = %v, want %v", r, got, want)
+		}
+		if !isWordRune(r) {
+			continue
+		}
+		want := classOther
+		switch {
+		case unicode.IsUpper(r):
+			want = classUpper
+		case unicode.IsLower(r):
+			want = classLower
+		case unicode.IsNumber(r):
+			want = classDigit
+		}
+		if got := classOf(r); got != want {
+			t.Errorf("classOf(%q) = %v, want %v", r, got, want)
+		}
+	}
+}
