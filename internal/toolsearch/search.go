@@ -24,7 +24,8 @@ type Hit struct {
 
 // Search returns up to limit tools ranked by relevance to query, best
 // first; ties are broken by name, then by server, so results are
-// deterministic. Only tools that have at least one query term are returned.
+// deterministic. Only tools that have at least one query term are returned;
+// on success the slice is never nil, so that it encodes as a JSON array.
 //
 // If visible is not nil, it is called once for each indexed tool (keep it
 // cheap, such as a set lookup), and a tool it rejects is neither returned
@@ -118,7 +119,7 @@ func (st *stats) isVisible(seg, doc int) bool {
 func (s *snapshot) search(p *params, terms []string, limit int, visible func(string) bool) []Hit {
 	st := s.statsFor(visible)
 	if st.docs == 0 {
-		return nil
+		return []Hit{}
 	}
 	// The length normalisation of field f for a doc is
 	// 1 − b_f + b_f·len/avglen_f = base[f] + slope[f]·len.

@@ -286,7 +286,7 @@ func TestSetRemoveLen(t *testing.T) {
 	}
 	x.Remove("a")
 	x.Remove("nobody")
-	if got := mustSearch(t, x, "zebra", 5, nil); x.Len() != 4 || len(got) != 0 {
+	if got := mustSearch(t, x, "zebra", 5, nil); x.Len() != 4 || got == nil || len(got) != 0 {
 		t.Fatalf("after Remove: Len %d, %v", x.Len(), got)
 	}
 }
@@ -328,7 +328,7 @@ func TestVisible(t *testing.T) {
 			t.Fatalf("%q: hits with visible differ from an index of the visible tools (-want +got):\n%s", q, diff)
 		}
 	}
-	if got := mustSearch(t, x, "list", 5, func(string) bool { return false }); len(got) != 0 {
+	if got := mustSearch(t, x, "list", 5, func(string) bool { return false }); got == nil || len(got) != 0 {
 		t.Fatalf("nothing visible, got %v", got)
 	}
 }
