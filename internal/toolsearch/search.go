@@ -36,7 +36,7 @@ type Hit struct {
 // A query that is empty, has no word to search for, or is longer than
 // [MaxQueryBytes] gets [ErrEmptyQuery] or [ErrQueryTooLong]; a limit below 1
 // gets [ErrBadLimit]. Any larger limit is accepted: the result never holds
-// more than the matching tools. (The gateway's search_tools allows 1 to 50.)
+// more than the matching tools. (Design §2's search_tools takes 1 to 50.)
 func (x *Index) Search(query string, limit int, visible func(name string) bool) ([]Hit, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("toolsearch: search: %w: limit is %d, want 1 or more", ErrBadLimit, limit)
@@ -69,10 +69,11 @@ func queryTerms(query string) []string {
 	return terms
 }
 
-// stats are the corpus statistics a search scores with.
+// stats are the corpus statistics a search scores with. A doc's global
+// number is its segment's offset plus its index in the segment.
 type stats struct {
 	docs    int
-	visible [][]bool // by segment and doc; nil when every doc is visible
+	visible []bool // by global doc number; nil when every doc is visible
 	avgLen  [numFields]float64
 }
 
@@ -83,12 +84,11 @@ func (s *snapshot) statsFor(visible func(string) bool) stats {
 	fieldLen := s.fieldLen
 	if visible != nil {
 		st.docs, fieldLen = 0, [numFields]int{}
-		st.visible = make([][]bool, len(s.segments))
+		st.visible = make([]bool, s.docs)
 		for i, seg := range s.segments {
-			st.visible[i] = make([]bool, len(seg.docs))
 			for d := range seg.docs {
 				if visible(seg.docs[d].name) {
-					st.visible[i][d] = true
+					st.visible[s.offsets[i]+d] = true
 					st.docs++
 					for f, n := range seg.docs[d].lens {
 						fieldLen[f] += int(n)
@@ -107,8 +107,8 @@ func (s *snapshot) statsFor(visible func(string) bool) stats {
 	return st
 }
 
-func (st *stats) isVisible(seg, doc int) bool {
-	return st.visible == nil || st.visible[seg][doc]
+func (st *stats) isVisible(g int) bool {
+	return st.visible == nil || st.visible[g]
 }
 
 // search scores every visible doc that has a query term with BM25F (see the
@@ -128,7 +128,7 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 		base[f] = 1 - p.fields[f].B
 		slope[f] = p.fields[f].B / st.avgLen[f]
 	}
-	scores := make([]float64, s.docs) // by global doc number: offsets[seg] + doc
+	scores := make([]float64, s.docs) // by global doc number
 	var touched []int32
 	lists := make([][]posting, len(s.segments))
 	for _, term := range terms {
@@ -140,7 +140,7 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 				continue
 			}
 			for _, p := range lists[i] {
-				if st.visible[i][p.doc] {
+				if st.visible[s.offsets[i]+int(p.doc)] {
 					df++
 				}
 			}
@@ -152,7 +152,8 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 		for i, list := range lists {
 			seg := s.segments[i]
 			for _, post := range list {
-				if !st.isVisible(i, int(post.doc)) {
+				g := s.offsets[i] + int(post.doc)
+				if !st.isVisible(g) {
 					continue
 				}
 				var w float64
@@ -165,7 +166,6 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 				if w == 0 {
 					continue // only in fields of weight 0
 				}
-				g := s.offsets[i] + int(post.doc)
 				if scores[g] == 0 {
 					touched = append(touched, int32(g))
 				}
