@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -118,100 +116,6 @@ func (x *Index) Replace(tools map[string][]Doc) error {
 
 // Len returns the number of tools indexed.
 func (x *Index) Len() int { return x.snap.Load().docs }
-
-// segment is the immutable index of one server's tools.
-type segment struct {
-	server   string
-	docs     []docEntry           // sorted by name
-	postings map[string][]posting // term → the docs that have it, by doc
-	fieldLen [numFields]int       // total terms per field over docs
-}
-
-// docEntry is one indexed tool.
-type docEntry struct {
-	name string
-	lens [numFields]uint32 // terms per field
-}
-
-// posting is one term's frequencies in one doc, by field; they saturate at
-// the maximum of uint16, far beyond where BM25 stops caring.
-type posting struct {
-	doc uint32 // index in segment.docs
-	tf  [numFields]uint16
-}
-
-// buildLocked analyses the tools of one server into a segment; no tools
-// give nil. x.mu must be held (the analyzer's cache is shared).
-func (x *Index) buildLocked(server string, tools []Doc) (*segment, error) {
-	if server == "" {
-		return nil, fmt.Errorf("%w: empty server name", ErrBadDoc)
-	}
-	if len(tools) == 0 {
-		return nil, nil
-	}
-	order := make([]int, len(tools))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(tools[a].Name, tools[b].Name) })
-	seg := &segment{server: server, docs: make([]docEntry, len(tools)), postings: make(map[string][]posting)}
-	tf := make(map[string]*[numFields]uint16)
-	var terms []string // of the current doc, in first appearance order
-	for d, i := range order {
-		doc := &tools[i]
-		if doc.Name == "" {
-			return nil, fmt.Errorf("%w: server %q: tool %d has an empty name", ErrBadDoc, server, i)
-		}
-		if d > 0 && seg.docs[d-1].name == doc.Name {
-			return nil, fmt.Errorf("%w: server %q: tool %q appears twice", ErrBadDoc, server, doc.Name)
-		}
-		schema, err := schemaMap(doc.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("%w: server %q: tool %q: input schema: %v", ErrBadDoc, server, doc.Name, err)
-		}
-		entry := &seg.docs[d]
-		entry.name = doc.Name
-		clear(tf)
-		terms = terms[:0]
-		add := func(f field) func(string) {
-			return func(term string) {
-				c := tf[term]
-				if c == nil {
-					c = new([numFields]uint16)
-					tf[term] = c
-					terms = append(terms, term)
-				}
-				if c[f] < math.MaxUint16 {
-					c[f]++
-				}
-				if entry.lens[f] < math.MaxUint32 {
-					entry.lens[f]++
-				}
-			}
-		}
-		x.an.analyze(doc.Name, add(fieldName))
-		if _, tool, ok := strings.Cut(doc.Name, "__"); ok {
-			if t := x.an.whole(tool); t != "" {
-				add(fieldName)(t)
-			}
-		}
-		x.an.analyze(doc.Title, add(fieldTitle))
-		x.an.analyze(doc.Description, add(fieldDescription))
-		walkSchema(schema,
-			func(name string) { x.an.analyze(name, add(fieldParamNames)) },
-			func(text string) { x.an.analyze(text, add(fieldParamDescriptions)) })
-		for _, term := range terms {
-			seg.postings[term] = append(seg.postings[term], posting{doc: uint32(d), tf: *tf[term]})
-		}
-		for f, n := range entry.lens {
-			seg.fieldLen[f] += int(n)
-		}
-	}
-	for term, list := range seg.postings {
-		seg.postings[term] = slices.Clip(list)
-	}
-	return seg, nil
-}
 
 // snapshot is an immutable state of the index.
 type snapshot struct {
