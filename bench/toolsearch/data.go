@@ -11,8 +11,10 @@ package toolsearch
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,4 +91,49 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("load %s: %w", path, err)
 	}
 	return nil
+}
+
+// Data is the whole benchmark.
+type Data struct {
+	Servers []Server
+	Tools   []PublicTool
+	// Tuning is the split to tune a ranking on; Heldout is only ever
+	// reported, never looked at while tuning.
+	Tuning, Heldout []Request
+}
+
+// Load reads the benchmark from dir (its testdata folder, see
+// [TestdataDir]).
+func Load(dir string) (*Data, error) {
+	servers, err := LoadServers(filepath.Join(dir, "tools.json"))
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{Servers: servers, Tools: Public(servers)}
+	if d.Tuning, err = LoadRequests(filepath.Join(dir, "requests.tuning.json")); err != nil {
+		return nil, err
+	}
+	if d.Heldout, err = LoadRequests(filepath.Join(dir, "requests.heldout.json")); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// TestdataDir returns the path of this package's testdata folder in the
+// source tree it was built from, for tests in other packages.
+func TestdataDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata")
+}
+
+// split names the split a request belongs in, from a hash of its query, so
+// that the split is deterministic and a new request does not move others:
+// about 40% tuning, 60% held out.
+func split(query string) string {
+	h := fnv.New32a()
+	h.Write([]byte(query))
+	if h.Sum32()%10 < 4 {
+		return "tuning"
+	}
+	return "heldout"
 }
