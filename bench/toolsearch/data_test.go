@@ -38,7 +38,7 @@ func TestData(t *testing.T) {
 		}
 	}
 
-	asked := map[string]bool{} // servers some request wants a tool of
+	asked := map[string]bool{}  // servers some request wants a tool of
 	seen := map[string]string{} // normalised query: its split
 	for name, reqs := range map[string][]Request{"tuning": d.Tuning, "heldout": d.Heldout} {
 		for _, r := range reqs {
