@@ -132,7 +132,7 @@ func TestdataDir() string {
 func split(query string) string {
 	h := fnv.New32a()
 	h.Write([]byte(query))
-	if h.Sum32()%10 < 4 {
+	if h.Sum32()%100 < 40 {
 		return "tuning"
 	}
 	return "heldout"

@@ -34,7 +34,8 @@ type spec struct {
 	Name string `json:"name"`
 	// Package is the npm package the server comes from.
 	Package string `json:"package"`
-	// Bin is the command, from node_modules/.bin.
+	// Bin is the command, a path relative to node_modules/.bin: a name
+	// there, or a package's script for a name too generic to trust.
 	Bin  string   `json:"bin"`
 	Args []string `json:"args,omitempty"`
 	// Env holds placeholder values for servers that want a credential to
@@ -96,8 +97,13 @@ func dump(dir string, s spec, timeout time.Duration) (toolsearch.Server, error) 
 	if err != nil {
 		return toolsearch.Server{}, err
 	}
-	home, err := os.MkdirTemp("", "toolsearch-"+s.Name+"-")
-	if err != nil {
+	// A fixed scratch home, not a random one: a server may put its folder
+	// into a description (figma does), and the output must not change.
+	home := filepath.Join(os.TempDir(), "toolsearch-dump", s.Name)
+	if err := os.RemoveAll(home); err != nil {
+		return toolsearch.Server{}, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
 		return toolsearch.Server{}, err
 	}
 	defer os.RemoveAll(home)
