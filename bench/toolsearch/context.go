@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 // ListBytes returns the size of the tools/list result that holds tools, as
@@ -19,14 +21,23 @@ func ListBytes(tools []*mcp.Tool) (int, error) {
 	return len(b), nil
 }
 
-// PublicTools returns copies of the tools of servers, renamed to their
-// public names, as a gateway with search off lists them.
+// PublicTools returns the tools of servers as a gateway with search off
+// lists them: named, cloned and sorted by Switchboard's own catalog, each
+// server's key its prefix.
 func PublicTools(servers []Server) []*mcp.Tool {
-	var out []*mcp.Tool
-	for _, p := range Public(servers) {
-		t := *p.Tool
-		t.Name = p.Name
-		out = append(out, &t)
+	view := catalog.Build(sources(servers))
+	out := make([]*mcp.Tool, 0, view.Len())
+	for _, t := range view.Tools() {
+		out = append(out, t.Tool)
+	}
+	return out
+}
+
+// sources are servers as the catalog takes them.
+func sources(servers []Server) []catalog.Source {
+	out := make([]catalog.Source, len(servers))
+	for i, s := range servers {
+		out[i] = catalog.Source{Server: s.Name, Prefix: s.Name, Tools: s.Tools}
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package toolsearch
 import (
 	"strings"
 	"testing"
+
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 )
 
 func load(t *testing.T) *Data {
@@ -31,6 +33,15 @@ func TestData(t *testing.T) {
 			t.Errorf("public name %s twice in tools.json", tool.Name)
 		}
 		tools[tool.Name] = true
+	}
+	// The gold names are the names Switchboard gives.
+	for _, c := range catalog.Build(sources(d.Servers)).Entries() {
+		if want := PublicName(c.Server, c.Original); c.Name != want {
+			t.Errorf("Switchboard names %s of %s %s, not %s", c.Original, c.Server, c.Name, want)
+		}
+	}
+	if n := catalog.Build(sources(d.Servers)).Len(); n != len(d.Tools) {
+		t.Errorf("Switchboard exposes %d tools of tools.json, not %d", n, len(d.Tools))
 	}
 	for _, s := range d.Servers {
 		if s.Name == "" || !strings.Contains(s.Package, "@") || len(s.Tools) == 0 {
