@@ -92,12 +92,29 @@ func TestData(t *testing.T) {
 // prints its figures (asserted nowhere: they are measurements).
 func TestBaseline(t *testing.T) {
 	d := load(t)
-	rank := Baseline(d.Tools)
+	report(t, d, "baseline", Baseline(d.Tools))
+}
+
+// report logs rank's figures on both splits.
+func report(t *testing.T, d *Data, name string, rank Ranker) {
+	t.Helper()
 	for _, s := range []struct {
 		name string
 		reqs []Request
-	}{{"tuning", d.Tuning}, {"heldout", d.Heldout}} {
+	}{{"tuning", d.Tuning}, {"held out", d.Heldout}} {
 		scores, _ := Evaluate(s.reqs, rank)
-		t.Logf("baseline, %s: %v", s.name, scores)
+		t.Logf("%s, %s: %v", name, s.name, scores)
 	}
+}
+
+// TestIndex runs the harness on Switchboard's ranking, with its defaults;
+// -v prints its figures. Tune on the tuning split only: the held-out
+// split's figures are reported, never tuned for.
+func TestIndex(t *testing.T) {
+	d := load(t)
+	rank, err := Index(d.Tools, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, d, "BM25F", rank)
 }
