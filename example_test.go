@@ -525,3 +525,36 @@ func ExampleUnavailableError() {
 	// failed true
 	// server "hello": call tool "hello__greet": failed; last error: connect: connection refused
 }
+
+// SearchTools finds tools by what the model asks for, so that an agent
+// with hundreds of tools needs only the few that fit.
+func ExampleManager_SearchTools() {
+	weather := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "v1"}, nil)
+	type city struct {
+		City string `json:"city" jsonschema:"the city"`
+	}
+	for _, tool := range []*mcp.Tool{
+		{Name: "get_forecast", Description: "The weather forecast for the next days."},
+		{Name: "get_alerts", Description: "Active storm and heat warnings."},
+	} {
+		mcp.AddTool(weather, tool, func(context.Context, *mcp.CallToolRequest, city) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}, "weather": {"command": "weather-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter(), "weather": weather}, nil)
+	defer m.Close()
+
+	matches, err := m.SearchTools(context.Background(), "will it rain in Paris tomorrow? forecast", &switchboard.SearchOptions{Limit: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, match := range matches {
+		fmt.Println(match.Name, "on", match.Server)
+	}
+	_, err = m.SearchTools(context.Background(), " ", nil)
+	fmt.Println(errors.Is(err, switchboard.ErrInvalidSearch))
+	// Output:
+	// weather__get_forecast on weather
+	// true
+}

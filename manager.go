@@ -40,6 +40,7 @@ type Manager struct {
 	created time.Time
 	subs    *dispatcher
 	events  *events
+	search  *searchIndex     // written by the events goroutine (and New)
 	cache   *toolcache.Cache // nil when disabled
 	writes  *cacheWriter     // nil when the cache is disabled
 	oauth   *oauth.Options   // nil when the login is disabled
@@ -91,6 +92,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		opts:      o,
 		created:   time.Now(),
 		subs:      newDispatcher(o.Logger),
+		search:    newSearchIndex(o.Logger),
 		lifecycle: make(chan struct{}, 1),
 		held:      make(map[*upstream.Upstream]bool),
 	}
@@ -127,7 +129,9 @@ func New(cfg *config.Config, opts *Options) *Manager {
 			v.rejected = append(v.rejected, r)
 		}
 	}
-	m.view.Store(m.build(v, snaps, true))
+	first := m.build(v, snaps, true)
+	m.search.follow(first)
+	m.view.Store(first)
 	m.events.start(snaps)
 	return m
 }

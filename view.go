@@ -278,6 +278,7 @@ func (e *events) apply(batch []queued) {
 		next := m.build(base, e.snaps, lists)
 		m.view.Store(next)
 		if lists {
+			m.search.follow(next)
 			out = append(out, changes(prev, next)...)
 		}
 	}

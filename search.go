@@ -1,0 +1,132 @@
+package switchboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
+)
+
+// DefaultSearchLimit is how many matches SearchTools returns when
+// SearchOptions.Limit is zero.
+const DefaultSearchLimit = 5
+
+// ErrInvalidSearch means a search was refused before anything was ranked:
+// its query is empty (or only stop words), longer than 1 KiB, or its limit
+// is negative. The error says which.
+var ErrInvalidSearch = errors.New("invalid search")
+
+// SearchOptions configure a search. A nil *SearchOptions means all
+// defaults.
+type SearchOptions struct {
+	// Query says who asks: only the tools that Options.Filter shows to it
+	// are ranked. Nil: no one in particular.
+	Query *Query
+	// Limit is the most matches to return. Default: DefaultSearchLimit.
+	Limit int
+}
+
+// A ToolMatch is a tool that SearchTools found, and how well it matched:
+// scores compare within one search only.
+type ToolMatch struct {
+	Tool
+	Score float64
+}
+
+// SearchTools ranks the exposed tools by how well they match query, a
+// request in words ("take a screenshot of the login page"), and returns
+// the best, best first, ties by public name. It ranks the public name split
+// into words, the title, the description and the input schema's parameter
+// names and descriptions, with BM25F, in memory: no network, no model. A
+// tool that Options.Filter hides from opts.Query is never found.
+//
+// The index follows the views: a server whose tools change is indexed
+// again, alone. An empty query, a query over 1 KiB or a negative limit is
+// refused with [ErrInvalidSearch].
+func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOptions) ([]ToolMatch, error) {
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Limit == 0 {
+		o.Limit = DefaultSearchLimit
+	}
+	if err := m.open("search tools", query); err != nil {
+		return nil, err
+	}
+	v := m.view.Load()
+	visible := func(name string) bool { _, ok := v.exposedByName[name]; return ok }
+	if m.toolFilter(o.Query) != nil {
+		shown := make(map[string]bool)
+		for _, t := range m.Tools(ctx, o.Query) {
+			shown[t.Name] = true
+		}
+		visible = func(name string) bool { return shown[name] }
+	}
+	hits, err := m.search.index.Search(query, o.Limit, visible)
+	if err != nil {
+		return nil, fmt.Errorf("search tools: %w: %w", ErrInvalidSearch, err)
+	}
+	out := make([]ToolMatch, 0, len(hits))
+	for _, h := range hits {
+		if i, ok := v.exposedByName[h.Name]; ok {
+			out = append(out, ToolMatch{Tool: v.exposed[i], Score: h.Score})
+		}
+	}
+	return out, nil
+}
+
+// searchIndex keeps the tool search index in step with the views, from the
+// goroutine that makes them: it indexes again only the servers whose
+// exposed tools changed.
+type searchIndex struct {
+	index  *toolsearch.Index
+	logger *slog.Logger
+	// indexed holds, per server, the definitions last indexed: a view
+	// keeps an unchanged tool's definition, so identity tells.
+	indexed map[string][]*mcp.Tool
+}
+
+func newSearchIndex(logger *slog.Logger) *searchIndex {
+	index, err := toolsearch.New(nil)
+	if err != nil {
+		panic(err) // the defaults are valid: a test holds them so
+	}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]*mcp.Tool)}
+}
+
+// follow indexes the tools of v's servers that changed since the view it
+// followed last, and drops the servers that are gone.
+func (s *searchIndex) follow(v *view) {
+	byServer := make(map[string][]*mcp.Tool)
+	for _, t := range v.exposed {
+		byServer[t.Server] = append(byServer[t.Server], t.def)
+	}
+	for server, defs := range byServer {
+		if slices.Equal(defs, s.indexed[server]) {
+			continue
+		}
+		docs := make([]toolsearch.Doc, len(defs))
+		for i, def := range defs {
+			docs[i] = toolsearch.Doc{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema}
+		}
+		if err := s.index.Set(server, docs); err != nil {
+			// Exposed tools are valid documents; this is a bug, and
+			// search goes on with the server's last tools.
+			s.logger.Error("indexing tools for search", "server", server, "error", err)
+			continue
+		}
+		s.indexed[server] = defs
+	}
+	for server := range s.indexed {
+		if _, ok := byServer[server]; !ok {
+			s.index.Remove(server)
+			delete(s.indexed, server)
+		}
+	}
+}
