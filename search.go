@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -70,7 +71,8 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 	}
 	hits, err := m.search.index.Search(query, o.Limit, visible)
 	if err != nil {
-		return nil, fmt.Errorf("search tools: %w: %w", ErrInvalidSearch, err)
+		// The index's words say what is wrong; its own op is ours.
+		return nil, fmt.Errorf("search tools: %w: %s", ErrInvalidSearch, strings.TrimPrefix(err.Error(), "toolsearch: search: "))
 	}
 	out := make([]ToolMatch, 0, len(hits))
 	for _, h := range hits {

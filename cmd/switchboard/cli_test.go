@@ -165,6 +165,34 @@ func TestToolsOnEmbeddedDefault(t *testing.T) {
 	}
 }
 
+// TestToolsSearch: tools --search prints the best matches first, with
+// their scores, in text and JSON; a request with no words or a limit below
+// 1 is a usage error.
+func TestToolsSearch(t *testing.T) {
+	isolate(t)
+	out, stderr, code := cli(t, "tools", "--search", "what time is it in Tokyo", "--limit", "1")
+	if code != 0 {
+		t.Fatalf("tools --search: exit %d, stderr %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "SCORE") || !strings.Contains(lines[1], "clock__now") {
+		t.Errorf("tools --search --limit 1:\n%s", out)
+	}
+	out, stderr, code = cli(t, "tools", "--search", "add a note", "--json")
+	var got []struct {
+		Name  string
+		Score float64
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) == 0 || got[0].Score <= 0 {
+		t.Errorf("tools --search --json: exit %d, %v, %v\n%s", code, err, got, stderr)
+	}
+	for _, args := range [][]string{{"--search", ""}, {"--search", "  "}, {"--search", "the of and"}, {"--search", "time", "--limit", "0"}} {
+		if _, stderr, code := cli(t, append([]string{"tools"}, args...)...); code != 2 || !strings.Contains(stderr, "tools: ") {
+			t.Errorf("tools %q: exit %d, stderr %s; want a usage error", args, code, stderr)
+		}
+	}
+}
+
 func TestToolsJSON(t *testing.T) {
 	isolate(t)
 	cfg := writeConfig(t, map[string]mcptest.Script{"m": {Tools: []mcptest.ToolSpec{{Name: "b"}, {Name: "a", Description: "first\nsecond"}}}}, nil)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -24,14 +25,21 @@ import (
 // tools lists every exposed tool.
 func (e *env) tools(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("tools", "[--config F]... [--json]")
+	fs := e.flags("tools", "[--config F]... [--json] [--search QUERY [--limit N]]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	query := fs.String("search", "", "print only the tools that best match `QUERY`, a request in words, best first, with their scores")
+	limit := fs.Int("limit", switchboard.DefaultSearchLimit, "with --search, the most matches to print")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
+	}
+	searching := false
+	fs.Visit(func(f *flag.Flag) { searching = searching || f.Name == "search" })
+	if searching && (strings.TrimSpace(*query) == "" || *limit < 1) {
+		return usageErrorf("tools: --search wants a request in words and --limit a number of matches above 0")
 	}
 	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
@@ -43,7 +51,16 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	}
 	defer e.closeManager(m, &err)
 	down, rejected := reportFailures(e.stderr, cfg, m)
-	tools := m.Tools(ctx, nil)
+	var matches []switchboard.ToolMatch
+	if searching {
+		if matches, err = m.SearchTools(ctx, *query, &switchboard.SearchOptions{Limit: *limit}); err != nil {
+			return usageErrorf("tools: %v", err)
+		}
+	} else {
+		for _, t := range m.Tools(ctx, nil) {
+			matches = append(matches, switchboard.ToolMatch{Tool: t})
+		}
+	}
 	if *asJSON {
 		type jsonTool struct {
 			Name        string               `json:"name"`
@@ -53,16 +70,24 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 			Description string               `json:"description,omitempty"`
 			InputSchema any                  `json:"inputSchema,omitempty"`
 			Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+			Score       float64              `json:"score,omitempty"`
 		}
-		out := make([]jsonTool, 0, len(tools))
-		for _, t := range tools {
-			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Title, t.Description, t.InputSchema(), t.Annotations()})
+		out := make([]jsonTool, 0, len(matches))
+		for _, t := range matches {
+			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Title, t.Description, t.InputSchema(), t.Annotations(), t.Score})
 		}
 		err = writeJSON(e.stdout, out)
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
-		for _, t := range tools {
+		if searching {
+			fmt.Fprintln(tw, "SCORE\tNAME\tSERVER\tDESCRIPTION")
+		} else {
+			fmt.Fprintln(tw, "NAME\tSERVER\tDESCRIPTION")
+		}
+		for _, t := range matches {
+			if searching {
+				fmt.Fprintf(tw, "%.2f\t", t.Score)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Description))
 		}
 		err = tw.Flush()
