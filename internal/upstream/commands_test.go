@@ -318,3 +318,28 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 		})
 	})
 }
+
+// TestConnectionKeyLeavesOutWhatOnlyTheHostUses: a change of prefix, tool
+// filter, readiness, source or alwaysLoad keeps the connection; one of the
+// command does not.
+func TestConnectionKeyLeavesOutWhatOnlyTheHostUses(t *testing.T) {
+	base := config.Server{Name: "s", Command: "server"}
+	for name, change := range map[string]func(*config.Server){
+		"prefix":     func(s *config.Server) { s.Prefix = new("p") },
+		"tools":      func(s *config.Server) { s.Tools.Allow = []string{"a*"} },
+		"required":   func(s *config.Server) { s.Required = true },
+		"source":     func(s *config.Server) { s.Source = "/elsewhere/mcp.json" },
+		"alwaysLoad": func(s *config.Server) { s.AlwaysLoad = true },
+	} {
+		changed := base.Clone()
+		change(&changed)
+		if connectionKey(changed) != connectionKey(base) {
+			t.Errorf("a change of %s changes the connection", name)
+		}
+	}
+	other := base.Clone()
+	other.Command = "other-server"
+	if connectionKey(other) == connectionKey(base) {
+		t.Error("a change of command keeps the connection")
+	}
+}
