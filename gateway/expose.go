@@ -65,18 +65,19 @@ func (g *Gateway) syncExposed() {
 		// Before a server's own tool of the same name is registered.
 		g.server.RemoveTools(searchToolsName, callToolName)
 	}
-	g.expose(kindTool, defs[kindTool], g.server.RemoveTools)
+	if g.expose(kindTool, defs[kindTool], g.server.RemoveTools) || g.tools == nil {
+		g.tools = make(map[string]exposedTool, len(defs[kindTool]))
+		for _, d := range defs[kindTool] {
+			if _, ok := g.exposed[kindTool][d.key]; ok {
+				g.tools[d.key] = exposedTool{d.server, d.def.(*mcp.Tool)}
+			}
+		}
+		g.toolOrder = listedOrder(g.tools)
+	}
 	if switched && searchOn {
 		g.server.AddTool(searchToolsDef, g.searchTools)
 		g.server.AddTool(callToolDef, g.callNamedTool)
 	}
-	g.tools = make(map[string]exposedTool, len(defs[kindTool]))
-	for _, d := range defs[kindTool] {
-		if _, ok := g.exposed[kindTool][d.key]; ok {
-			g.tools[d.key] = exposedTool{d.server, d.def.(*mcp.Tool)}
-		}
-	}
-	g.toolOrder = listedOrder(g.tools)
 	g.expose(kindPrompt, defs[kindPrompt], g.server.RemovePrompts)
 	g.expose(kindResource, defs[kindResource], g.server.RemoveResources)
 	g.expose(kindTemplate, defs[kindTemplate], g.server.RemoveResourceTemplates)
@@ -92,8 +93,8 @@ type definition struct {
 
 // expose registers defs, the wanted definitions of kind, in place of those
 // registered now: it adds what is new or changed and removes the rest with
-// remove.
-func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
+// remove. It reports whether it changed what is registered.
+func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) bool {
 	exposed := g.exposed[kind]
 	changed := false
 	want := make(map[string]bool, len(defs))
@@ -126,6 +127,7 @@ func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
 		g.changing(kind, changed)
 		remove(gone...)
 	}
+	return changed || len(gone) > 0
 }
 
 // changing is told before expose changes what is registered of kind,

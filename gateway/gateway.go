@@ -140,14 +140,17 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	return g
 }
 
-// SetToolSearch changes the tool search setting (see Options.ToolSearch),
-// as a reload of the config does: the sessions are told list_changed if
-// their lists change.
+// SetToolSearch changes the tool search setting (see Options.ToolSearch).
+// A reload of the config calls it, changed or not: while search is on,
+// every session is told list_changed, for a server's alwaysLoad may have
+// changed too.
 func (g *Gateway) SetToolSearch(ts config.ToolSearch) {
 	g.mu.Lock()
 	g.search = ts
 	g.mu.Unlock()
 	g.syncExposed()
+	g.sessions.markAllStale()
+	g.notifyToolsChanged()
 }
 
 // Server returns the go-sdk server, for transports this package does not

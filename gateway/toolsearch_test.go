@@ -396,3 +396,27 @@ func TestToolSearchOffAndBack(t *testing.T) {
 		}
 	})
 }
+
+// TestToolSearchFollowsAlwaysLoad: a reload that unmarks a server
+// alwaysLoad (the manager reconfigured, then SetToolSearch, as serve does)
+// takes its tools out of the list, and the sessions are told.
+func TestToolSearchFollowsAlwaysLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		changed := make(chan struct{}, 10)
+		cs := client(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+		if diff := cmp.Diff([]string{"search_tools", "call_tool", "math__add"}, listNames(t, cs)); diff != "" {
+			t.Errorf("before (-want +got):\n%s", diff)
+		}
+		servers := searchServers()
+		servers[1].AlwaysLoad = false
+		if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: servers}); err != nil {
+			t.Fatal(err)
+		}
+		g.SetToolSearch(searchOn.ToolSearch)
+		<-changed
+		if diff := cmp.Diff([]string{"search_tools", "call_tool"}, listNames(t, cs)); diff != "" {
+			t.Errorf("after (-want +got):\n%s", diff)
+		}
+	})
+}

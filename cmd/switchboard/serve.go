@@ -96,8 +96,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
 		g.ConfigReloaded(err)
-		if reloaded != nil && toolSearch == nil {
-			g.SetToolSearch(reloaded.ToolSearch)
+		if reloaded != nil {
+			g.SetToolSearch(*cmp.Or(toolSearch, &reloaded.ToolSearch))
 		}
 	})()
 	if *stdio {
