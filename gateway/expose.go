@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,7 +74,7 @@ func (g *Gateway) syncExposed() {
 				g.tools[d.key] = exposedTool{d.server, d.def.(*mcp.Tool)}
 			}
 		}
-		g.toolOrder = listedOrder(g.tools)
+		g.toolOrder = slices.Sorted(maps.Keys(g.tools))
 	}
 	if switched && searchOn {
 		g.server.AddTool(searchToolsDef, g.searchTools)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -161,22 +160,12 @@ func decodeArguments(raw json.RawMessage, v any) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return fmt.Errorf("%q must be a %s, not a JSON %s", typeErr.Field, kindOf(typeErr.Type.Kind().String()), typeErr.Value)
+			// The fields decoded are strings; the rest stay raw.
+			return fmt.Errorf("%q must be a %s, not a JSON %s", typeErr.Field, typeErr.Type, typeErr.Value)
 		}
 		return fmt.Errorf("arguments: %w", err)
 	}
 	return nil
-}
-
-// kindOf names a Go kind as JSON does.
-func kindOf(kind string) string {
-	switch kind {
-	case "ptr", "string":
-		return "string"
-	case "map", "struct":
-		return "JSON object"
-	}
-	return kind
 }
 
 // searchLimit is the limit search_tools was given: a whole number from 1
@@ -288,16 +277,6 @@ func (g *Gateway) toolsListChanged(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// listedOrder returns the names of tools sorted, for a stable list.
-func listedOrder(tools map[string]exposedTool) []string {
-	names := make([]string, 0, len(tools))
-	for name := range tools {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // An exposedTool is an upstream tool registered with the go-sdk server.

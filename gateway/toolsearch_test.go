@@ -318,6 +318,7 @@ func TestToolSearchBadInput(t *testing.T) {
 			{searchToolsName, map[string]any{"query": "file", "limit": "5"}, `search_tools: "limit" is "5": want a whole number`},
 			{callToolName, map[string]any{}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": " "}, `call_tool: "name" is required`},
+			{callToolName, map[string]any{"name": 7}, `call_tool: "name" must be a string, not a JSON number`},
 			{callToolName, map[string]any{"name": "files__nope"}, `call_tool: no tool is called "files__nope"`},
 			{callToolName, map[string]any{"name": "nope"}, `call_tool: no tool is called "nope"`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": []any{1}}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
@@ -417,6 +418,28 @@ func TestToolSearchFollowsAlwaysLoad(t *testing.T) {
 		<-changed
 		if diff := cmp.Diff([]string{"search_tools", "call_tool"}, listNames(t, cs)); diff != "" {
 			t.Errorf("after (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestToolSearchNameClash: a server's own tool called search_tools gives
+// way to tool search's while it is on, and call_tool still reaches it.
+func TestToolSearchNameClash(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ups := upstreams{"s": mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "search_tools", Description: "Search the web"}}})}
+		srv := entry("s", false)
+		srv.Prefix = new(string)
+		_, g := setup(t, ups, []config.Server{srv}, searchOn)
+		cs := client(t, g, nil)
+		if diff := cmp.Diff([]string{"search_tools", "call_tool"}, listNames(t, cs)); diff != "" {
+			t.Errorf("tools (-want +got):\n%s", diff)
+		}
+		if found := search(t, cs, map[string]any{"query": "search the web"}); len(found) != 1 || found[0].Server != "s" {
+			t.Errorf("found %+v, want the server's search_tools", found)
+		}
+		res := call(t, cs, callToolName, map[string]any{"name": "search_tools", "arguments": map[string]any{"q": "go"}})
+		if res.IsError || mcptest.Text(res) != `{"q":"go"}` {
+			t.Errorf("call_tool search_tools = %q (isError %v), want the server's echo", mcptest.Text(res), res.IsError)
 		}
 	})
 }
