@@ -25,3 +25,8 @@ func (h gatewayHooks) PeerRootsChanged(p Peer) { h.m.peerRootsChanged(p) }
 func (h gatewayHooks) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	return h.m.setLoggingLevel(ctx, level)
 }
+
+func (h gatewayHooks) AlwaysLoad(server string) bool {
+	up := h.m.view.Load().byName[server]
+	return up != nil && up.Config().AlwaysLoad
+}

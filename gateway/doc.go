@@ -29,6 +29,17 @@
 // subscribed to the URI. logging/setLevel is per session; the servers are
 // asked for the most verbose level any session wants.
 //
+// With tool search on (Options.ToolSearch), tools/list holds search_tools
+// and call_tool (design §2), the tools of the servers marked alwaysLoad, and
+// the tools the session found, the MaxFoundPerSession found last; every
+// tool stays registered, so a direct call works, and call_tool goes the
+// same way as one. The go-sdk has one tool list for all sessions, and tells
+// list_changed to all: the gateway answers each session's tools/list
+// itself, and spares list_changed to the sessions whose list did not
+// change. Input of search_tools and call_tool that does not fit gets an
+// error result naming what is wrong, as the go-sdk answers arguments that
+// do not fit a tool's schema.
+//
 // Errors of a tool call become results with isError set, so that a model
 // can read them: a server that is down is named, with its state and last
 // error, without its URL or address; so is the server of a tool that the

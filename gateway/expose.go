@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +32,13 @@ func (g *Gateway) syncExposed() {
 	defer g.mu.Unlock()
 	ctx := context.Background()
 	var defs [numKinds][]definition
-	for _, t := range g.m.Tools(ctx, nil) {
+	tools := g.m.Tools(ctx, nil)
+	searchOn := g.search.Enabled(len(tools))
+	for _, t := range tools {
+		if searchOn && isSearchTool(t.Name) {
+			g.opts.Logger.Warn("tool not exposed: tool search has a tool of that name; call_tool reaches it", "tool", t.Name, "server", t.Server)
+			continue
+		}
 		def, err := exposable(t.Definition())
 		if err != nil {
 			g.opts.Logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", err)
@@ -50,7 +58,28 @@ func (g *Gateway) syncExposed() {
 		def := t.Template
 		defs[kindTemplate] = append(defs[kindTemplate], definition{def.URITemplate, t.Server, def, func() { g.server.AddResourceTemplate(def, g.readResource) }})
 	}
-	g.expose(kindTool, defs[kindTool], g.server.RemoveTools)
+	switched := searchOn != g.searchOn
+	if switched {
+		g.searchOn = searchOn
+		g.sessions.markAllStale()
+	}
+	if switched && !searchOn {
+		// Before a server's own tool of the same name is registered.
+		g.server.RemoveTools(searchToolsName, callToolName)
+	}
+	if g.expose(kindTool, defs[kindTool], g.server.RemoveTools) || g.tools == nil {
+		g.tools = make(map[string]exposedTool, len(defs[kindTool]))
+		for _, d := range defs[kindTool] {
+			if _, ok := g.exposed[kindTool][d.key]; ok {
+				g.tools[d.key] = exposedTool{d.server, d.def.(*mcp.Tool)}
+			}
+		}
+		g.toolOrder = slices.Sorted(maps.Keys(g.tools))
+	}
+	if switched && searchOn {
+		g.server.AddTool(searchToolsDef, g.searchTools)
+		g.server.AddTool(callToolDef, g.callNamedTool)
+	}
 	g.expose(kindPrompt, defs[kindPrompt], g.server.RemovePrompts)
 	g.expose(kindResource, defs[kindResource], g.server.RemoveResources)
 	g.expose(kindTemplate, defs[kindTemplate], g.server.RemoveResourceTemplates)
@@ -66,9 +95,10 @@ type definition struct {
 
 // expose registers defs, the wanted definitions of kind, in place of those
 // registered now: it adds what is new or changed and removes the rest with
-// remove.
-func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
+// remove. It reports whether it changed what is registered.
+func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) bool {
 	exposed := g.exposed[kind]
+	changed := false
 	want := make(map[string]bool, len(defs))
 	for _, d := range defs {
 		key, err := json.Marshal(d.def)
@@ -79,12 +109,14 @@ func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
 		if exposed[d.key] == string(key) {
 			continue
 		}
+		g.changing(kind, changed)
 		if err := register(d.add); err != nil {
 			g.opts.Logger.Warn(kindNames[kind]+" not exposed", kindNames[kind], d.key, "server", d.server, "error", err)
 			delete(want, d.key)
 			continue
 		}
 		exposed[d.key] = string(key)
+		changed = true
 	}
 	var gone []string
 	for key := range exposed {
@@ -94,7 +126,19 @@ func (g *Gateway) expose(kind int, defs []definition, remove func(...string)) {
 		}
 	}
 	if len(gone) > 0 {
+		g.changing(kind, changed)
 		remove(gone...)
+	}
+	return changed || len(gone) > 0
+}
+
+// changing is told before expose changes what is registered of kind,
+// unless it has already changed some (changed): a change of the tools may
+// change any session's list (see toolsListChanged), before the go-sdk tells
+// the sessions.
+func (g *Gateway) changing(kind int, changed bool) {
+	if kind == kindTool && !changed {
+		g.sessions.markAllStale()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
@@ -52,6 +53,12 @@ type Options struct {
 	// MaxRequestBytes bounds the body of a request to /mcp; a larger one
 	// gets 413. Default: the go-sdk's, 4 MiB.
 	MaxRequestBytes int64
+	// ToolSearch serves the tools behind search_tools and call_tool
+	// (design §2): while it is on, tools/list holds those two, the tools
+	// of the servers marked alwaysLoad, and the tools the client session
+	// found, up to MaxFoundPerSession. Every tool stays callable. Default:
+	// off. [Gateway.SetToolSearch] changes it.
+	ToolSearch config.ToolSearch
 }
 
 // A Gateway serves a manager's tools to MCP clients.
@@ -67,9 +74,14 @@ type Gateway struct {
 	sessions    sessions
 	progress    progressTokens
 
-	// mu serializes syncs and guards exposed.
-	mu      sync.Mutex
-	exposed [numKinds]map[string]string // per kind, name or URI → JSON of the registered definition
+	// mu serializes syncs and guards the following. Lock order: mu, then
+	// sessions.mu.
+	mu        sync.Mutex
+	exposed   [numKinds]map[string]string // per kind, name or URI → JSON of the registered definition
+	tools     map[string]exposedTool      // the servers' tools registered, by public name
+	toolOrder []string                    // the keys of tools, sorted
+	search    config.ToolSearch
+	searchOn  bool // search_tools and call_tool are registered
 
 	reload atomic.Pointer[reload] // the last config reload, if any
 }
@@ -88,7 +100,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	g := &Gateway{m: m, hooks: hooks.Of(m), opts: o, started: time.Now()}
+	g := &Gateway{m: m, hooks: hooks.Of(m), opts: o, started: time.Now(), search: o.ToolSearch}
 	for k := range g.exposed {
 		g.exposed[k] = make(map[string]string)
 	}
@@ -113,6 +125,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
 	g.server.AddReceivingMiddleware(g.intercept, g.unlisted)
+	g.server.AddSendingMiddleware(g.toolsListChanged)
 	g.sessions.init()
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
@@ -125,6 +138,19 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	})
 	g.syncExposed()
 	return g
+}
+
+// SetToolSearch changes the tool search setting (see Options.ToolSearch).
+// A reload of the config calls it, changed or not: while search is on,
+// every session is told list_changed, for a server's alwaysLoad may have
+// changed too.
+func (g *Gateway) SetToolSearch(ts config.ToolSearch) {
+	g.mu.Lock()
+	g.search = ts
+	g.mu.Unlock()
+	g.syncExposed()
+	g.sessions.markAllStale()
+	g.notifyToolsChanged()
 }
 
 // Server returns the go-sdk server, for transports this package does not

@@ -48,6 +48,12 @@ type sessionState struct {
 	subs  map[string]bool
 	level mcp.LoggingLevel
 	done  chan struct{} // closed when the session ends
+	// found are the tools the session found with search_tools, most
+	// recent last, at most MaxFoundPerSession.
+	found []string
+	// stale reports that the session's tools/list may have changed since
+	// it was last told list_changed.
+	stale bool
 }
 
 func (s *sessions) init() { s.byID = make(map[*mcp.ServerSession]*sessionState) }
@@ -83,6 +89,69 @@ func (s *sessions) done(g *Gateway, ss *mcp.ServerSession) <-chan struct{} {
 		return st.done
 	}
 	return nil
+}
+
+// listed returns the tools ss found with search_tools, most recent last,
+// for a tools/list of ss, which from then on is told list_changed only
+// when its list may have changed (see toolsListChanged).
+func (s *sessions) listed(g *Gateway, ss *mcp.ServerSession) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.trackLocked(g, ss)
+	if st == nil {
+		return nil
+	}
+	st.stale = false
+	return slices.Clone(st.found)
+}
+
+// addFound adds names to the tools ss found, as the most recent, dropping
+// the oldest beyond MaxFoundPerSession, and reports whether any was new:
+// the session is then stale.
+func (s *sessions) addFound(g *Gateway, ss *mcp.ServerSession, names []string) (grew bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.trackLocked(g, ss)
+	if st == nil {
+		return false
+	}
+	for _, name := range names {
+		if i := slices.Index(st.found, name); i >= 0 {
+			st.found = slices.Delete(st.found, i, i+1)
+		} else {
+			grew = true
+		}
+		st.found = append(st.found, name)
+	}
+	if n := len(st.found) - MaxFoundPerSession; n > 0 {
+		st.found = slices.Delete(st.found, 0, n)
+	}
+	st.stale = st.stale || grew
+	return grew
+}
+
+// markAllStale marks every session's tools/list as maybe changed.
+func (s *sessions) markAllStale() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.byID {
+		st.stale = true
+	}
+}
+
+// takeStale reports whether ss's tools/list may have changed since it was
+// last told, and clears it. A session not tracked (one that has not listed
+// its tools with search on) is told.
+func (s *sessions) takeStale(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.byID[ss]
+	if st == nil {
+		return true
+	}
+	stale := st.stale
+	st.stale = false
+	return stale
 }
 
 // wait waits for the sessions' goroutines, once the sessions are closed.
@@ -281,13 +350,19 @@ func (g *Gateway) settle(ctx context.Context) {
 
 // intercept sees every request from clients before the go-sdk handles it:
 // the handshake and lists wait, briefly, for servers still making their
-// first connection (see settle); it records logging levels, and completes
-// the handshake's answer with what the servers offer.
+// first connection (see settle); with tool search on, a session's
+// tools/list is its own (see searchList); it records logging levels, and
+// completes the handshake's answer with what the servers offer.
 func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize", "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			g.settle(ctx)
+		}
+		if method == "tools/list" {
+			if res := g.toolsList(req); res != nil {
+				return res, nil
+			}
 		}
 		var reached bool
 		if method == "resources/read" {
@@ -363,6 +438,11 @@ func (g *Gateway) describe(caps **mcp.ServerCapabilities, instructions *string) 
 	if c.Resources != nil {
 		c.Resources.Subscribe = subscribe && !g.opts.Stateless
 	}
+	g.mu.Lock()
+	if g.searchOn {
+		text = append([]string{searchInstructions}, text...)
+	}
+	g.mu.Unlock()
 	if len(text) > 0 {
 		*instructions = strings.Join(text, "\n\n")
 	}

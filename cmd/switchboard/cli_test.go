@@ -129,6 +129,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "x", "[1,2]"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"call", "x", "{nope"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"serve", "--stdio", "--listen", "127.0.0.1:0"}, "exclude each other"},
+		{[]string{"serve", "--tool-search", "sometimes"}, `invalid value "sometimes" for flag -tool-search`},
+		{[]string{"serve", "--tool-search", "auto:-1"}, `invalid value "auto:-1" for flag -tool-search`},
 	} {
 		_, stderr, code := cli(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

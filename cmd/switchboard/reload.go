@@ -29,8 +29,9 @@ const reloadQuiet = 200 * time.Millisecond
 // files changes (written in place, or replaced by a rename), until ctx ends
 // or stop is called. A config that does not load is refused with one log
 // line that names the file and the problem; the running one stays. Each
-// reload ends with a call of reloaded, with its error if any.
-func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, reloaded func(error)) (stop func()) {
+// reload ends with a call of reloaded, with the config loaded (nil if none
+// did) and its error if any.
+func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, reloaded func(*config.Config, error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -196,12 +197,12 @@ func signalOnce(c chan struct{}) {
 
 // reload loads the config and applies it to m, logging what changed, or
 // why it was refused.
-func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string, reloaded func(error)) {
+func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string, reloaded func(*config.Config, error)) {
 	// Each outcome is told to reloaded (metrics, /status) before it is
 	// logged: whoever reads the log line finds them telling it too.
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
-		reloaded(&reloadError{refused: true, err: err})
+		reloaded(nil, &reloadError{refused: true, err: err})
 		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)
 		return
 	}
@@ -218,13 +219,13 @@ func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager
 	attrs := []any{"cause", why, "added", r.Added, "removed", r.Removed, "changed", r.Changed}
 	switch {
 	case err != nil:
-		reloaded(err)
+		reloaded(cfg, err)
 		logger.Warn("config reloaded, with errors", append(attrs, "error", err)...)
 	case len(entries) > 0:
-		reloaded(&reloadError{err: errors.Join(entries...)})
+		reloaded(cfg, &reloadError{err: errors.Join(entries...)})
 		logger.Info("config reloaded", attrs...)
 	default:
-		reloaded(nil)
+		reloaded(cfg, nil)
 		logger.Info("config reloaded", attrs...)
 	}
 }

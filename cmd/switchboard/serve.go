@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/metrics"
 )
@@ -28,7 +30,7 @@ const defaultShutdownTimeout = 10 * time.Second
 // serve runs the gateway until SIGINT or SIGTERM.
 func (e *env) serve(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--startup-gate D] [--shutdown-timeout D]")
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--startup-gate D] [--shutdown-timeout D] [--tool-search MODE]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
@@ -39,6 +41,12 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	gate := fs.Duration("startup-gate", switchboard.DefaultStartupGate, "how long the start, and a client's handshake or list, wait for servers making their first connection (0: not at all); later ones arrive with list_changed")
 	var origins originList
 	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
+	var toolSearch *config.ToolSearch // nil: the config's
+	fs.Func("tool-search", "serve the tools behind search_tools and call_tool: `MODE` off, on, or auto[:N] (on while more than N tools are exposed; N 40 by default); overrides the config's \"toolSearch\"", func(v string) error {
+		ts, err := config.ParseToolSearch(v)
+		toolSearch = &ts
+		return err
+	})
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -83,10 +91,14 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Metrics:        stats.Handler(),
 		Latency:        stats.Latency,
 		AllowOrigins:   origins,
+		ToolSearch:     *cmp.Or(toolSearch, &cfg.ToolSearch),
 	})
-	defer e.watchConfig(ctx, paths, m, logger, func(err error) {
+	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
 		g.ConfigReloaded(err)
+		if reloaded != nil {
+			g.SetToolSearch(*cmp.Or(toolSearch, &reloaded.ToolSearch))
+		}
 	})()
 	if *stdio {
 		return e.serveStdio(ctx, m, g, logger)

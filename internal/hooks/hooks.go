@@ -27,6 +27,9 @@ type Gateway interface {
 	// SetLoggingLevel asks every server that logs for level, now and after
 	// every reconnect: the level the gateway's clients ask for.
 	SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error
+	// AlwaysLoad reports whether the server's config marks it alwaysLoad:
+	// with tool search on, its tools stay listed.
+	AlwaysLoad(server string) bool
 }
 
 // Of returns the hooks of manager, a *switchboard.Manager. Package

@@ -68,7 +68,9 @@ const (
 	AskInput Behavior = "ask-input"
 	// Progress sends arguments["steps"] progress notifications (default 2)
 	// with the call's progress token, if it has one, and an info log message
-	// per step, then returns "done".
+	// per step, then returns "done"; or, if arguments["hang"] is true, hangs
+	// as [Hang] does, so that a test can wait for the progress of a call in
+	// flight.
 	Progress Behavior = "progress"
 	// InvalidParams answers with the JSON-RPC error -32602 "Invalid params",
 	// which names neither the tool nor an argument, as servers of revisions
@@ -369,7 +371,11 @@ func (s *Server) toolHandler(spec ToolSpec) mcp.ToolHandler {
 		case Sample:
 			return sample(ctx, req.Session, args), nil
 		case Progress:
-			return progress(ctx, req, args), nil
+			res := progress(ctx, req, args)
+			if args["hang"] == true {
+				return nil, s.hang(ctx, s.sessionOf(ctx, req.Session))
+			}
+			return res, nil
 		case AskInput:
 			return askInput(req, args), nil
 		case Elicit:
