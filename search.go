@@ -3,7 +3,6 @@ package switchboard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -71,8 +70,7 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 	}
 	hits, err := m.search.index.Search(query, o.Limit, visible)
 	if err != nil {
-		// The index's words say what is wrong; its own op is ours.
-		return nil, fmt.Errorf("search tools: %w: %s", ErrInvalidSearch, strings.TrimPrefix(err.Error(), "toolsearch: search: "))
+		return nil, &searchError{cause: err}
 	}
 	out := make([]ToolMatch, 0, len(hits))
 	for _, h := range hits {
@@ -82,6 +80,16 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 	}
 	return out, nil
 }
+
+// searchError is a refused search: it wraps ErrInvalidSearch and the
+// index's own error, whose words say what is wrong; its op is ours.
+type searchError struct{ cause error }
+
+func (e *searchError) Error() string {
+	return "search tools: " + ErrInvalidSearch.Error() + ": " + strings.TrimPrefix(e.cause.Error(), "toolsearch: search: ")
+}
+
+func (e *searchError) Unwrap() []error { return []error{ErrInvalidSearch, e.cause} }
 
 // searchIndex keeps the tool search index in step with the views, from the
 // goroutine that makes them: it indexes again only the servers whose
