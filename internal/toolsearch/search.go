@@ -54,14 +54,20 @@ func (x *Index) Search(query string, limit int, visible func(name string) bool) 
 	return x.snap.Load().search(&x.p, terms, limit, visible), nil
 }
 
-// queryTerms returns the distinct terms of a query in order of appearance:
-// a term repeated in a query counts once.
+// MaxQueryTerms is how many distinct terms of a query count: the first
+// ones. A request that names what it wants does so in far fewer, and each
+// term costs a pass over its postings, so that a query of 1 KiB of common
+// words would otherwise take milliseconds.
+const MaxQueryTerms = 32
+
+// queryTerms returns the first MaxQueryTerms distinct terms of a query, in
+// order of appearance: a term repeated in a query counts once.
 func queryTerms(query string) []string {
 	var terms []string
 	seen := make(map[string]bool)
 	var a analyzer
 	a.analyze(query, func(t string) {
-		if !seen[t] {
+		if !seen[t] && len(terms) < MaxQueryTerms {
 			seen[t] = true
 			terms = append(terms, t)
 		}

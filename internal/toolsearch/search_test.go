@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -330,5 +331,31 @@ func TestVisible(t *testing.T) {
 	}
 	if got := mustSearch(t, x, "list", 5, func(string) bool { return false }); got == nil || len(got) != 0 {
 		t.Fatalf("nothing visible, got %v", got)
+	}
+}
+
+// TestQueryTermsAreCapped: only the first MaxQueryTerms distinct terms of a
+// query count, so a long query ranks as its beginning does.
+func TestQueryTermsAreCapped(t *testing.T) {
+	var words []string
+	for i := range MaxQueryTerms + 10 {
+		words = append(words, fmt.Sprintf("word%c%c", 'a'+i/26, 'a'+i%26))
+	}
+	if got := queryTerms(strings.Join(words, " ")); len(got) != MaxQueryTerms {
+		t.Fatalf("%d terms counted, want %d", len(got), MaxQueryTerms)
+	}
+	x, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Set("s", []Doc{{Name: "s__first", Description: words[0]}, {Name: "s__late", Description: words[MaxQueryTerms+5]}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Search(strings.Join(words, " "), 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Name != "s__first" {
+		t.Errorf("hits %v, want only s__first: a term past the cap counts", hits)
 	}
 }
