@@ -37,7 +37,9 @@ func Example() {
 		return
 	}
 
-	hits, err := idx.Search("open an issue about a bug", 3, nil)
+	// "open" is also a word for reading (see the synonyms), so a file
+	// comes second, well behind.
+	hits, err := idx.Search("open an issue about a bug", 2, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -54,6 +56,7 @@ func Example() {
 	}
 	// Output:
 	// github github__create_issue
+	// fs fs__read_file
 	// fs fs__read_file
 	// github github__list_pull_requests
 }

@@ -51,7 +51,15 @@ func (x *Index) Search(query string, limit int, visible func(name string) bool) 
 	if len(terms) == 0 {
 		return nil, fmt.Errorf("toolsearch: search: %w: the query has only stop words or punctuation", ErrEmptyQuery)
 	}
-	return x.snap.Load().search(&x.p, terms, limit, visible), nil
+	expanded := querySynonyms.expand(terms)
+	weights := make([]float64, len(expanded))
+	for i := range expanded {
+		weights[i] = 1
+		if i >= len(terms) {
+			weights[i] = synonymWeight
+		}
+	}
+	return x.snap.Load().search(&x.p, expanded, weights, limit, visible), nil
 }
 
 // MaxQueryTerms is how many distinct terms of a query count: the first
@@ -122,7 +130,7 @@ func (st *stats) isVisible(g int) bool {
 // summed in the
 // order of the query's terms, so the same query over the same docs gives
 // bit-identical scores however the index was built.
-func (s *snapshot) search(p *params, terms []string, limit int, visible func(string) bool) []Hit {
+func (s *snapshot) search(p *params, terms []string, weights []float64, limit int, visible func(string) bool) []Hit {
 	st := s.statsFor(visible)
 	if st.docs == 0 {
 		return []Hit{}
@@ -137,7 +145,7 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 	scores := make([]float64, s.docs) // by global doc number
 	var touched []int32
 	lists := make([][]posting, len(s.segments))
-	for _, term := range terms {
+	for ti, term := range terms {
 		df := 0
 		for i, seg := range s.segments {
 			lists[i] = seg.postings[term]
@@ -154,7 +162,7 @@ func (s *snapshot) search(p *params, terms []string, limit int, visible func(str
 		if df == 0 {
 			continue
 		}
-		idf := math.Log(1 + (float64(st.docs)-float64(df)+0.5)/(float64(df)+0.5))
+		idf := weights[ti] * math.Log(1+(float64(st.docs)-float64(df)+0.5)/(float64(df)+0.5))
 		for i, list := range lists {
 			seg := s.segments[i]
 			for _, post := range list {
