@@ -41,28 +41,3 @@ func TestRepeat(t *testing.T) {
 		t.Errorf("Repeat of servers with no tools = %v, want none", got)
 	}
 }
-
-// TestContextBytes prints, with -v, the bytes of tools/list with search off
-// for the interop config and a 1,000-tool one (synthetic: real tools
-// repeated under several prefixes, see Repeat).
-func TestContextBytes(t *testing.T) {
-	d := load(t)
-	interop, err := InteropConfig(d.Servers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name    string
-		servers []Server
-	}{{"interop", interop}, {"1000 tools", Repeat(d.Servers, 1000)}, {"tools.json", d.Servers}} {
-		tools := PublicTools(c.servers)
-		n, err := ListBytes(tools)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %d tools, tools/list %d bytes with search off", c.name, len(tools), n)
-	}
-	if _, err := InteropConfig(d.Servers[:1]); err == nil {
-		t.Error("InteropConfig without its servers: no error")
-	}
-}

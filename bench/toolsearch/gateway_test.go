@@ -90,4 +90,7 @@ func TestContextSaved(t *testing.T) {
 		}
 		t.Logf("%s: tools/list %d bytes (%d tools) with search off, %d bytes (%d tools) on: %.1f%%", c.name, off, offTools, on, onTools, 100*float64(on)/float64(off))
 	}
+	if _, err := InteropConfig(d.Servers[:1]); err == nil {
+		t.Error("InteropConfig without its servers: no error")
+	}
 }
