@@ -3,12 +3,14 @@ package switchboard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
 )
 
@@ -56,14 +58,14 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 	if o.Limit == 0 {
 		o.Limit = DefaultSearchLimit
 	}
-	if err := m.open("search tools", query); err != nil {
-		return nil, err
+	if m.closed.Load() {
+		return nil, fmt.Errorf("search tools: %w", ErrClosed)
 	}
 	v := m.view.Load()
 	visible := func(name string) bool { _, ok := v.exposedByName[name]; return ok }
-	if m.toolFilter(o.Query) != nil {
+	if keep := m.toolFilter(o.Query); keep != nil {
 		shown := make(map[string]bool)
-		for _, t := range m.Tools(ctx, o.Query) {
+		for _, t := range catalog.Filter(ctx, v.exposed, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger) {
 			shown[t.Name] = true
 		}
 		visible = func(name string) bool { return shown[name] }
@@ -97,9 +99,16 @@ func (e *searchError) Unwrap() []error { return []error{ErrInvalidSearch, e.caus
 type searchIndex struct {
 	index  *toolsearch.Index
 	logger *slog.Logger
-	// indexed holds, per server, the definitions last indexed: a view
-	// keeps an unchanged tool's definition, so identity tells.
-	indexed map[string][]*mcp.Tool
+	// indexed holds, per server, the tools last indexed: a view keeps an
+	// unchanged tool's prepared definition, so its identity and the public
+	// name (which a collision may change) tell.
+	indexed map[string][]indexedTool
+}
+
+// indexedTool is what tells whether a tool must be indexed again.
+type indexedTool struct {
+	name string
+	src  *mcp.Tool
 }
 
 func newSearchIndex(logger *slog.Logger) *searchIndex {
@@ -107,23 +116,27 @@ func newSearchIndex(logger *slog.Logger) *searchIndex {
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
-	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]*mcp.Tool)}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool)}
 }
 
 // follow indexes the tools of v's servers that changed since the view it
 // followed last, and drops the servers that are gone.
 func (s *searchIndex) follow(v *view) {
-	byServer := make(map[string][]*mcp.Tool)
+	byServer := make(map[string][]Tool)
 	for _, t := range v.exposed {
-		byServer[t.Server] = append(byServer[t.Server], t.def)
+		byServer[t.Server] = append(byServer[t.Server], t)
 	}
-	for server, defs := range byServer {
-		if slices.Equal(defs, s.indexed[server]) {
+	for server, tools := range byServer {
+		now := make([]indexedTool, len(tools))
+		for i, t := range tools {
+			now[i] = indexedTool{t.Name, t.src}
+		}
+		if slices.Equal(now, s.indexed[server]) {
 			continue
 		}
-		docs := make([]toolsearch.Doc, len(defs))
-		for i, def := range defs {
-			docs[i] = toolsearch.Doc{Name: def.Name, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema}
+		docs := make([]toolsearch.Doc, len(tools))
+		for i, t := range tools {
+			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema}
 		}
 		if err := s.index.Set(server, docs); err != nil {
 			// Exposed tools are valid documents; this is a bug, and
@@ -131,7 +144,7 @@ func (s *searchIndex) follow(v *view) {
 			s.logger.Error("indexing tools for search", "server", server, "error", err)
 			continue
 		}
-		s.indexed[server] = defs
+		s.indexed[server] = now
 	}
 	for server := range s.indexed {
 		if _, ok := byServer[server]; !ok {

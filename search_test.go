@@ -104,9 +104,13 @@ func TestSearchToolsFollowsTheServers(t *testing.T) {
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
+		files := m.search.indexed["files"]
 		browser.SetTools([]mcptest.ToolSpec{{Name: "print_page", Description: "Print the current page to a PDF."}})
 		mcptest.PassTime(time.Second) // the list_changed is gathered, and the list fetched
 		synctest.Wait()
+		if again := m.search.indexed["files"]; len(again) == 0 || &again[0] != &files[0] {
+			t.Error("the browser's new list indexed the files server again: one server's change must index that server alone")
+		}
 		if got := searched(t, m, "screenshot", nil); len(got) != 0 {
 			t.Errorf("after the browser's new list, screenshot found %v", got)
 		}

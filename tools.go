@@ -28,6 +28,7 @@ type Tool struct {
 	Title, Description string
 
 	def      *mcp.Tool       // as prepared for hosts, named by Name; shared, never changed
+	src      *mcp.Tool       // the prepared definition, the same while the server's tool is
 	approval *ApprovalPolicy // the manager's Options.Approval
 }
 

@@ -137,7 +137,7 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 		v.prepared[t.Tool] = def
 		named := *def
 		named.Name = t.Name
-		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named, approval: m.opts.Approval}
+		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named, src: def, approval: m.opts.Approval}
 		v.exposedByName[t.Name] = i
 	}
 }

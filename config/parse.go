@@ -148,8 +148,6 @@ type item struct {
 	rejected *Rejected
 }
 
-// merger keeps entries by name in first-seen order; a later entry with the
-// same name replaces the earlier one in its place.
 // mergeInto adds the file's entries to m, and its settings to cfg: a later
 // file's replace an earlier one's.
 func (p parsedFile) mergeInto(m *merger, cfg *Config) {
@@ -170,6 +168,8 @@ func toolSearch(v *hujson.Value) (ToolSearch, error) {
 	return ParseToolSearch(lit.String())
 }
 
+// merger keeps entries by name in first-seen order; a later entry with the
+// same name replaces the earlier one in its place.
 type merger struct {
 	items []item
 	index map[string]int

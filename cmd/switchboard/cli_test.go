@@ -188,7 +188,7 @@ func TestToolsSearch(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || len(got) == 0 || got[0].Score <= 0 {
 		t.Errorf("tools --search --json: exit %d, %v, %v\n%s", code, err, got, stderr)
 	}
-	for _, args := range [][]string{{"--search", ""}, {"--search", "  "}, {"--search", "the of and"}, {"--search", "time", "--limit", "0"}} {
+	for _, args := range [][]string{{"--search", ""}, {"--search", "  "}, {"--search", "the of and"}, {"--search", "time", "--limit", "0"}, {"--limit", "3"}} {
 		if _, stderr, code := cli(t, append([]string{"tools"}, args...)...); code != 2 || !strings.Contains(stderr, "tools: ") {
 			t.Errorf("tools %q: exit %d, stderr %s; want a usage error", args, code, stderr)
 		}

@@ -6,7 +6,8 @@
 //
 //	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
 //	                    [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
-//	switchboard tools   [--config F]... [--json]
+//	                    [--tool-search off|on|auto[:N]]
+//	switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]]
 //	switchboard call    [--config F]... TOOL [JSON-ARGS]
 //	switchboard status  [--config F]... [--json]
 //	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
@@ -94,7 +95,8 @@ const usage = `switchboard puts every configured MCP server behind one MCP endpo
 Usage:
   switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
                       [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
-  switchboard tools   [--config F]... [--json]
+                      [--tool-search off|on|auto[:N]]
+  switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]]
   switchboard call    [--config F]... TOOL [JSON-ARGS]
   switchboard status  [--config F]... [--json]
   switchboard status  --gateway URL [--auth-token-env NAME] [--json]

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,10 +37,16 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
 	}
-	searching := false
-	fs.Visit(func(f *flag.Flag) { searching = searching || f.Name == "search" })
-	if searching && (strings.TrimSpace(*query) == "" || *limit < 1) {
-		return usageErrorf("tools: --search wants a request in words and --limit a number of matches above 0")
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	searching := set["search"]
+	switch {
+	case set["limit"] && !searching:
+		return usageErrorf("tools: --limit counts the matches of --search; give --search QUERY")
+	case searching && strings.TrimSpace(*query) == "":
+		return usageErrorf("tools: --search wants a request in words, such as --search \"read a file\"")
+	case *limit < 1:
+		return usageErrorf("tools: --limit is %d; want a number of matches above 0", *limit)
 	}
 	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
@@ -53,8 +60,12 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	down, rejected := reportFailures(e.stderr, cfg, m)
 	var matches []switchboard.ToolMatch
 	if searching {
-		if matches, err = m.SearchTools(ctx, *query, &switchboard.SearchOptions{Limit: *limit}); err != nil {
+		matches, err = m.SearchTools(ctx, *query, &switchboard.SearchOptions{Limit: *limit})
+		if errors.Is(err, switchboard.ErrInvalidSearch) {
 			return usageErrorf("tools: %v", err)
+		}
+		if err != nil {
+			return fmt.Errorf("tools: %w", err)
 		}
 	} else {
 		for _, t := range m.Tools(ctx, nil) {

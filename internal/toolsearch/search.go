@@ -51,7 +51,16 @@ func (x *Index) Search(query string, limit int, visible func(name string) bool) 
 	if len(terms) == 0 {
 		return nil, fmt.Errorf("toolsearch: search: %w: the query has only stop words or punctuation", ErrEmptyQuery)
 	}
+	expanded, weights := withSynonyms(terms)
+	return x.snap.Load().search(&x.p, expanded, weights, limit, visible), nil
+}
+
+// withSynonyms returns terms and the synonyms they bring in, at most
+// maxSynonymTerms of them and MaxQueryTerms in all, and the weight of each: 1 for the query's own,
+// synonymWeight for the rest.
+func withSynonyms(terms []string) ([]string, []float64) {
 	expanded := querySynonyms.expand(terms)
+	expanded = expanded[:min(len(expanded), len(terms)+maxSynonymTerms, MaxQueryTerms)]
 	weights := make([]float64, len(expanded))
 	for i := range expanded {
 		weights[i] = 1
@@ -59,14 +68,19 @@ func (x *Index) Search(query string, limit int, visible func(name string) bool) 
 			weights[i] = synonymWeight
 		}
 	}
-	return x.snap.Load().search(&x.p, expanded, weights, limit, visible), nil
+	return expanded, weights
 }
+
+// maxSynonymTerms is how many terms a query's synonyms may bring in: the
+// terms a long query brings in are the ones most words share, and their
+// postings are the longest.
+const maxSynonymTerms = 12
 
 // MaxQueryTerms is how many distinct terms of a query count: the first
 // ones. A request that names what it wants does so in far fewer, and each
 // term costs a pass over its postings, so that a query of 1 KiB of common
 // words would otherwise take milliseconds.
-const MaxQueryTerms = 32
+const MaxQueryTerms = 24
 
 // queryTerms returns the first MaxQueryTerms distinct terms of a query, in
 // order of appearance: a term repeated in a query counts once.
