@@ -53,11 +53,12 @@ type Options struct {
 	// MaxRequestBytes bounds the body of a request to /mcp; a larger one
 	// gets 413. Default: the go-sdk's, 4 MiB.
 	MaxRequestBytes int64
-	// ToolSearch serves the tools behind search_tools and call_tool
-	// (design §2): while it is on, tools/list holds those two, the tools
-	// of the servers marked alwaysLoad, and the tools the client session
-	// found, up to MaxFoundPerSession. Every tool stays callable. Default:
-	// off. [Gateway.SetToolSearch] changes it.
+	// ToolSearch serves the tools behind search_tools and call_tool:
+	// while it is on, tools/list holds those two, the tools of the
+	// servers marked alwaysLoad, and the tools the client session found,
+	// up to MaxFoundPerSession (with Stateless, no session keeps its
+	// finds: call them with call_tool). Every tool stays callable.
+	// Default: off. [Gateway.SetToolSearch] changes it.
 	ToolSearch config.ToolSearch
 }
 
