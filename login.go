@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -189,8 +188,7 @@ type onceFetcher struct {
 	turn  chan struct{} // buffered, 1: held by the login in progress
 	tried atomic.Bool
 
-	mu     sync.Mutex
-	failed error
+	failed error // guarded by turn
 }
 
 func newOnceFetcher(fetch auth.AuthorizationCodeFetcher) *onceFetcher {
@@ -204,17 +202,12 @@ func (f *onceFetcher) login(ctx context.Context, args *auth.AuthorizationArgs) (
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	f.mu.Lock()
-	failed := f.failed
-	f.mu.Unlock()
-	if failed != nil {
-		return nil, failed
+	if f.failed != nil {
+		return nil, f.failed
 	}
 	f.tried.Store(true)
 	res, err := f.fetch(ctx, args)
-	f.mu.Lock()
 	f.failed = err
-	f.mu.Unlock()
 	return res, err
 }
 
