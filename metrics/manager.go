@@ -34,12 +34,14 @@ func (x *Metrics) Observer() *switchboard.Observer {
 // reads the counts of skipped stdout lines from m's status. Follow one
 // manager at a time.
 func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
-	status := func() []switchboard.ServerStatus { return m.Status() }
-	x.skippedLines.status.Store(&status)
-	x.follow(m.Status())
-	x.countTools(m.Status(), m.Tools(context.Background(), nil))
+	statusOf := func() []switchboard.ServerStatus { return m.Status() }
+	x.skippedLines.status.Store(&statusOf)
+	status := m.Status()
+	x.follow(status)
+	x.countTools(status, m.Tools(context.Background(), nil))
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
-		x.follow(m.Status())
+		status := m.Status()
+		x.follow(status)
 		switch ev.Kind {
 		case switchboard.EventState:
 			x.observe(ev.Server, func() {
@@ -55,11 +57,11 @@ func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
 		case switchboard.EventReloadFailed:
 			x.observe(ev.Server, func() { x.refreshes.WithLabelValues(ev.Server, ev.List, "error").Inc() })
 		case switchboard.EventChanged:
-			x.countTools(m.Status(), m.Tools(context.Background(), nil))
+			x.countTools(status, m.Tools(context.Background(), nil))
 		}
 	})
 	return func() {
 		unsubscribe()
-		x.skippedLines.status.CompareAndSwap(&status, nil)
+		x.skippedLines.status.CompareAndSwap(&statusOf, nil)
 	}
 }
