@@ -231,3 +231,10 @@ func (e *env) closeManager(m *switchboard.Manager, err *error) {
 		fmt.Fprintf(e.stderr, "switchboard: close: %v\n", cerr)
 	}
 }
+
+// given returns the names of the flags of fs that the command line set.
+func given(fs *flag.FlagSet) map[string]bool {
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -56,9 +55,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *gate < 0 {
 		return usageErrorf("serve: --startup-gate %v: must not be negative", *gate)
 	}
-	listenSet := false
-	fs.Visit(func(f *flag.Flag) { listenSet = listenSet || f.Name == "listen" })
-	if *stdio && listenSet {
+	if *stdio && given(fs)["listen"] {
 		return usageErrorf("serve: --stdio and --listen exclude each other")
 	}
 

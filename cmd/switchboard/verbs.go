@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -37,8 +36,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("tools: unexpected argument %q", fs.Arg(0))
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := given(fs)
 	searching := set["search"]
 	switch {
 	case set["limit"] && !searching:
