@@ -117,6 +117,56 @@ func ExampleOptions_waitFor() {
 	// slow__greet
 }
 
+// A host that lists its tools once, at start, takes the cached tools of the
+// servers that are slow to connect, but waits a while for those that have
+// nothing to show yet, as the command's verbs do.
+func ExampleManager_WaitSettled() {
+	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {
+		"hello": {"command": "greeter-server"},
+		"hung":  {"command": "greeter-server"}
+	}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	m := switchboard.New(cfg, &switchboard.Options{
+		Dial: func(ctx context.Context, srv config.Server) (mcp.Transport, error) {
+			if srv.Name == "hung" {
+				<-ctx.Done() // a server that never answers
+				return nil, ctx.Err()
+			}
+			return inProcess(map[string]*mcp.Server{"hello": greeter()})(ctx, srv)
+		},
+		Cache: switchboard.CacheOff, // nothing cached: every server has nothing to show yet
+	})
+	defer m.Close()
+
+	ctx := context.Background()
+	if err := m.Connect(ctx); err != nil { // returns at the startup gate
+		log.Fatal(err)
+	}
+	var nothingYet []string
+	for _, s := range m.Status() {
+		if s.State == switchboard.StateConnecting && !s.Deferred {
+			nothingYet = append(nothingYet, s.Name)
+		}
+	}
+	wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := m.WaitSettled(wait, nothingYet...); errors.Is(err, context.DeadlineExceeded) {
+		for _, s := range m.Status() {
+			if s.State == switchboard.StateConnecting {
+				fmt.Println("still connecting:", s.Name)
+			}
+		}
+	}
+	for _, t := range m.Tools(ctx, nil) {
+		fmt.Println(t.Name)
+	}
+	// Output:
+	// still connecting: hung
+	// hello__greet
+}
+
 func ExampleManager_Status() {
 	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {
 		"hello":  {"command": "greeter-server"},

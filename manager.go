@@ -458,6 +458,52 @@ func (m *Manager) settle(ctx context.Context) {
 	m.events.Flush(ctx)
 }
 
+// WaitSettled waits until each server called names (every configured
+// server, with none) has settled: it has connected and listed its tools,
+// prompts and resources, or it is down (failed, crash-loop, needs-auth), or
+// it is disabled, disconnected or not started. It starts nothing and
+// forgives nothing: it only waits, each server at most for ctx. When it
+// returns, the views ([Manager.Status], [Manager.Tools]) show what
+// settled.
+//
+// A host that must not wait for every server at once waits for some: after
+// [Manager.Connect] returns at the startup gate, say, for the servers that
+// have nothing to show yet (connecting, and not [ServerStatus.Deferred]),
+// within a deadline of its own, as the command's verbs do. It returns
+// ctx's error if ctx ends first; [Manager.Status] then tells which servers
+// are still connecting. A name that no server has is an error
+// ([ErrUnknownServer]), and nothing is waited for.
+func (m *Manager) WaitSettled(ctx context.Context, names ...string) error {
+	v := m.view.Load()
+	ups := v.servers
+	if len(names) > 0 {
+		ups = make([]*upstream.Upstream, 0, len(names))
+		for _, name := range names {
+			up, ok := v.byName[name]
+			if !ok {
+				if slices.ContainsFunc(v.rejected, func(r config.Rejected) bool { return r.Name == name }) {
+					continue // a rejected entry never starts: it has settled
+				}
+				return v.unknownServer("wait", name)
+			}
+			ups = append(ups, up)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, up := range ups {
+		wg.Go(func() { up.Settle(ctx, 0) })
+	}
+	wg.Wait()
+	// What settled before ctx ended is in the views too.
+	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.CloseTimeout)
+	defer cancel()
+	m.events.Flush(flush)
+	if ctx.Err() != nil {
+		return fmt.Errorf("wait: %w", context.Cause(ctx))
+	}
+	return nil
+}
+
 // Reconnect reconnects the servers called names, or, when no name is
 // given, every enabled server but those the host disconnected (Connect
 // brings those back): each drops its session, has its past crashes

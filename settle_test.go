@@ -130,3 +130,50 @@ func TestSettleNeverWaitsForAServerWithSomethingToShow(t *testing.T) {
 		})
 	})
 }
+
+// TestWaitSettled: WaitSettled waits for the servers it names, each until
+// it has connected and listed or failed, and no longer than its context: a
+// server that hangs is still connecting when the context ends, and the
+// others that settled meanwhile are in the views. It starts nothing, and a
+// name that no server has is an error.
+func TestWaitSettled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("hang", mcptest.Script{HangOnInitialize: true})
+		f.add("late", mcptest.Script{Tools: tools("l")})
+		f.delay("late", 2*time.Second)
+		f.add("idle", mcptest.Script{Tools: tools("i")})
+		m := f.managerWith(&Options{Cache: CacheOff}, server("hang"), server("late"), server("idle"))
+		m.view.Load().byName["hang"].Start()
+		m.view.Load().byName["late"].Start()
+
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		err := m.WaitSettled(ctx, "late")
+		if err != nil || time.Since(start) != 2*time.Second {
+			t.Errorf("WaitSettled(late) = %v after %v, want nil after the 2s it takes to connect", err, time.Since(start))
+		}
+		if diff := cmp.Diff([]string{"late__l"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after WaitSettled (-want +got):\n%s", diff)
+		}
+
+		err = m.WaitSettled(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 5*time.Second {
+			t.Errorf("WaitSettled() = %v after %v, want the context's deadline, at 5s", err, time.Since(start))
+		}
+		st := m.Status()
+		for name, want := range map[string]State{"hang": StateConnecting, "late": StateConnected, "idle": StateDisconnected} {
+			if s, _ := st.Server(name); s.State != want {
+				t.Errorf("%s: state %v, want %v", name, s.State, want)
+			}
+		}
+
+		if err := m.WaitSettled(t.Context(), "idle"); err != nil {
+			t.Errorf("WaitSettled of a server not started = %v, want nil at once", err)
+		}
+		if err := m.WaitSettled(t.Context(), "late", "ghost"); !errors.Is(err, ErrUnknownServer) {
+			t.Errorf("WaitSettled(ghost) = %v, want ErrUnknownServer", err)
+		}
+	})
+}

@@ -26,14 +26,24 @@ func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-// isolate points discovery and the OAuth tokens at empty directories, so
-// that no file of the machine's user is read.
+// isolate points discovery, the OAuth tokens and the tool cache at empty
+// directories, so that no file of the machine's user is read, and no other
+// test's.
 func isolate(t *testing.T) {
 	t.Helper()
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	coldCache(t)
 	t.Chdir(t.TempDir())
+}
+
+// coldCache points the tool cache at an empty directory: the next verb
+// waits for every server to list its tools, where a warm cache would show
+// the servers still connecting at the startup gate with their cached tools.
+func coldCache(t *testing.T) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 }
 
 // writeConfig writes a config file of stdio mcptest servers plus raw
@@ -265,6 +275,7 @@ func TestStatusAndCheck(t *testing.T) {
 		t.Errorf("check does not say how many servers are not ready: %q", stderr)
 	}
 
+	coldCache(t)
 	out, _, code = cli(t, "status", "--config", bad, "--json")
 	if code != 0 {
 		t.Fatalf("status --json: exit %d", code)
@@ -343,10 +354,6 @@ func TestCallStartsOnlyTheOwner(t *testing.T) {
 	if code != 0 || out != "3\n" {
 		t.Fatalf("call good__add: exit %d, out %q, stderr %q", code, out, stderr)
 	}
-	_, stderr, code = cli(t, "call", "--config", cfg, "nobody__add")
-	if code != 1 || !strings.Contains(stderr, `unknown tool`) {
-		t.Errorf("call of a tool no server owns: exit %d, stderr %q; want 1, unknown tool", code, stderr)
-	}
 	_, stderr, code = cli(t, "call", "--config", cfg, "broken__add")
 	if code != 1 || !strings.Contains(stderr, `call tool "broken__add": failed; last error: `+cfg+`: server "broken": url: required`) {
 		t.Errorf("call of a rejected server's tool: exit %d, stderr %q; want 1, the rejection when loading and in the call's error", code, stderr)
@@ -356,6 +363,13 @@ func TestCallStartsOnlyTheOwner(t *testing.T) {
 	}
 	if counts, err := mcptest.ReadCounts(good); err != nil || counts.Starts != 1 {
 		t.Errorf("the owner was started %d times (%v), want once", counts.Starts, err)
+	}
+	// A name no server can have by its prefix: every server is asked
+	// for its tools, so that the error can suggest names; the one that
+	// hangs is waited for no longer than --timeout, and named.
+	_, stderr, code = cli(t, "call", "--config", cfg, "nobody__add", "--timeout", "500ms")
+	if code != 1 || !strings.Contains(stderr, `unknown tool`) || !strings.Contains(stderr, `"hang" is still connecting after 500ms`) {
+		t.Errorf("call of a tool no server owns: exit %d, stderr %q; want 1, unknown tool, and the server still connecting", code, stderr)
 	}
 }
 
@@ -412,10 +426,12 @@ func TestServerThatPrintsOnStdout(t *testing.T) {
 	if out, stderr, code := cli(t, "call", "--config", cfg, "noisy__add", `{"a": 1, "b": 2}`); code != 0 || strings.TrimSpace(out) != "3" {
 		t.Errorf("call: exit %d, out %q, stderr %q", code, out, stderr)
 	}
+	coldCache(t)
 	out, _, code := cli(t, "status", "--config", cfg)
 	if want := "\nnoisy: skipped 1 line on stdout (not JSON-RPC)\n"; code != 0 || !strings.Contains(out, "noisy   connected") || !strings.HasSuffix(out, want) {
 		t.Errorf("status: exit %d, out:\n%s\nwant it connected, and ending with %q", code, out, want)
 	}
+	coldCache(t)
 	out, _, _ = cli(t, "status", "--config", cfg, "--json")
 	if !strings.Contains(out, `"skippedLines": 1`) {
 		t.Errorf("status --json lacks the skipped line:\n%s", out)

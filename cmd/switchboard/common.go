@@ -9,7 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -181,32 +185,159 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// connect connects every server of cfg, waiting for each to connect or fail
-// (within its timeout): a verb reports what is, not what was cached. With
-// lists, it waits for every server's prompts and resources too, which
-// follow its tools. The caller closes the manager.
-func (e *env) connect(ctx context.Context, cfg *config.Config, lists bool) (*switchboard.Manager, error) {
-	opts := &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), StartupGate: -1}
-	if lists {
-		for _, s := range cfg.Servers {
-			if s.IsEnabled() {
-				opts.WaitFor = append(opts.WaitFor, s.Name)
-			}
+// defaultTimeout is how long a one-shot verb waits for servers to connect,
+// unless --timeout says otherwise: long enough for a first npx download,
+// short enough that a hanging server does not hold up the terminal.
+const defaultTimeout = 10 * time.Second
+
+// timeoutFlag adds --timeout to fs, as every one-shot verb has it.
+func timeoutFlag(fs *flag.FlagSet, waitsFor string) *time.Duration {
+	return fs.Duration("timeout", defaultTimeout, "wait at most `D` for "+waitsFor+" (such as 30s or 2m)")
+}
+
+// checkTimeout refuses a --timeout that waits for nothing.
+func checkTimeout(verb string, d time.Duration) error {
+	if d <= 0 {
+		return usageErrorf("%s: --timeout is %v; want a duration above 0, such as 30s", verb, d)
+	}
+	return nil
+}
+
+// A waitRule picks, once the startup gate has passed, the servers a verb
+// goes on waiting for: those it waits for until they settle, at most its
+// --timeout from the start, and those it only glances at (glanceWait past
+// the gate): servers still connecting with their tools from the cache,
+// whose state a verb shows but need not wait for.
+type waitRule func(m *switchboard.Manager) (wait, glance []string)
+
+// glanceWait is how long past the startup gate a verb glances at a server
+// that shows its tools from the cache: a healthy one is connected by then,
+// and one that hangs costs no more.
+const glanceWait = time.Second
+
+// uncached waits for the servers still connecting with nothing to show:
+// the others show the tools they had last time, from the cache.
+func uncached(m *switchboard.Manager) (wait, _ []string) {
+	return statusNames(m.Status(), connectingUncached), nil
+}
+
+// settledOrCached waits for every server but those still connecting with
+// tools from the cache (for the lists of the connected ones too), and
+// glances at those.
+func settledOrCached(m *switchboard.Manager) (wait, glance []string) {
+	st := m.Status()
+	wait = statusNames(st, func(s switchboard.ServerStatus) bool {
+		return runs(s) && !connectingCached(s)
+	})
+	return wait, statusNames(st, connectingCached)
+}
+
+// everyServer waits for every enabled server.
+func everyServer(m *switchboard.Manager) (wait, _ []string) {
+	return statusNames(m.Status(), runs), nil
+}
+
+// runs reports whether s is a server that runs: enabled, and not rejected.
+func runs(s switchboard.ServerStatus) bool { return !s.Rejected && s.State != switchboard.StateDisabled }
+
+// connectingUncached reports whether s is still connecting with nothing to
+// show; connectingCached, with the tools it had last time, from the cache.
+func connectingUncached(s switchboard.ServerStatus) bool {
+	return s.State == switchboard.StateConnecting && !s.Deferred
+}
+
+func connectingCached(s switchboard.ServerStatus) bool {
+	return s.State == switchboard.StateConnecting && s.Deferred
+}
+
+// statusNames returns the names of the servers of st that keep says.
+func statusNames(st switchboard.Status, keep func(switchboard.ServerStatus) bool) []string {
+	var names []string
+	for _, s := range st {
+		if keep(s) {
+			names = append(names, s.Name)
 		}
 	}
-	m := switchboard.New(cfg, opts)
+	return names
+}
+
+// connect connects every server of cfg behind the startup gate, as the
+// gateway does, so that a server with tools in the cache shows them at
+// once; then it waits for the servers that rule picks, until they settle
+// or timeout has passed since the start, saying on stderr whom it waits
+// for. A server that has not settled by then is left connecting: the verb
+// reports it as such. The caller closes the manager.
+func (e *env) connect(ctx context.Context, cfg *config.Config, timeout time.Duration, rule waitRule) (*switchboard.Manager, error) {
+	deadline := time.Now().Add(timeout)
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn)})
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err
 	}
+	waits, glances := rule(m)
+	if len(waits)+len(glances) == 0 {
+		return m, nil
+	}
+	// A wait that lasts says whom it is for; a short one says nothing.
+	announced := make(chan struct{})
+	announce := time.AfterFunc(announceAfter, func() {
+		defer close(announced)
+		connecting := statusNames(m.Status(), func(s switchboard.ServerStatus) bool {
+			return s.State == switchboard.StateConnecting && slices.Contains(waits, s.Name)
+		})
+		if left := time.Until(deadline); len(connecting) > 0 && left > 0 {
+			fmt.Fprintf(e.stderr, "switchboard: waiting up to %v more for %s to connect (--timeout sets how long)\n",
+				left.Round(time.Second), quotedList(connecting))
+		}
+	})
+	wait, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var glancing sync.WaitGroup
+	if len(glances) > 0 {
+		glancing.Go(func() {
+			glance, cancel := context.WithTimeout(wait, glanceWait)
+			defer cancel()
+			m.WaitSettled(glance, glances...)
+		})
+	}
+	var err error
+	if len(waits) > 0 {
+		err = m.WaitSettled(wait, waits...)
+	}
+	glancing.Wait()
+	if !announce.Stop() {
+		<-announced // it is under way: it comes before the verb's output
+	}
+	if err != nil && ctx.Err() != nil {
+		m.Close()
+		return nil, context.Cause(ctx)
+	}
 	return m, nil
 }
 
+// announceAfter is how long a verb waits for servers, past the startup
+// gate, before it says whom it waits for.
+const announceAfter = time.Second
+
+// quotedList quotes names and joins them: "a", "b" and "c".
+func quotedList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
 // reportFailures prints the error of every server that is not connected,
-// but for the entries the config rejected, which loadConfig reported. It
-// returns how many enabled servers are not connected, and how many entries
-// the config rejected.
-func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager) (down, rejected int) {
+// and names the ones still connecting after timeout, but for the entries
+// the config rejected, which loadConfig reported, and the servers that
+// show their tools from the cache meanwhile (if cachedOK). It returns how
+// many enabled servers have nothing to show, and how many entries the
+// config rejected.
+func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, timeout time.Duration, cachedOK bool) (down, rejected int) {
 	isRejected := make(map[string]bool)
 	for _, r := range cfg.Rejected {
 		isRejected[r.Name] = true
@@ -215,14 +346,22 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager) (do
 		switch {
 		case isRejected[s.Name]:
 			rejected++
-		case s.State != switchboard.StateConnected && s.State != switchboard.StateDisabled:
+		case s.State == switchboard.StateConnected || s.State == switchboard.StateDisabled:
+		case s.Err != nil:
 			down++
-			if s.Err != nil {
-				fmt.Fprintf(w, "switchboard: %v\n", s.Err)
-			}
+			fmt.Fprintf(w, "switchboard: %v\n", s.Err)
+		case s.State == switchboard.StateConnecting && s.Deferred && cachedOK:
+		default:
+			down++
+			fmt.Fprintf(w, "switchboard: server %q: %s\n", s.Name, stillConnecting(s, timeout))
 		}
 	}
 	return down, rejected
+}
+
+// stillConnecting says that s has not settled within timeout.
+func stillConnecting(s switchboard.ServerStatus, timeout time.Duration) string {
+	return fmt.Sprintf("still %s after %v (--timeout waits longer)", s.State, timeout)
 }
 
 // closeManager closes m and reports a failure to close without masking err.

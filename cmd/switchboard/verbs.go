@@ -25,11 +25,12 @@ import (
 // tools lists every exposed tool.
 func (e *env) tools(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("tools", "[--config F]... [--json] [--search QUERY [--limit N]]")
+	fs := e.flags("tools", "[--config F]... [--json] [--search QUERY [--limit N]] [--timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	query := fs.String("search", "", "print only the tools that best match `QUERY`, a request in words, best first, with their scores")
 	limit := fs.Int("limit", switchboard.DefaultSearchLimit, "with --search, the most matches to print")
+	timeout := timeoutFlag(fs, "the servers that have no tools in the cache")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -46,16 +47,20 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	case *limit < 1:
 		return usageErrorf("tools: --limit is %d; want a number of matches above 0", *limit)
 	}
+	if err := checkTimeout("tools", *timeout); err != nil {
+		return err
+	}
 	cfg, err := e.loadConfig(paths, false)
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg, false)
+	m, err := e.connect(ctx, cfg, *timeout, uncached)
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	down, rejected := reportFailures(e.stderr, cfg, m)
+	down, rejected := reportFailures(e.stderr, cfg, m, *timeout, true)
+	cached := cachedServers(m.Status())
 	var matches []switchboard.ToolMatch
 	if searching {
 		matches, err = m.SearchTools(ctx, *query, &switchboard.SearchOptions{Limit: *limit})
@@ -80,10 +85,13 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 			InputSchema any                  `json:"inputSchema,omitempty"`
 			Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 			Score       float64              `json:"score,omitempty"`
+			// Cached marks a tool its server had last time, shown from the
+			// cache while the server connects.
+			Cached bool `json:"cached,omitempty"`
 		}
 		out := make([]jsonTool, 0, len(matches))
 		for _, t := range matches {
-			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Title, t.Description, t.InputSchema(), t.Annotations(), t.Score})
+			out = append(out, jsonTool{t.Name, t.Server, t.Original, t.Title, t.Description, t.InputSchema(), t.Annotations(), t.Score, cached[t.Server]})
 		}
 		err = writeJSON(e.stdout, out)
 	} else {
@@ -97,7 +105,11 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 			if searching {
 				fmt.Fprintf(tw, "%.2f\t", t.Score)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Server, summary(t.Description))
+			server := t.Server
+			if cached[server] {
+				server += " (cached)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, server, summary(t.Description))
 		}
 		err = tw.Flush()
 	}
@@ -106,6 +118,18 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// cachedServers returns the servers of st whose tools are shown from the
+// cache: those still connecting, and those down since they were seeded.
+func cachedServers(st switchboard.Status) map[string]bool {
+	cached := make(map[string]bool)
+	for _, s := range st {
+		if s.Deferred && s.State != switchboard.StateConnected {
+			cached[s.Name] = true
+		}
+	}
+	return cached
 }
 
 // missing says how many of the enabled servers are not connected (down)
@@ -152,13 +176,17 @@ func summary(s string) string {
 // call calls one tool and prints its result.
 func (e *env) call(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("call", "[--config F]... TOOL [JSON-ARGS]")
+	fs := e.flags("call", "[--config F]... TOOL [JSON-ARGS] [--timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
+	timeout := timeoutFlag(fs, "the tool's server to connect (the call itself has the server's own timeout)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
 		return usageErrorf("call: want TOOL [JSON-ARGS], got %d arguments", fs.NArg())
+	}
+	if err := checkTimeout("call", *timeout); err != nil {
+		return err
 	}
 	name := fs.Arg(0)
 	var toolArgs map[string]any
@@ -171,12 +199,28 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, switchboard.ForTool(cfg, name), false)
+	owners, rule := switchboard.ForTool(cfg, name), ownerOf(ctx, name)
+	unowned := len(owners.Servers)+len(owners.Rejected) == 0
+	if unowned {
+		// No server can have it by its prefix: the error suggests the
+		// names it may mean, of every server, as tools lists them.
+		owners, rule = cfg, uncached
+	}
+	m, err := e.connect(ctx, owners, *timeout, rule)
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
+	if !unowned {
+		if err := notYet(m, name, *timeout); err != nil {
+			return err
+		}
+	}
 	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: name, Arguments: toolArgs})
+	if pending := statusNames(m.Status(), connectingUncached); errors.Is(err, switchboard.ErrUnknownTool) && len(pending) > 0 {
+		return fmt.Errorf("%w (%s %s still connecting after %v: their tools are not known; --timeout waits longer)",
+			err, quotedList(pending), isAre(len(pending)), *timeout)
+	}
 	if err != nil {
 		return err
 	}
@@ -186,6 +230,55 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	}
 	printContent(e.stdout, res)
 	return nil
+}
+
+// ownerOf waits for the server of the tool called name, if its tools (in
+// the cache, or listed) show it, else for every server: the manager has
+// only those that may have it (see switchboard.ForTool).
+func ownerOf(ctx context.Context, name string) waitRule {
+	return func(m *switchboard.Manager) (wait, _ []string) {
+		if t, ok := findTool(ctx, m, name); ok {
+			return []string{t.Server}, nil
+		}
+		return everyServer(m)
+	}
+}
+
+// findTool returns the tool called name, if m exposes it.
+func findTool(ctx context.Context, m *switchboard.Manager, name string) (switchboard.Tool, bool) {
+	for _, t := range m.Tools(ctx, nil) {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return switchboard.Tool{}, false
+}
+
+// notYet returns the error of a call that cannot be made yet: the tool's
+// server, or a server that may have it, is still connecting after timeout.
+// A call would wait for it again, within the server's timeout.
+func notYet(m *switchboard.Manager, name string, timeout time.Duration) error {
+	st := m.Status()
+	connecting := func(s switchboard.ServerStatus) bool { return s.State == switchboard.StateConnecting }
+	if t, ok := findTool(context.Background(), m, name); ok {
+		if s, _ := st.Server(t.Server); connecting(s) {
+			return fmt.Errorf("call %q: server %q: %s", name, s.Name, stillConnecting(s, timeout))
+		}
+		return nil
+	}
+	if pending := statusNames(st, connecting); len(pending) > 0 {
+		return fmt.Errorf("call %q: no connected server has that tool, and %s %s still connecting after %v (--timeout waits longer)",
+			name, quotedList(pending), isAre(len(pending)), timeout)
+	}
+	return nil
+}
+
+// isAre is "is" for one, "are" for more.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // printContent prints a result: text as is, anything else as JSON, and the
@@ -215,9 +308,10 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 // --gateway, as a running gateway sees them.
 func (e *env) status(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("status", "[--config F]... [--json] | --gateway URL [--auth-token-env NAME] [--json]")
+	fs := e.flags("status", "[--config F]... [--json] [--timeout D] | --gateway URL [--auth-token-env NAME] [--json]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	timeout := timeoutFlag(fs, "the servers that have no tools in the cache (the others show as connecting)")
 	gateway := fs.String("gateway", "", "ask the running gateway at `URL` (such as http://127.0.0.1:7777) instead")
 	tokenEnv := fs.String("auth-token-env", "", "with --gateway, send 'Authorization: Bearer TOKEN', with TOKEN read from the environment variable `NAME`")
 	if err := parse(fs, args); err != nil {
@@ -235,16 +329,20 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if *tokenEnv != "" {
 		return usageErrorf("status: --auth-token-env is for --gateway")
 	}
+	if err := checkTimeout("status", *timeout); err != nil {
+		return err
+	}
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg, true) // the resources tell the collisions
+	m, err := e.connect(ctx, cfg, *timeout, settledOrCached) // the resources tell the collisions
 	if err != nil {
 		return err
 	}
 	defer e.closeManager(m, &err)
 	statuses := m.Status()
+	cached := cachedServers(statuses)
 	if *asJSON {
 		type jsonStatus struct {
 			Name      string              `json:"name"`
@@ -253,7 +351,9 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			Source    string              `json:"source,omitempty"`
 			Required  bool                `json:"required"`
 			Tools     int                 `json:"tools"`
-			PID       int                 `json:"pid,omitempty"`
+			// Cached reports tools shown from the cache: the server
+			// has not listed its own.
+			Cached bool `json:"cached,omitempty"`
 			Skipped   uint64              `json:"skippedLines,omitempty"`
 			Error     string              `json:"error,omitempty"`
 			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
@@ -264,14 +364,19 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, PID: s.PID, Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
+				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
 		}
 		return writeJSON(e.stdout, out)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tERROR")
+	// No PID: the processes this verb started end with it.
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tERROR")
 	for _, s := range statuses {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
+		tools := strconv.Itoa(s.Tools)
+		if cached[s.Name] {
+			tools += " (cached)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, tools, s.Reconnects, s.ErrorText())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -322,19 +427,23 @@ func printNotes(w io.Writer, notes []statusNote) error {
 // check exits 0 only if every enabled server connects.
 func (e *env) check(ctx context.Context, args []string) (err error) {
 	var paths configPaths
-	fs := e.flags("check", "[--config F]...")
+	fs := e.flags("check", "[--config F]... [--timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
+	timeout := timeoutFlag(fs, "every server")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("check: unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkTimeout("check", *timeout); err != nil {
+		return err
+	}
 	cfg, err := e.loadConfig(paths, true)
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg, false)
+	m, err := e.connect(ctx, cfg, *timeout, everyServer)
 	if err != nil {
 		return err
 	}
@@ -346,6 +455,9 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 			fmt.Fprintf(e.stdout, "skip  %s: disabled\n", s.Name)
 		case s.State == switchboard.StateConnected:
 			fmt.Fprintf(e.stdout, "ok    %s: %s\n", s.Name, count(s.Tools, "tool"))
+		case s.Err == nil:
+			bad++
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s\n", s.Name, stillConnecting(s, *timeout))
 		default:
 			bad++
 			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %v\n", s.Name, s.State, s.Err)

@@ -151,17 +151,17 @@ func within(done <-chan struct{}, d time.Duration, cut <-chan struct{}) bool {
 	}
 }
 
-// stop ends the process as the MCP stdio spec asks: close its stdin, wait,
-// SIGTERM (on Windows, CTRL_BREAK), wait, SIGKILL. It then kills what is
-// left of the tree, so that no grandchild survives. grace bounds each wait;
-// once kill is closed, the waits end at once. stop is called once, by the
-// owner of the session; it reports an error only if the process had to be
-// killed.
-func (p *process) stop(grace time.Duration, kill <-chan struct{}) error {
+// stop ends the process as the MCP stdio spec asks: close its stdin, wait
+// (at most stdinGrace), SIGTERM (on Windows, CTRL_BREAK), wait, SIGKILL. It
+// then kills what is left of the tree, so that no grandchild survives.
+// grace bounds the other waits; once kill is closed, the waits end at once.
+// stop is called once, by the owner of the session; it reports an error
+// only if the process had to be killed.
+func (p *process) stop(stdinGrace, grace time.Duration, kill <-chan struct{}) error {
 	p.stdin.Close()
 	defer p.tree.Release()
 	var err error
-	if !p.waitExit(grace, kill) {
+	if !p.waitExit(stdinGrace, kill) {
 		p.tree.Interrupt()
 		if !p.waitExit(grace, kill) {
 			p.tree.Kill()

@@ -166,7 +166,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.stop(100*time.Millisecond, nil)
+	err = p.stop(100*time.Millisecond, 100*time.Millisecond, nil)
 	if err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("stop = %v, want it to report the kill", err)
 	}

@@ -48,7 +48,10 @@ type session struct {
 
 // close ends the session and releases everything it holds, whether its
 // handshake succeeded or not. grace bounds each step of a stdio server's
-// shutdown; once kill is closed, the shutdown skips to SIGKILL.
+// shutdown; once kill is closed, the shutdown skips to SIGKILL. A process
+// whose handshake never succeeded has no session to end in good order: it
+// gets no grace to exit on its own before it is interrupted (a server that
+// hangs at start must not hold up a one-shot command's exit).
 func (s *session) close(grace time.Duration, kill <-chan struct{}) error {
 	close(s.closed)
 	// Closing the connection first interrupts in-flight requests, which
@@ -59,7 +62,11 @@ func (s *session) close(grace time.Duration, kill <-chan struct{}) error {
 		s.watch.Wait()
 	}
 	if s.proc != nil {
-		return s.proc.stop(grace, kill)
+		stdinGrace := grace
+		if s.cs == nil {
+			stdinGrace = 0
+		}
+		return s.proc.stop(stdinGrace, grace, kill)
 	}
 	return nil
 }
