@@ -238,7 +238,9 @@ func everyServer(m *switchboard.Manager) (wait, _ []string) {
 }
 
 // runs reports whether s is a server that runs: enabled, and not rejected.
-func runs(s switchboard.ServerStatus) bool { return !s.Rejected && s.State != switchboard.StateDisabled }
+func runs(s switchboard.ServerStatus) bool {
+	return !s.Rejected && s.State != switchboard.StateDisabled
+}
 
 // connectingUncached reports whether s is still connecting with nothing to
 // show; connectingCached, with the tools it had last time, from the cache.

@@ -345,18 +345,18 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	cached := cachedServers(statuses)
 	if *asJSON {
 		type jsonStatus struct {
-			Name      string              `json:"name"`
-			State     switchboard.State   `json:"state"`
-			Transport string              `json:"transport"`
-			Source    string              `json:"source,omitempty"`
-			Required  bool                `json:"required"`
-			Tools     int                 `json:"tools"`
+			Name      string            `json:"name"`
+			State     switchboard.State `json:"state"`
+			Transport string            `json:"transport"`
+			Source    string            `json:"source,omitempty"`
+			Required  bool              `json:"required"`
+			Tools     int               `json:"tools"`
 			// Cached reports tools shown from the cache: the server
 			// has not listed its own.
-			Cached bool `json:"cached,omitempty"`
-			Skipped   uint64              `json:"skippedLines,omitempty"`
-			Error     string              `json:"error,omitempty"`
-			Server    *mcp.Implementation `json:"serverInfo,omitempty"`
+			Cached  bool                `json:"cached,omitempty"`
+			Skipped uint64              `json:"skippedLines,omitempty"`
+			Error   string              `json:"error,omitempty"`
+			Server  *mcp.Implementation `json:"serverInfo,omitempty"`
 			// Collisions are the resource URIs that the server offers but
 			// another one, configured first, serves.
 			Collisions []string `json:"collisions,omitempty"`
