@@ -89,12 +89,11 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	matches, err := g.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
+	query, cut := toolsearch.CutQuery(*args.Query)
+	matches, err := g.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit})
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
 		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done`)), nil
-	case errors.Is(err, toolsearch.ErrQueryTooLong):
-		return badInput(searchToolsName, fmt.Errorf(`"query" is %d bytes long; at most %d`, len(*args.Query), toolsearch.MaxQueryBytes)), nil
 	case err != nil:
 		return toolAnswer(ctx, nil, err)
 	}
@@ -113,10 +112,12 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if ss := req.Session; ss != nil && !g.opts.Stateless {
 		g.addFound(ss, names)
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: structured,
-	}, nil
+	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
+	if cut {
+		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
+			"The query is %d bytes long: only its first %d bytes were searched.", len(*args.Query), len(query))})
+	}
+	return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 }
 
 // callNamedTool is call_tool: it calls the named tool as a direct

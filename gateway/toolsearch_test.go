@@ -309,7 +309,6 @@ func TestToolSearchBadInput(t *testing.T) {
 			{searchToolsName, map[string]any{"query": ""}, `search_tools: "query" has no word`},
 			{searchToolsName, map[string]any{"query": "   \t"}, `search_tools: "query" has no word`},
 			{searchToolsName, map[string]any{"query": "the of and"}, `search_tools: "query" has no word`},
-			{searchToolsName, map[string]any{"query": strings.Repeat("file ", 20<<10)}, `search_tools: "query" is 102400 bytes long; at most 1024`},
 			{searchToolsName, map[string]any{"query": 7}, `search_tools: "query" must be a string, not a JSON number`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 0}, `search_tools: "limit" is 0: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": -1}, `search_tools: "limit" is -1: want a whole number from 1 to 50`},
@@ -440,6 +439,28 @@ func TestToolSearchNameClash(t *testing.T) {
 		res := call(t, cs, callToolName, map[string]any{"name": "search_tools", "arguments": map[string]any{"q": "go"}})
 		if res.IsError || mcptest.Text(res) != `{"q":"go"}` {
 			t.Errorf("call_tool search_tools = %q (isError %v), want the server's echo", mcptest.Text(res), res.IsError)
+		}
+	})
+}
+
+// TestSearchToolsTakesAPastedRequest: a query over 1 KiB, a model's whole
+// pasted request, is searched by its first words, and the result says so.
+func TestSearchToolsTakesAPastedRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		pasted := "read the contents of a file " + strings.Repeat("and then ", 12<<10) + "add two numbers"
+		res := call(t, cs, searchToolsName, map[string]any{"query": pasted, "limit": 1})
+		var found struct{ Tools []foundTool }
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, &found); err != nil || res.IsError || len(found.Tools) != 1 || found.Tools[0].Name != "files__read_file" {
+			t.Errorf("search_tools with a %d-byte query = %q (isError %v); want files__read_file, found by its first words", len(pasted), mcptest.Text(res), res.IsError)
+		}
+		if n := len(res.Content); n != 2 || !strings.Contains(mcptest.Text(res), fmt.Sprintf("The query is %d bytes long: only its first ", len(pasted))) {
+			t.Errorf("search_tools with a long query: %d contents, text %q; want a note that the query was cut", n, mcptest.Text(res))
+		}
+		if res := call(t, cs, searchToolsName, map[string]any{"query": "read a file"}); len(res.Content) != 1 {
+			t.Errorf("search_tools with a short query: %d contents, want 1: no note", len(res.Content))
 		}
 	})
 }
