@@ -135,11 +135,12 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (
 		return badInput(callToolName, errors.New(`"name" is required: the name of a tool that search_tools found`)), nil
 	}
 	name := *args.Name
-	if err := checkArguments(args.Arguments); err != nil {
+	arguments, err := objectArguments(args.Arguments)
+	if err != nil {
 		return badInput(callToolName, fmt.Errorf(`"arguments" of tool %q must be a JSON object`, name)), nil
 	}
 	params := *req.Params
-	params.Name, params.Arguments = name, args.Arguments
+	params.Name, params.Arguments = name, arguments
 	call := *req
 	call.Params = &params
 	res, err := g.forwardCall(ctx, name, &call)
@@ -147,6 +148,21 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (
 		return badInput(callToolName, fmt.Errorf("no tool is called %q: search_tools finds tools by what they do", name)), nil
 	}
 	return toolAnswer(ctx, res, err)
+}
+
+// objectArguments returns the arguments call_tool was given for its tool: a
+// JSON object, null or absent; or a JSON string that holds an object, as
+// models often send it ("{\"path\": \"/a\"}"), whose object it returns.
+func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
+	var s string
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '"' || json.Unmarshal(trimmed, &s) != nil {
+		return raw, checkArguments(raw)
+	}
+	object := bytes.TrimSpace([]byte(s))
+	if len(object) == 0 || object[0] != '{' || !json.Valid(object) {
+		return nil, errors.New("a string that holds no JSON object")
+	}
+	return object, nil
 }
 
 // decodeArguments decodes a tool call's arguments, which must be a JSON
@@ -170,13 +186,19 @@ func decodeArguments(raw json.RawMessage, v any) error {
 }
 
 // searchLimit is the limit search_tools was given: a whole number from 1
-// to maxSearchLimit, or the default if raw is absent.
+// to maxSearchLimit, or the default if raw is absent. The number may come
+// as a string ("3"), as models often send it.
 func searchLimit(raw *json.RawMessage) (int, error) {
 	if raw == nil || string(*raw) == "null" {
 		return switchboard.DefaultSearchLimit, nil
 	}
+	number := []byte(*raw)
+	var s string
+	if json.Unmarshal(number, &s) == nil {
+		number = []byte(strings.TrimSpace(s))
+	}
 	var f float64
-	if err := json.Unmarshal(*raw, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxSearchLimit {
+	if err := json.Unmarshal(number, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxSearchLimit {
 		return 0, fmt.Errorf(`"limit" is %s: want a whole number from 1 to %d`, *raw, maxSearchLimit)
 	}
 	return int(f), nil

@@ -313,8 +313,13 @@ func TestToolSearchBadInput(t *testing.T) {
 			{searchToolsName, map[string]any{"query": "file", "limit": 0}, `search_tools: "limit" is 0: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": -1}, `search_tools: "limit" is -1: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 10000}, `search_tools: "limit" is 10000: want a whole number from 1 to 50`},
+			{searchToolsName, map[string]any{"query": "file", "limit": 51}, `search_tools: "limit" is 51: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 2.5}, `search_tools: "limit" is 2.5: want a whole number`},
-			{searchToolsName, map[string]any{"query": "file", "limit": "5"}, `search_tools: "limit" is "5": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "three"}, `search_tools: "limit" is "three": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "2.5"}, `search_tools: "limit" is "2.5": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "0"}, `search_tools: "limit" is "0": want a whole number from 1 to 50`},
+			{searchToolsName, map[string]any{"query": "file", "limit": ""}, `search_tools: "limit" is "": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": []any{3}}, `search_tools: "limit" is [3]: want a whole number`},
 			{callToolName, map[string]any{}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": " "}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": 7}, `call_tool: "name" must be a string, not a JSON number`},
@@ -322,6 +327,10 @@ func TestToolSearchBadInput(t *testing.T) {
 			{callToolName, map[string]any{"name": "nope"}, `call_tool: no tool is called "nope"`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": []any{1}}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": "path=/a"}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": `["/a"]`}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": `{"path": `}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": "null"}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": ""}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 		} {
 			res := call(t, cs, tc.tool, tc.args)
 			if !res.IsError || !strings.HasPrefix(mcptest.Text(res), tc.want) {
@@ -461,6 +470,32 @@ func TestSearchToolsTakesAPastedRequest(t *testing.T) {
 		}
 		if res := call(t, cs, searchToolsName, map[string]any{"query": "read a file"}); len(res.Content) != 1 {
 			t.Errorf("search_tools with a short query: %d contents, want 1: no note", len(res.Content))
+		}
+	})
+}
+
+// TestToolSearchTakesSloppyInput: what models send that is not quite what
+// the schemas ask is taken as meant: a limit as a string or as 3.0, a
+// tool's arguments as a string that holds a JSON object.
+func TestToolSearchTakesSloppyInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		for _, limit := range []any{"3", " 3 ", json.RawMessage("3.0"), "3.0"} {
+			if found := search(t, cs, map[string]any{"query": "file", "limit": limit}); len(found) != 3 {
+				t.Errorf("search_tools with limit %s found %d, want 3", limit, len(found))
+			}
+		}
+		for _, arguments := range []any{`{"path": "/a"}`, " {\"path\":\"/a\"}\n", map[string]any{"path": "/a"}} {
+			res := call(t, cs, callToolName, map[string]any{"name": "files__read_file", "arguments": arguments})
+			if res.IsError || mcptest.Text(res) != `{"path":"/a"}` {
+				t.Errorf("call_tool with arguments %#v = %q (isError %v), want the echo of the object", arguments, mcptest.Text(res), res.IsError)
+			}
+		}
+		for _, args := range []map[string]any{{"name": "files__write_file", "arguments": nil}, {"name": "files__write_file"}} {
+			if res := call(t, cs, callToolName, args); res.IsError || mcptest.Text(res) != `{}` {
+				t.Errorf("call_tool %v = %q (isError %v), want the echo of no arguments", args, mcptest.Text(res), res.IsError)
+			}
 		}
 	})
 }
