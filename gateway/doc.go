@@ -43,6 +43,10 @@
 // holds a JSON object, and a query over 1 KiB, of which the first words
 // are searched.
 //
+// A call of a tool that no server exposes, directly or through call_tool,
+// gets an error that suggests the names the client may have meant:
+// unknown tool "read_text_file"; did you mean "filesystem__read_text_file"?
+//
 // Errors of a tool call become results with isError set, so that a model
 // can read them: a server that is down is named, with its state and last
 // error, without its URL or address; so is the server of a tool that the

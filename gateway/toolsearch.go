@@ -144,8 +144,11 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (
 	call := *req
 	call.Params = &params
 	res, err := g.forwardCall(ctx, name, &call)
-	if errors.Is(err, switchboard.ErrUnknownTool) {
-		return badInput(callToolName, fmt.Errorf("no tool is called %q: search_tools finds tools by what they do", name)), nil
+	if unknown := (*switchboard.UnknownToolError)(nil); errors.As(err, &unknown) {
+		if len(unknown.Suggestions) == 0 {
+			return badInput(callToolName, fmt.Errorf("%w: search_tools finds tools by what they do", unknown)), nil
+		}
+		return badInput(callToolName, unknown), nil
 	}
 	return toolAnswer(ctx, res, err)
 }

@@ -323,8 +323,8 @@ func TestToolSearchBadInput(t *testing.T) {
 			{callToolName, map[string]any{}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": " "}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": 7}, `call_tool: "name" must be a string, not a JSON number`},
-			{callToolName, map[string]any{"name": "files__nope"}, `call_tool: no tool is called "files__nope"`},
-			{callToolName, map[string]any{"name": "nope"}, `call_tool: no tool is called "nope"`},
+			{callToolName, map[string]any{"name": "files__nope"}, `call_tool: unknown tool "files__nope": search_tools finds tools`},
+			{callToolName, map[string]any{"name": "nope"}, `call_tool: unknown tool "nope": search_tools finds tools`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": []any{1}}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": "path=/a"}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": `["/a"]`}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
@@ -344,7 +344,7 @@ func TestToolSearchBadInput(t *testing.T) {
 }
 
 // TestToolSearchHidesFilteredTools: a tool that a filter hides is neither
-// found nor called through call_tool.
+// found nor called through call_tool, nor suggested for a name like its.
 func TestToolSearchHidesFilteredTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ups := searchUpstreams()
@@ -364,10 +364,11 @@ func TestToolSearchHidesFilteredTools(t *testing.T) {
 				t.Errorf("search %q found a hidden tool: %v", query, found)
 			}
 		}
-		for _, name := range []string{"files__secret", "files__write_file"} {
+		for _, name := range []string{"files__secret", "files__write_file", "secret", "write_file", "Files_Secret"} {
 			res := call(t, cs, callToolName, map[string]any{"name": name})
-			if !res.IsError || !strings.Contains(mcptest.Text(res), fmt.Sprintf("no tool is called %q", name)) {
-				t.Errorf("call_tool %s = %q (isError %v), want no such tool", name, mcptest.Text(res), res.IsError)
+			if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, fmt.Sprintf("unknown tool %q", name)) ||
+				strings.Contains(text, "files__secret") && name != "files__secret" || strings.Contains(text, "files__write_file") && name != "files__write_file" {
+				t.Errorf("call_tool %s = %q (isError %v), want no such tool, and no hidden tool suggested", name, text, res.IsError)
 			}
 		}
 		if n := ups["files"].Counts().ByTool["secret"] + ups["files"].Counts().ByTool["write_file"]; n != 0 {
@@ -495,6 +496,29 @@ func TestToolSearchTakesSloppyInput(t *testing.T) {
 		for _, args := range []map[string]any{{"name": "files__write_file", "arguments": nil}, {"name": "files__write_file"}} {
 			if res := call(t, cs, callToolName, args); res.IsError || mcptest.Text(res) != `{}` {
 				t.Errorf("call_tool %v = %q (isError %v), want the echo of no arguments", args, mcptest.Text(res), res.IsError)
+			}
+		}
+	})
+}
+
+// TestCallToolSuggestsNames: call_tool of a name that no tool has, such as
+// the tool's name on its server, says which public names were meant.
+func TestCallToolSuggestsNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ups := searchUpstreams()
+		ups["backup"] = mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "read_file"}}})
+		_, g := setup(t, ups, append(searchServers(), entry("backup", false)), searchOn)
+		cs := client(t, g, nil)
+		for name, want := range map[string]string{
+			"read_file":        `call_tool: unknown tool "read_file"; did you mean one of "backup__read_file", "files__read_file"?`,
+			"files_read_file":  `call_tool: unknown tool "files_read_file"; did you mean "files__read_file"?`,
+			"files.write_file": `call_tool: unknown tool "files.write_file"; did you mean "files__write_file"?`,
+			"files/deleteFile": `call_tool: unknown tool "files/deleteFile"; did you mean "files__delete_file"?`,
+			"math__ad":         `call_tool: unknown tool "math__ad"; did you mean "math__add"?`,
+		} {
+			res := call(t, cs, callToolName, map[string]any{"name": name})
+			if !res.IsError || mcptest.Text(res) != want {
+				t.Errorf("call_tool %s = %q (isError %v), want %q", name, mcptest.Text(res), res.IsError, want)
 			}
 		}
 	})
