@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -128,6 +129,58 @@ func TestFilterRefusesTheCallsItHides(t *testing.T) {
 		}
 		if res, err := m.ReadResource(ctx, root, &mcp.ReadResourceParams{URI: "mem://secret"}); err != nil || res.Contents[0].Text != "s" {
 			t.Errorf("admin's read = %v, %v", res, err)
+		}
+	})
+}
+
+// TestUnknownToolSuggests: a call of a name that no server exposes fails
+// with ErrUnknownTool, an UnknownToolError whose text and Suggestions name
+// the tools the caller may have meant, among those it may see.
+func TestUnknownToolSuggests(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("filesystem", mcptest.Script{Tools: tools("read_text_file", "write_file", "secret_file")})
+		f.add("backup", mcptest.Script{Tools: tools("read_text_file")})
+		guest := &Query{Agent: "guest"}
+		m := f.managerWith(&Options{
+			Cache: CacheOff,
+			Filter: func(_ context.Context, fc FilterContext, tool *mcp.Tool) (bool, error) {
+				return fc.Query.Agent != "guest" || fc.Server != "backup" && tool.Name != "secret_file", nil
+			},
+		}, server("filesystem"), server("backup"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			q     *Query
+			name  string
+			want  []string
+			wants string
+		}{
+			{nil, "read_text_file", []string{"backup__read_text_file", "filesystem__read_text_file"},
+				`call tool: unknown tool "read_text_file"; did you mean one of "backup__read_text_file", "filesystem__read_text_file"?`},
+			{guest, "read_text_file", []string{"filesystem__read_text_file"},
+				`call tool: unknown tool "read_text_file"; did you mean "filesystem__read_text_file"?`},
+			{nil, "filesystem_write_file", []string{"filesystem__write_file"}, `did you mean "filesystem__write_file"?`},
+			{nil, "filesystem__writ_file", []string{"filesystem__write_file"}, `did you mean "filesystem__write_file"?`},
+			{nil, "secret_file", []string{"filesystem__secret_file"}, `did you mean "filesystem__secret_file"?`},
+			// A hidden tool is unknown, and never suggested.
+			{guest, "secret_file", nil, `call tool: unknown tool "secret_file"`},
+			{guest, "filesystem__secret_file", nil, `call tool: unknown tool "filesystem__secret_file"`},
+			{nil, "delete_everything", nil, `call tool: unknown tool "delete_everything"`},
+		} {
+			_, err := m.CallTool(t.Context(), tc.q, &mcp.CallToolParams{Name: tc.name})
+			var unknown *UnknownToolError
+			if !errors.Is(err, ErrUnknownTool) || !errors.As(err, &unknown) {
+				t.Errorf("call %s as %v = %v; want ErrUnknownTool, an *UnknownToolError", tc.name, tc.q, err)
+				continue
+			}
+			if diff := cmp.Diff(tc.want, unknown.Suggestions); diff != "" {
+				t.Errorf("call %s as %v: suggestions (-want +got):\n%s", tc.name, tc.q, diff)
+			}
+			if !strings.HasSuffix(err.Error(), tc.wants) {
+				t.Errorf("call %s as %v = %q; want it to end %q", tc.name, tc.q, err, tc.wants)
+			}
 		}
 	})
 }

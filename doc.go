@@ -66,8 +66,10 @@
 // and the sentinels of this package ([ErrUnknownTool], [ErrNotConnected],
 // [ErrReconnecting], [ErrCircuitOpen], [ErrAmbiguous],
 // [ErrInvalidArguments], [ErrTimeout], [ErrClosed]), or errors.As with
-// [*ServerError], [*UnavailableError] and [*AmbiguousError]. No error
-// carries a value substituted from the environment.
+// [*ServerError], [*UnavailableError], [*AmbiguousError] and
+// [*UnknownToolError], which names the tools the caller may have meant
+// (read_text_file: filesystem__read_text_file). No error carries a value
+// substituted from the environment.
 //
 // # Recovery
 //

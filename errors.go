@@ -2,6 +2,9 @@ package switchboard
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/mcpconn"
@@ -36,6 +39,43 @@ var (
 	// NAME`, which stores one where the manager finds it.
 	ErrLoginRequired = oauth.ErrLoginRequired
 )
+
+// UnknownToolError is the error of a call of a tool that no server exposes
+// to the caller by that name. It wraps [ErrUnknownTool], and its text
+// suggests the names the caller may have meant: `unknown tool
+// "read_text_file"; did you mean "filesystem__read_text_file"?`.
+type UnknownToolError struct {
+	// Name is the name the caller gave.
+	Name string
+	// Suggestions are the public names of tools the caller may see that it
+	// may have meant, best first, at most 3: the tool of that name on its
+	// server (the prefix left out), the name in another case or with other
+	// joiners (filesystem_read_text_file), the name after a wrong prefix, or
+	// else near misses. Nil when nothing comes close.
+	Suggestions []string
+}
+
+func (e *UnknownToolError) Error() string {
+	return fmt.Sprintf("%v %q", ErrUnknownTool, e.Name) + e.didYouMean()
+}
+
+// didYouMean is what the error's text says of its suggestions, if any:
+// `; did you mean "a"?` or `; did you mean one of "a", "b"?`.
+func (e *UnknownToolError) didYouMean() string {
+	switch len(e.Suggestions) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("; did you mean %q?", e.Suggestions[0])
+	}
+	quoted := make([]string, len(e.Suggestions))
+	for i, name := range e.Suggestions {
+		quoted[i] = strconv.Quote(name)
+	}
+	return "; did you mean one of " + strings.Join(quoted, ", ") + "?"
+}
+
+func (e *UnknownToolError) Unwrap() error { return ErrUnknownTool }
 
 // ServerError is an error from one server and one operation; see
 // [mcpconn.ServerError].

@@ -47,7 +47,8 @@ func TestErrorFormatter(t *testing.T) {
 		want string
 	}{
 		{"s__add", map[string]any{"a": 1}, "were invalid"},
-		{"s__nope", nil, "There is no tool named s__nope"},
+		{"s__nope", nil, "There is no tool named s__nope. Use one of the tools listed."},
+		{"echo", nil, `There is no tool named echo; did you mean "s__echo"?`},
 		{"down__t", nil, "Do not retry this tool"},
 	} {
 		res, err := callTool(t.Context(), m, tc.tool, tc.args)

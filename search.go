@@ -19,8 +19,8 @@ import (
 const DefaultSearchLimit = 5
 
 // ErrInvalidSearch means a search was refused before anything was ranked:
-// its query is empty (or only stop words), longer than 1 KiB, or its limit
-// is negative. The error says which.
+// its query is empty (or only stop words), or its limit is negative. The
+// error says which.
 var ErrInvalidSearch = errors.New("invalid search")
 
 // SearchOptions configure a search. A nil *SearchOptions means all
@@ -48,8 +48,9 @@ type ToolMatch struct {
 // tool that Options.Filter hides from opts.Query is never found.
 //
 // The index follows the views: a server whose tools change is indexed
-// again, alone. An empty query, a query over 1 KiB or a negative limit is
-// refused with [ErrInvalidSearch].
+// again, alone. A query over 1 KiB is searched by its first words within
+// 1 KiB, cut between words: models paste whole requests. An empty query or
+// a negative limit is refused with [ErrInvalidSearch].
 func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOptions) ([]ToolMatch, error) {
 	var o SearchOptions
 	if opts != nil {

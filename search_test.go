@@ -138,8 +138,9 @@ func TestSearchToolsFollowsTheServers(t *testing.T) {
 	})
 }
 
-// TestSearchToolsBadInput: an empty query, a query of 100 KB and a negative
-// limit are refused with ErrInvalidSearch, saying why.
+// TestSearchToolsBadInput: an empty query and a negative limit are refused
+// with ErrInvalidSearch, saying why; a query of 100 KB is searched by its
+// first words.
 func TestSearchToolsBadInput(t *testing.T) {
 	f := newFleet(t)
 	f.add("files", mcptest.Script{Tools: searchable["files"]})
@@ -154,7 +155,6 @@ func TestSearchToolsBadInput(t *testing.T) {
 	}{
 		{"", 0, "empty"},
 		{"   \t", 0, "empty"},
-		{strings.Repeat("file ", 20_000), 0, "long"},
 		{"file", -1, "limit"},
 	} {
 		_, err := m.SearchTools(t.Context(), tc.query, &SearchOptions{Limit: tc.limit})
@@ -164,5 +164,9 @@ func TestSearchToolsBadInput(t *testing.T) {
 	}
 	if got := searched(t, m, "file", &SearchOptions{Limit: 10_000}); len(got) != 2 {
 		t.Errorf("a limit of 10,000 found %v, want both tools", got)
+	}
+	pasted := "read the contents of a file " + strings.Repeat("and then ", 20_000) + "list the directory"
+	if got := searched(t, m, pasted, &SearchOptions{Limit: 1}); len(got) != 1 || got[0] != "files__read_file" {
+		t.Errorf("a 100 KB query found %v, want files__read_file, by its first words", got)
 	}
 }

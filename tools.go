@@ -148,12 +148,12 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 		} else if err := m.unavailable(v, name); err != nil {
 			return nil, err
 		} else {
-			return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
+			return nil, m.unknownTool(ctx, q, name)
 		}
 	}
 	t := v.exposed[i]
 	if keep := m.toolFilter(q); keep != nil && len(catalog.Filter(ctx, []Tool{t}, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger)) == 0 {
-		return nil, fmt.Errorf("call tool %q: %w", name, ErrUnknownTool)
+		return nil, m.unknownTool(ctx, q, name)
 	}
 	call := *params
 	call.Name = t.Original
@@ -175,6 +175,13 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 		o.CallEnded(CallEnd{Server: t.Server, Tool: name, Outcome: outcomeOf(ctx, res, err), Duration: time.Since(start), Err: err})
 	}
 	return res, err
+}
+
+// unknownTool is the error of a call of name, which no server exposes to
+// q: with the names of the tools q may see that it may have meant.
+func (m *Manager) unknownTool(ctx context.Context, q *Query, name string) error {
+	suggestions := catalog.Suggest(name, m.Tools(ctx, q), func(t Tool) (string, string) { return t.Name, t.Original })
+	return fmt.Errorf("call tool: %w", &UnknownToolError{Name: name, Suggestions: suggestions})
 }
 
 // owners returns the servers that may own the public tool name but have not
@@ -255,6 +262,9 @@ func DefaultErrorFormatter(ctx context.Context, tool string, err error) *mcp.Cal
 		text = fmt.Sprintf("The arguments of tool %s were invalid: %v. Fix them and try again.", tool, err)
 	case errors.Is(err, ErrUnknownTool):
 		text = fmt.Sprintf("There is no tool named %s. Use one of the tools listed.", tool)
+		if unknown := (*UnknownToolError)(nil); errors.As(err, &unknown) && len(unknown.Suggestions) > 0 {
+			text = fmt.Sprintf("There is no tool named %s%s", tool, unknown.didYouMean())
+		}
 	default:
 		text = fmt.Sprintf("An error occurred while running the tool. Please try again. Error: %v", err)
 	}

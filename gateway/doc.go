@@ -38,7 +38,14 @@
 // itself, and spares list_changed to the sessions whose list did not
 // change. Input of search_tools and call_tool that does not fit gets an
 // error result naming what is wrong, as the go-sdk answers arguments that
-// do not fit a tool's schema.
+// do not fit a tool's schema; what models often send instead is taken as
+// meant: a limit as a string ("3"), a tool's arguments as a string that
+// holds a JSON object, and a query over 1 KiB, of which the first words
+// are searched.
+//
+// A call of a tool that no server exposes, directly or through call_tool,
+// gets an error that suggests the names the client may have meant:
+// unknown tool "read_text_file"; did you mean "filesystem__read_text_file"?
 //
 // Errors of a tool call become results with isError set, so that a model
 // can read them: a server that is down is named, with its state and last

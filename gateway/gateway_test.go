@@ -146,6 +146,28 @@ func TestGatewayUnknownTool(t *testing.T) {
 	}
 }
 
+// TestGatewayUnknownToolSuggests: a direct call of a name that no tool has
+// gets the go-sdk's error for an unknown tool, whose message suggests the
+// names the client may have meant.
+func TestGatewayUnknownToolSuggests(t *testing.T) {
+	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{}), "n": mcptest.NewServer(mcptest.Script{})}
+	_, g := setup(t, ups, []config.Server{entry("m", false), entry("n", false)}, nil)
+	cs := client(t, g, nil)
+	for name, want := range map[string]string{
+		"echo":    `unknown tool "echo"; did you mean one of "m__echo", "n__echo"?`,
+		"m_echo":  `unknown tool "m_echo"; did you mean "m__echo"?`,
+		"M.Add":   `unknown tool "M.Add"; did you mean "m__add"?`,
+		"m__ehco": `unknown tool "m__ehco"; did you mean "m__echo"?`,
+		"m__nope": `unknown tool "m__nope"`,
+	} {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInvalidParams || rpcErr.Message != want {
+			t.Errorf("call of %s = %v; want invalid params, %q", name, err, want)
+		}
+	}
+}
+
 func TestGatewayRejectsNonObjectArguments(t *testing.T) {
 	ups := upstreams{"m": mcptest.NewServer(mcptest.Script{})}
 	_, g := setup(t, ups, []config.Server{entry("m", false)}, nil)

@@ -89,12 +89,11 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	matches, err := g.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
+	query, cut := toolsearch.CutQuery(*args.Query)
+	matches, err := g.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit})
 	switch {
 	case errors.Is(err, toolsearch.ErrEmptyQuery):
 		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done`)), nil
-	case errors.Is(err, toolsearch.ErrQueryTooLong):
-		return badInput(searchToolsName, fmt.Errorf(`"query" is %d bytes long; at most %d`, len(*args.Query), toolsearch.MaxQueryBytes)), nil
 	case err != nil:
 		return toolAnswer(ctx, nil, err)
 	}
@@ -113,10 +112,12 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if ss := req.Session; ss != nil && !g.opts.Stateless {
 		g.addFound(ss, names)
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		StructuredContent: structured,
-	}, nil
+	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
+	if cut {
+		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
+			"The query is %d bytes long: only its first %d bytes were searched.", len(*args.Query), len(query))})
+	}
+	return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 }
 
 // callNamedTool is call_tool: it calls the named tool as a direct
@@ -134,18 +135,37 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (
 		return badInput(callToolName, errors.New(`"name" is required: the name of a tool that search_tools found`)), nil
 	}
 	name := *args.Name
-	if err := checkArguments(args.Arguments); err != nil {
+	arguments, err := objectArguments(args.Arguments)
+	if err != nil {
 		return badInput(callToolName, fmt.Errorf(`"arguments" of tool %q must be a JSON object`, name)), nil
 	}
 	params := *req.Params
-	params.Name, params.Arguments = name, args.Arguments
+	params.Name, params.Arguments = name, arguments
 	call := *req
 	call.Params = &params
 	res, err := g.forwardCall(ctx, name, &call)
-	if errors.Is(err, switchboard.ErrUnknownTool) {
-		return badInput(callToolName, fmt.Errorf("no tool is called %q: search_tools finds tools by what they do", name)), nil
+	if unknown := (*switchboard.UnknownToolError)(nil); errors.As(err, &unknown) {
+		if len(unknown.Suggestions) == 0 {
+			return badInput(callToolName, fmt.Errorf("%w: search_tools finds tools by what they do", unknown)), nil
+		}
+		return badInput(callToolName, unknown), nil
 	}
 	return toolAnswer(ctx, res, err)
+}
+
+// objectArguments returns the arguments call_tool was given for its tool: a
+// JSON object, null or absent; or a JSON string that holds an object, as
+// models often send it ("{\"path\": \"/a\"}"), whose object it returns.
+func objectArguments(raw json.RawMessage) (json.RawMessage, error) {
+	var s string
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) == 0 || trimmed[0] != '"' || json.Unmarshal(trimmed, &s) != nil {
+		return raw, checkArguments(raw)
+	}
+	object := bytes.TrimSpace([]byte(s))
+	if len(object) == 0 || object[0] != '{' || !json.Valid(object) {
+		return nil, errors.New("a string that holds no JSON object")
+	}
+	return object, nil
 }
 
 // decodeArguments decodes a tool call's arguments, which must be a JSON
@@ -169,13 +189,19 @@ func decodeArguments(raw json.RawMessage, v any) error {
 }
 
 // searchLimit is the limit search_tools was given: a whole number from 1
-// to maxSearchLimit, or the default if raw is absent.
+// to maxSearchLimit, or the default if raw is absent. The number may come
+// as a string ("3"), as models often send it.
 func searchLimit(raw *json.RawMessage) (int, error) {
 	if raw == nil || string(*raw) == "null" {
 		return switchboard.DefaultSearchLimit, nil
 	}
+	number := []byte(*raw)
+	var s string
+	if json.Unmarshal(number, &s) == nil {
+		number = []byte(strings.TrimSpace(s))
+	}
 	var f float64
-	if err := json.Unmarshal(*raw, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxSearchLimit {
+	if err := json.Unmarshal(number, &f); err != nil || f != math.Trunc(f) || f < 1 || f > maxSearchLimit {
 		return 0, fmt.Errorf(`"limit" is %s: want a whole number from 1 to %d`, *raw, maxSearchLimit)
 	}
 	return int(f), nil

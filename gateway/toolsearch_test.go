@@ -309,20 +309,28 @@ func TestToolSearchBadInput(t *testing.T) {
 			{searchToolsName, map[string]any{"query": ""}, `search_tools: "query" has no word`},
 			{searchToolsName, map[string]any{"query": "   \t"}, `search_tools: "query" has no word`},
 			{searchToolsName, map[string]any{"query": "the of and"}, `search_tools: "query" has no word`},
-			{searchToolsName, map[string]any{"query": strings.Repeat("file ", 20<<10)}, `search_tools: "query" is 102400 bytes long; at most 1024`},
 			{searchToolsName, map[string]any{"query": 7}, `search_tools: "query" must be a string, not a JSON number`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 0}, `search_tools: "limit" is 0: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": -1}, `search_tools: "limit" is -1: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 10000}, `search_tools: "limit" is 10000: want a whole number from 1 to 50`},
+			{searchToolsName, map[string]any{"query": "file", "limit": 51}, `search_tools: "limit" is 51: want a whole number from 1 to 50`},
 			{searchToolsName, map[string]any{"query": "file", "limit": 2.5}, `search_tools: "limit" is 2.5: want a whole number`},
-			{searchToolsName, map[string]any{"query": "file", "limit": "5"}, `search_tools: "limit" is "5": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "three"}, `search_tools: "limit" is "three": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "2.5"}, `search_tools: "limit" is "2.5": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": "0"}, `search_tools: "limit" is "0": want a whole number from 1 to 50`},
+			{searchToolsName, map[string]any{"query": "file", "limit": ""}, `search_tools: "limit" is "": want a whole number`},
+			{searchToolsName, map[string]any{"query": "file", "limit": []any{3}}, `search_tools: "limit" is [3]: want a whole number`},
 			{callToolName, map[string]any{}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": " "}, `call_tool: "name" is required`},
 			{callToolName, map[string]any{"name": 7}, `call_tool: "name" must be a string, not a JSON number`},
-			{callToolName, map[string]any{"name": "files__nope"}, `call_tool: no tool is called "files__nope"`},
-			{callToolName, map[string]any{"name": "nope"}, `call_tool: no tool is called "nope"`},
+			{callToolName, map[string]any{"name": "files__nope"}, `call_tool: unknown tool "files__nope": search_tools finds tools`},
+			{callToolName, map[string]any{"name": "nope"}, `call_tool: unknown tool "nope": search_tools finds tools`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": []any{1}}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 			{callToolName, map[string]any{"name": "files__read_file", "arguments": "path=/a"}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": `["/a"]`}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": `{"path": `}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": "null"}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
+			{callToolName, map[string]any{"name": "files__read_file", "arguments": ""}, `call_tool: "arguments" of tool "files__read_file" must be a JSON object`},
 		} {
 			res := call(t, cs, tc.tool, tc.args)
 			if !res.IsError || !strings.HasPrefix(mcptest.Text(res), tc.want) {
@@ -336,7 +344,7 @@ func TestToolSearchBadInput(t *testing.T) {
 }
 
 // TestToolSearchHidesFilteredTools: a tool that a filter hides is neither
-// found nor called through call_tool.
+// found nor called through call_tool, nor suggested for a name like its.
 func TestToolSearchHidesFilteredTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ups := searchUpstreams()
@@ -356,10 +364,11 @@ func TestToolSearchHidesFilteredTools(t *testing.T) {
 				t.Errorf("search %q found a hidden tool: %v", query, found)
 			}
 		}
-		for _, name := range []string{"files__secret", "files__write_file"} {
+		for _, name := range []string{"files__secret", "files__write_file", "secret", "write_file", "Files_Secret"} {
 			res := call(t, cs, callToolName, map[string]any{"name": name})
-			if !res.IsError || !strings.Contains(mcptest.Text(res), fmt.Sprintf("no tool is called %q", name)) {
-				t.Errorf("call_tool %s = %q (isError %v), want no such tool", name, mcptest.Text(res), res.IsError)
+			if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, fmt.Sprintf("unknown tool %q", name)) ||
+				strings.Contains(text, "files__secret") && name != "files__secret" || strings.Contains(text, "files__write_file") && name != "files__write_file" {
+				t.Errorf("call_tool %s = %q (isError %v), want no such tool, and no hidden tool suggested", name, text, res.IsError)
 			}
 		}
 		if n := ups["files"].Counts().ByTool["secret"] + ups["files"].Counts().ByTool["write_file"]; n != 0 {
@@ -440,6 +449,77 @@ func TestToolSearchNameClash(t *testing.T) {
 		res := call(t, cs, callToolName, map[string]any{"name": "search_tools", "arguments": map[string]any{"q": "go"}})
 		if res.IsError || mcptest.Text(res) != `{"q":"go"}` {
 			t.Errorf("call_tool search_tools = %q (isError %v), want the server's echo", mcptest.Text(res), res.IsError)
+		}
+	})
+}
+
+// TestSearchToolsTakesAPastedRequest: a query over 1 KiB, a model's whole
+// pasted request, is searched by its first words, and the result says so.
+func TestSearchToolsTakesAPastedRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		pasted := "read the contents of a file " + strings.Repeat("and then ", 12<<10) + "add two numbers"
+		res := call(t, cs, searchToolsName, map[string]any{"query": pasted, "limit": 1})
+		var found struct{ Tools []foundTool }
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, &found); err != nil || res.IsError || len(found.Tools) != 1 || found.Tools[0].Name != "files__read_file" {
+			t.Errorf("search_tools with a %d-byte query = %q (isError %v); want files__read_file, found by its first words", len(pasted), mcptest.Text(res), res.IsError)
+		}
+		if n := len(res.Content); n != 2 || !strings.Contains(mcptest.Text(res), fmt.Sprintf("The query is %d bytes long: only its first ", len(pasted))) {
+			t.Errorf("search_tools with a long query: %d contents, text %q; want a note that the query was cut", n, mcptest.Text(res))
+		}
+		if res := call(t, cs, searchToolsName, map[string]any{"query": "read a file"}); len(res.Content) != 1 {
+			t.Errorf("search_tools with a short query: %d contents, want 1: no note", len(res.Content))
+		}
+	})
+}
+
+// TestToolSearchTakesSloppyInput: what models send that is not quite what
+// the schemas ask is taken as meant: a limit as a string or as 3.0, a
+// tool's arguments as a string that holds a JSON object.
+func TestToolSearchTakesSloppyInput(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		for _, limit := range []any{"3", " 3 ", json.RawMessage("3.0"), "3.0"} {
+			if found := search(t, cs, map[string]any{"query": "file", "limit": limit}); len(found) != 3 {
+				t.Errorf("search_tools with limit %s found %d, want 3", limit, len(found))
+			}
+		}
+		for _, arguments := range []any{`{"path": "/a"}`, " {\"path\":\"/a\"}\n", map[string]any{"path": "/a"}} {
+			res := call(t, cs, callToolName, map[string]any{"name": "files__read_file", "arguments": arguments})
+			if res.IsError || mcptest.Text(res) != `{"path":"/a"}` {
+				t.Errorf("call_tool with arguments %#v = %q (isError %v), want the echo of the object", arguments, mcptest.Text(res), res.IsError)
+			}
+		}
+		for _, args := range []map[string]any{{"name": "files__write_file", "arguments": nil}, {"name": "files__write_file"}} {
+			if res := call(t, cs, callToolName, args); res.IsError || mcptest.Text(res) != `{}` {
+				t.Errorf("call_tool %v = %q (isError %v), want the echo of no arguments", args, mcptest.Text(res), res.IsError)
+			}
+		}
+	})
+}
+
+// TestCallToolSuggestsNames: call_tool of a name that no tool has, such as
+// the tool's name on its server, says which public names were meant.
+func TestCallToolSuggestsNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ups := searchUpstreams()
+		ups["backup"] = mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "read_file"}}})
+		_, g := setup(t, ups, append(searchServers(), entry("backup", false)), searchOn)
+		cs := client(t, g, nil)
+		for name, want := range map[string]string{
+			"read_file":        `call_tool: unknown tool "read_file"; did you mean one of "backup__read_file", "files__read_file"?`,
+			"files_read_file":  `call_tool: unknown tool "files_read_file"; did you mean "files__read_file"?`,
+			"files.write_file": `call_tool: unknown tool "files.write_file"; did you mean "files__write_file"?`,
+			"files/deleteFile": `call_tool: unknown tool "files/deleteFile"; did you mean "files__delete_file"?`,
+			"math__ad":         `call_tool: unknown tool "math__ad"; did you mean "math__add"?`,
+		} {
+			res := call(t, cs, callToolName, map[string]any{"name": name})
+			if !res.IsError || mcptest.Text(res) != want {
+				t.Errorf("call_tool %s = %q (isError %v), want %q", name, mcptest.Text(res), res.IsError, want)
+			}
 		}
 	})
 }

@@ -17,8 +17,10 @@ import (
 // for the server, within its timeout; a tool of a server that never
 // connected fails as a call to any unavailable server does, with an error
 // result that names the server, its state and its last error; a tool that
-// no server may own stays unknown. A tool that the manager exposes already,
-// ahead of the change event that registers it, is registered and called.
+// no server may own stays unknown, with the go-sdk's error, whose message
+// suggests the names the client may have meant. A tool that the manager
+// exposes already, ahead of the change event that registers it, is
+// registered and called.
 func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -33,7 +35,7 @@ func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		answer, ferr := g.forwardCall(ctx, name, call)
 		if errors.Is(ferr, switchboard.ErrUnknownTool) {
-			return res, err // the go-sdk's own answer
+			return nil, unknownTool(err, ferr)
 		}
 		answer, ferr = toolAnswer(ctx, answer, ferr)
 		if answer != nil && answer.Content == nil && !answer.NeedsInput() {
@@ -44,6 +46,20 @@ func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return answer, nil
 	}
+}
+
+// unknownTool is the go-sdk's answer sdkErr to a call of an unknown tool,
+// with the message of the manager's err (an [switchboard.UnknownToolError]),
+// which suggests the names the client may have meant.
+func unknownTool(sdkErr, err error) error {
+	var rpcErr *jsonrpc.Error
+	var unknown *switchboard.UnknownToolError
+	if !errors.As(sdkErr, &rpcErr) || !errors.As(err, &unknown) {
+		return sdkErr
+	}
+	answer := *rpcErr
+	answer.Message = unknown.Error()
+	return &answer
 }
 
 // isUnknownTool reports whether err is the go-sdk's answer to a call of a

@@ -241,7 +241,7 @@ func TestCall(t *testing.T) {
 		t.Errorf("call m__fail: exit %d, out %q, stderr %q; want exit 1 and the error on stderr", code, out, stderr)
 	}
 	_, stderr, code = cli(t, "call", "--config", cfg, "m__nope")
-	if code != 1 || !strings.Contains(stderr, `call tool "m__nope": unknown tool`) {
+	if code != 1 || !strings.Contains(stderr, `call tool: unknown tool "m__nope"`) {
 		t.Errorf("call m__nope: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -79,11 +79,12 @@
 //
 // # Bad input
 //
-// A query must have a word to search for and be at most [MaxQueryBytes]
-// long, and a limit must be 1 or more ([ErrEmptyQuery], [ErrQueryTooLong],
-// [ErrBadLimit]); there is no upper limit, since a result never holds more
-// than the matching tools (design §2's search_tools takes 1 to 50, and the
-// gateway checks that). A tool must have a non-empty name, unique within its
+// A query must have a word to search for ([ErrEmptyQuery]); one longer
+// than [MaxQueryBytes] is searched by its first words ([CutQuery]), since
+// models paste whole requests. A limit must be 1 or more ([ErrBadLimit]);
+// there is no upper limit, since a result never holds more than the
+// matching tools (design §2's search_tools takes 1 to 50, and the gateway
+// checks that). A tool must have a non-empty name, unique within its
 // server, and an input schema that is a JSON object ([ErrBadDoc]); a
 // rejected change changes nothing. The walk of one schema is bounded in
 // depth and size.

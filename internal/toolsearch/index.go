@@ -21,8 +21,6 @@ var (
 	// ErrEmptyQuery: the query is empty or has no word to search for (only
 	// spaces, punctuation or stop words).
 	ErrEmptyQuery = errors.New("empty query")
-	// ErrQueryTooLong: the query is longer than [MaxQueryBytes].
-	ErrQueryTooLong = errors.New("query too long")
 	// ErrBadLimit: the limit is below 1.
 	ErrBadLimit = errors.New("invalid limit")
 )

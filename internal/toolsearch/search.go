@@ -7,13 +7,39 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
-// MaxQueryBytes is the longest query Search takes: room for a paragraph of
+// MaxQueryBytes is the most of a query Search reads: room for a paragraph of
 // what a user wants (some 150 words), and a bound on the work one query can
 // cause: see BenchmarkQueryLongest, whose query of this many distinct common
-// words is the worst case.
+// words is the worst case. A longer query is cut ([CutQuery]).
 const MaxQueryBytes = 1024
+
+// CutQuery returns query cut to its first words within [MaxQueryBytes], and
+// whether it was cut: models paste whole requests, whose first words say
+// what is wanted. The cut falls between a word rune and a rune that is not
+// one (a space, a joiner, punctuation), never inside a word or a UTF-8
+// sequence; a query whose first MaxQueryBytes are one word is cut at the
+// last whole rune.
+func CutQuery(query string) (string, bool) {
+	if len(query) <= MaxQueryBytes {
+		return query, false
+	}
+	end := MaxQueryBytes
+	for end > 0 && !utf8.RuneStart(query[end]) {
+		end--
+	}
+	for i := end; i > 0; {
+		prev, size := utf8.DecodeLastRuneInString(query[:i])
+		next, _ := utf8.DecodeRuneInString(query[i:])
+		if !isWordRune(prev) || !isWordRune(next) {
+			return query[:i], true
+		}
+		i -= size
+	}
+	return query[:end], true // one word: no boundary to cut at
+}
 
 // Hit is one search result.
 type Hit struct {
@@ -33,17 +59,15 @@ type Hit struct {
 // index holding only the visible tools, so hidden tools cannot be inferred
 // from them.
 //
-// A query that is empty, has no word to search for, or is longer than
-// [MaxQueryBytes] gets [ErrEmptyQuery] or [ErrQueryTooLong]; a limit below 1
-// gets [ErrBadLimit]. Any larger limit is accepted: the result never holds
+// A query longer than [MaxQueryBytes] is searched by its first words
+// ([CutQuery]). A query that is empty or has no word to search for gets
+// [ErrEmptyQuery]; a limit below 1 gets [ErrBadLimit]. Any larger limit is accepted: the result never holds
 // more than the matching tools. (Design §2's search_tools takes 1 to 50.)
 func (x *Index) Search(query string, limit int, visible func(name string) bool) ([]Hit, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("toolsearch: search: %w: limit is %d, want 1 or more", ErrBadLimit, limit)
 	}
-	if len(query) > MaxQueryBytes {
-		return nil, fmt.Errorf("toolsearch: search: %w: query is %d bytes, the limit is %d", ErrQueryTooLong, len(query), MaxQueryBytes)
-	}
+	query, _ = CutQuery(query)
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf("toolsearch: search: %w", ErrEmptyQuery)
 	}

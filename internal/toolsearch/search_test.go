@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -59,8 +60,7 @@ func TestSearchBadInput(t *testing.T) {
 		{"whitespace query", " \t\n ", 5, ErrEmptyQuery},
 		{"only stop words", "the of and", 5, ErrEmptyQuery},
 		{"only punctuation", "?!… — ()", 5, ErrEmptyQuery},
-		{"100 KB query", strings.Repeat("read file ", 10240), 5, ErrQueryTooLong},
-		{"query one byte too long", strings.Repeat("a", MaxQueryBytes+1), 5, ErrQueryTooLong},
+		{"100 KB of stop words", strings.Repeat("the of and ", 10240), 5, ErrEmptyQuery},
 		{"limit 0", "read", 0, ErrBadLimit},
 		{"limit -1", "read", -1, ErrBadLimit},
 	}
@@ -87,6 +87,63 @@ func TestSearchBadInput(t *testing.T) {
 		mustSearch(t, x, strings.Repeat("f", MaxQueryBytes-5)+" read", 5, nil)
 	})
 }
+
+// TestSearchCutsALongQuery: a query over MaxQueryBytes is searched by its
+// first words, as a model's pasted request is; the words past the cut do not
+// count.
+func TestSearchCutsALongQuery(t *testing.T) {
+	x := mustNew(t, nil)
+	mustSet(t, x, "fs", []Doc{{Name: "fs__read_file", Description: "Read a file."}})
+	mustSet(t, x, "web", []Doc{{Name: "web__take_screenshot", Description: "Capture the page."}})
+	pad := strings.Repeat("please ", MaxQueryBytes/len("please "))
+	for _, tc := range []struct {
+		name, query string
+		want        []string
+	}{
+		{"100 KB request", "read the file " + strings.Repeat("and then ", 12<<10), []string{"fs__read_file"}},
+		{"words past the cut", "read a file " + pad + "take a screenshot", []string{"fs__read_file"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(mustSearch(t, x, tc.query, 5, nil)); !slices.Equal(got, tc.want) {
+				t.Errorf("found %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCutQuery(t *testing.T) {
+	const max = MaxQueryBytes
+	for _, tc := range []struct {
+		name, query, want string
+	}{
+		{"short", "read a file", "read a file"},
+		{"exactly the limit", strings.Repeat("a", max), strings.Repeat("a", max)},
+		{"a space at the cut", strings.Repeat("a", max) + " b", strings.Repeat("a", max)},
+		{"inside a word", strings.Repeat("a", max-3) + " read", strings.Repeat("a", max-3) + " "},
+		{"before a joiner", strings.Repeat("a", max-5) + " read_file", strings.Repeat("a", max-5) + " read"},
+		{"after a joiner", strings.Repeat("a", max-6) + " read_file", strings.Repeat("a", max-6) + " read_"},
+		{"after punctuation", strings.Repeat("a", max-4) + "...read", strings.Repeat("a", max-4) + "..."},
+		{"inside a UTF-8 sequence", strings.Repeat("a", max-1) + " é", strings.Repeat("a", max-1) + " "},
+		{"inside a combining mark", strings.Repeat("a", max-3) + " e\u0301t", strings.Repeat("a", max-3) + " "},
+		{"one word", strings.Repeat("a", max+10), strings.Repeat("a", max)},
+		{"one word of 2-byte runes", strings.Repeat("é", max), strings.Repeat("é", max/2)},
+		{"one word of 3-byte runes", strings.Repeat("語", max), strings.Repeat("語", max/3)},
+		{"invalid UTF-8 at the cut", strings.Repeat("a", max-1) + "\xff" + "bc", strings.Repeat("a", max-1) + "\xff"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, cut := CutQuery(tc.query)
+			if got != tc.want || cut != (len(tc.query) > max) {
+				t.Errorf("CutQuery = %.40q… (%d bytes), %v; want %.40q… (%d bytes), %v", tail(got), len(got), cut, tail(tc.want), len(tc.want), len(tc.query) > max)
+			}
+			if !utf8.ValidString(got) && utf8.ValidString(tc.query) {
+				t.Errorf("CutQuery cut inside a UTF-8 sequence")
+			}
+		})
+	}
+}
+
+// tail is the end of s, where a cut shows.
+func tail(s string) string { return s[max(0, len(s)-12):] }
 
 // nameVsDescription is a tool called what the query asks for, and one that
 // only says it in its description.
