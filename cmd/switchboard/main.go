@@ -7,11 +7,11 @@
 //	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
 //	                    [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
 //	                    [--tool-search off|on|auto[:N]]
-//	switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]]
-//	switchboard call    [--config F]... TOOL [JSON-ARGS]
-//	switchboard status  [--config F]... [--json]
+//	switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]] [--timeout D]
+//	switchboard call    [--config F]... TOOL [JSON-ARGS] [--timeout D]
+//	switchboard status  [--config F]... [--json] [--timeout D]
 //	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
-//	switchboard check   [--config F]...
+//	switchboard check   [--config F]... [--timeout D]
 //	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
 //	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
@@ -96,11 +96,11 @@ Usage:
   switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
                       [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
                       [--tool-search off|on|auto[:N]]
-  switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]]
-  switchboard call    [--config F]... TOOL [JSON-ARGS]
-  switchboard status  [--config F]... [--json]
+  switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]] [--timeout D]
+  switchboard call    [--config F]... TOOL [JSON-ARGS] [--timeout D]
+  switchboard status  [--config F]... [--json] [--timeout D]
   switchboard status  --gateway URL [--auth-token-env NAME] [--json]
-  switchboard check   [--config F]...
+  switchboard check   [--config F]... [--timeout D]
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
   switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
@@ -110,8 +110,10 @@ Usage:
 Flags may come before or after a verb's arguments; -- ends them. Without
 --config, the files are ./.mcp.json and
 $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
-starts two built-in demo servers. SWITCHBOARD_TIMEOUT_MS overrides every
-server's timeout. login stores a server's OAuth tokens under
+starts two built-in demo servers. tools, call, status and check wait for
+servers at most --timeout (10s); a server with tools in the cache shows
+them meanwhile. SWITCHBOARD_TIMEOUT_MS overrides every server's timeout.
+login stores a server's OAuth tokens under
 $XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
 and the other verbs find them; logout forgets them.
 `
