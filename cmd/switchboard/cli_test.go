@@ -139,12 +139,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "x", "[1,2]"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"call", "x", "{nope"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"serve", "--stdio", "--listen", "127.0.0.1:0"}, "exclude each other"},
-		{[]string{"serve", "--tool-search", "sometimes"}, `invalid value "sometimes" for flag -tool-search`},
-		{[]string{"serve", "--tool-search", "auto:-1"}, `invalid value "auto:-1" for flag -tool-search`},
+		{[]string{"serve", "--tool-search", "sometimes"}, `serve: invalid value "sometimes" for flag -tool-search: want off, on, auto or auto:N`},
+		{[]string{"serve", "--tool-search", "auto:-1"}, `invalid value "auto:-1" for flag -tool-search: want off, on, auto or auto:N`},
+		{[]string{"tools", "--timeout", "5"}, `tools: invalid value "5" for flag -timeout: want a duration with its unit, such as 500ms, 30s or 2m`},
 	} {
 		_, stderr, code := cli(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+		// A bad flag is one line, and a hint: not the usage, which would
+		// bury it.
+		if tc.args != nil && (strings.Contains(stderr, "Usage:") || strings.Count(stderr, "\n") > 2) {
+			t.Errorf("%q: stderr %q; want one line saying what is wrong, and where to read the usage", tc.args, stderr)
 		}
 	}
 }

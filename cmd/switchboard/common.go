@@ -96,20 +96,30 @@ func (e *env) flags(verb, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs, turning help into success and bad flags into
-// usage errors. Flags may come before, between and after the positional
-// arguments (call TOOL ARGS --config F); "--" ends the flags, so that what
-// follows it is positional even if it starts with "-". The positional
-// arguments are left as fs.Args().
+// parse parses args into fs, turning help into success (with the verb's
+// usage) and bad flags into usage errors of one line, which say what is
+// wrong, without the usage that would bury it. Flags may come before,
+// between and after the positional arguments (call TOOL ARGS --config F);
+// "--" ends the flags, so that what follows it is positional even if it
+// starts with "-". The positional arguments are left as fs.Args().
 func parse(fs *flag.FlagSet, args []string) error {
+	usage, output := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() {
+		fs.Usage = usage
+		fs.SetOutput(output)
+	}()
 	var positional []string
 	for {
 		err := fs.Parse(args)
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(output)
+			usage()
 			return &exitError{code: 0}
 		}
 		if err != nil {
-			return errUsage // the flag package has printed why
+			return usageErrorf("%s: %v", fs.Name(), err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -157,20 +167,30 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	return !ok || !b.IsBoolFlag()
 }
 
-// loadConfig loads the config and reports its warnings on stderr, and the
-// entries it rejected, unless the verb lists every server itself
-// (listsServers), rejected ones included: each is then reported once.
-func (e *env) loadConfig(paths []string, listsServers bool) (*config.Config, error) {
+// loadConfig loads the config and reports its warnings, and the entries
+// it rejected, unless the verb lists every server itself (listsServers),
+// rejected ones included: each is then reported once. They go to logger,
+// as structured lines like the rest of a gateway's log, or, with a nil
+// logger, to stderr as a one-shot verb's plain lines.
+func (e *env) loadConfig(paths []string, listsServers bool, logger *slog.Logger) (*config.Config, error) {
 	exe := e.executable
 	if exe == "" {
 		exe, _ = os.Executable() // on failure, the default runs "switchboard" from PATH
 	}
 	cfg, err := config.Load(&config.LoadOptions{Paths: paths, Executable: exe})
 	for _, w := range cfg.Warnings {
-		fmt.Fprintf(e.stderr, "switchboard: warning: %v\n", w)
+		if logger != nil {
+			logger.Warn("config warning", "warning", w)
+		} else {
+			fmt.Fprintf(e.stderr, "switchboard: warning: %v\n", w)
+		}
 	}
 	for _, r := range cfg.Rejected {
-		if !listsServers {
+		switch {
+		case listsServers:
+		case logger != nil:
+			logger.Warn("config entry rejected", "server", r.Name, "error", r.Err)
+		default:
 			fmt.Fprintf(e.stderr, "switchboard: %v (skipped)\n", r.Err)
 		}
 	}
@@ -192,7 +212,29 @@ const defaultTimeout = 10 * time.Second
 
 // timeoutFlag adds --timeout to fs, as every one-shot verb has it.
 func timeoutFlag(fs *flag.FlagSet, waitsFor string) *time.Duration {
-	return fs.Duration("timeout", defaultTimeout, "wait at most `D` for "+waitsFor+" (such as 30s or 2m)")
+	return durationFlag(fs, "timeout", defaultTimeout, "wait at most `D` for "+waitsFor+" (such as 30s or 2m)")
+}
+
+// durationFlag is fs.Duration, whose error says what a duration looks like:
+// a bare number ("30", seconds or the config's milliseconds?) is refused
+// with an example rather than "parse error".
+func durationFlag(fs *flag.FlagSet, name string, value time.Duration, usage string) *time.Duration {
+	d := &durationValue{value}
+	fs.Var(d, name, usage)
+	return &d.d
+}
+
+type durationValue struct{ d time.Duration }
+
+func (v *durationValue) String() string { return v.d.String() }
+
+func (v *durationValue) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration with its unit, such as 500ms, 30s or 2m")
+	}
+	v.d = d
+	return nil
 }
 
 // checkTimeout refuses a --timeout that waits for nothing.

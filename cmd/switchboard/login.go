@@ -21,7 +21,7 @@ func (e *env) login(ctx context.Context, args []string) error {
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	scopes := fs.String("scopes", "", "comma-separated `scopes` to ask for besides the usual ones (a step-up); logs in afresh")
 	noBrowser := fs.Bool("no-browser", false, "print the URL to open; start no browser")
-	wait := fs.Duration("wait", switchboard.DefaultLoginWait, "how long to wait for the browser to come back")
+	wait := durationFlag(fs, "wait", switchboard.DefaultLoginWait, "wait `D` at most for the browser to come back")
 	name, err := nameArg(fs, args, "login")
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (e *env) login(ctx context.Context, args []string) error {
 	if *wait <= 0 {
 		return usageErrorf("login: --wait %v: want a positive duration", *wait)
 	}
-	cfg, err := e.loadConfig(paths, false)
+	cfg, err := e.loadConfig(paths, false, nil)
 	if err != nil {
 		return err
 	}

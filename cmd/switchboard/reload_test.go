@@ -96,11 +96,25 @@ func TestServeReloadsItsConfig(t *testing.T) {
 	}
 	g.waitLog(t, regexp.MustCompile(`msg="config not reloaded; the running config stays" cause=SIGHUP`))
 
-	// Back to alpha alone, written in place.
-	if err := os.WriteFile(path, original, 0o600); err != nil {
+	// Back to alpha alone, written in place, with a value that is ignored:
+	// its warning is a log line like the others.
+	var alone map[string]any
+	if err := json.Unmarshal(original, &alone); err != nil {
 		t.Fatal(err)
 	}
-	g.waitLog(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[\] removed=\[beta\]`))
+	alone["toolSearch"] = "sometimes"
+	data, err = json.Marshal(alone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.waitLogs(t, regexp.MustCompile(`level=WARN msg="config warning" warning=".*toolSearch.*sometimes`),
+		regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[\] removed=\[beta\]`))
+	if strings.Contains(g.log.String(), "switchboard: warning") {
+		t.Errorf("a reload's warning is not a structured log line:\n%s", g.log.String())
+	}
 	if text := fetch(t, g.url+"/metrics", ""); !strings.Contains(text, "switchboard_config_last_reload_successful 1") {
 		t.Errorf("/metrics after a good reload:\n%s", grepLines(text, "switchboard_config"))
 	}

@@ -36,15 +36,18 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	stateless := fs.Bool("stateless", false, "serve Streamable HTTP without sessions (for replicas behind a load balancer)")
 	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, /metrics, /status and /admin, with TOKEN read from the environment variable `NAME`")
 	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
-	shutdownTimeout := fs.Duration("shutdown-timeout", defaultShutdownTimeout, "on SIGTERM, how long calls in flight get to finish before the servers are closed")
-	gate := fs.Duration("startup-gate", switchboard.DefaultStartupGate, "how long the start, and a client's handshake or list, wait for servers making their first connection (0: not at all); later ones arrive with list_changed")
+	shutdownTimeout := durationFlag(fs, "shutdown-timeout", defaultShutdownTimeout, "on SIGTERM, give calls in flight `D` to finish before the servers are closed")
+	gate := durationFlag(fs, "startup-gate", switchboard.DefaultStartupGate, "wait `D` at the start, and in a client's handshake or list, for servers making their first connection (0: not at all); later ones arrive with list_changed")
 	var origins originList
 	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
 	var toolSearch *config.ToolSearch // nil: the config's
 	fs.Func("tool-search", "serve the tools behind search_tools and call_tool: `MODE` off, on, or auto[:N] (on while more than N tools are exposed; N 40 by default); overrides the config's \"toolSearch\"", func(v string) error {
 		ts, err := config.ParseToolSearch(v)
 		toolSearch = &ts
-		return err
+		if err != nil {
+			return errors.New(`want off, on, auto or auto:N (N a whole number of tools)`)
+		}
+		return nil
 	})
 	if err := parse(fs, args); err != nil {
 		return err
@@ -70,11 +73,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: refusing to listen on %s, which is not a loopback address, without --auth-token-env NAME (or --insecure)", *listen)
 	}
 
-	cfg, err := e.loadConfig(paths, false)
+	logger := e.logger(slog.LevelInfo)
+	cfg, err := e.loadConfig(paths, false, logger)
 	if err != nil {
 		return err
 	}
-	logger := e.logger(slog.LevelInfo)
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
 	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)})

@@ -50,7 +50,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if err := checkTimeout("tools", *timeout); err != nil {
 		return err
 	}
-	cfg, err := e.loadConfig(paths, false)
+	cfg, err := e.loadConfig(paths, false, nil)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 			return usageErrorf("call: JSON-ARGS must be a JSON object, such as '{\"text\": \"hi\"}'")
 		}
 	}
-	cfg, err := e.loadConfig(paths, false)
+	cfg, err := e.loadConfig(paths, false, nil)
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if err := checkTimeout("status", *timeout); err != nil {
 		return err
 	}
-	cfg, err := e.loadConfig(paths, true)
+	cfg, err := e.loadConfig(paths, true, nil)
 	if err != nil {
 		return err
 	}
@@ -439,7 +439,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	if err := checkTimeout("check", *timeout); err != nil {
 		return err
 	}
-	cfg, err := e.loadConfig(paths, true)
+	cfg, err := e.loadConfig(paths, true, nil)
 	if err != nil {
 		return err
 	}
