@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // The kinds of definitions the gateway registers.
@@ -28,12 +31,19 @@ var kindNames = [numKinds]string{"tool", "prompt", "resource", "resource templat
 // manager's Connect, Reconnect and Reconfigure wait for before they return,
 // and before a handshake or a list is answered.
 func (g *Gateway) syncExposed() {
+	var told func() // the log line of a switch of tool search, after the lock
+	defer func() {
+		if told != nil {
+			told()
+		}
+	}()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	ctx := context.Background()
 	var defs [numKinds][]definition
 	tools := g.m.Tools(ctx, nil)
 	searchOn := g.search.Enabled(len(tools))
+	g.exposedTools = len(tools)
 	for _, t := range tools {
 		if searchOn && isSearchTool(t.Name) {
 			g.opts.Logger.Warn("tool not exposed: tool search has a tool of that name; call_tool reaches it", "tool", t.Name, "server", t.Server)
@@ -62,6 +72,7 @@ func (g *Gateway) syncExposed() {
 	if switched {
 		g.searchOn = searchOn
 		g.sessions.markAllStale()
+		told = toolSearchSwitched(g.opts.Logger, g.search, searchOn, len(tools))
 	}
 	if switched && !searchOn {
 		// Before a server's own tool of the same name is registered.
@@ -83,6 +94,29 @@ func (g *Gateway) syncExposed() {
 	g.expose(kindPrompt, defs[kindPrompt], g.server.RemovePrompts)
 	g.expose(kindResource, defs[kindResource], g.server.RemoveResources)
 	g.expose(kindTemplate, defs[kindTemplate], g.server.RemoveResourceTemplates)
+}
+
+// toolSearchSwitched returns the log line of tool search switching on or
+// off, as setting asks with tools exposed.
+func toolSearchSwitched(logger *slog.Logger, setting config.ToolSearch, on bool, tools int) func() {
+	return func() {
+		if on {
+			logger.Info("tool search on: tools are behind search_tools", "setting", setting.String(), "tools", tools)
+		} else {
+			logger.Info("tool search off: every tool is listed", "setting", setting.String(), "tools", tools)
+		}
+	}
+}
+
+// toolSearchRow is the tool search line of /status; nil while its setting
+// is off.
+func (g *Gateway) toolSearchRow() *ToolSearchRow {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.search.Mode == config.ToolSearchOff {
+		return nil
+	}
+	return &ToolSearchRow{Setting: g.search.String(), On: g.searchOn, Tools: g.exposedTools}
 }
 
 // A definition is one tool, prompt, resource or template to register.

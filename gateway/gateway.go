@@ -83,6 +83,9 @@ type Gateway struct {
 	toolOrder []string                    // the keys of tools, sorted
 	search    config.ToolSearch
 	searchOn  bool // search_tools and call_tool are registered
+	// exposedTools counts the servers' tools at the last sync, listed or
+	// behind search_tools.
+	exposedTools int
 
 	reload atomic.Pointer[reload] // the last config reload, if any
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -267,27 +268,37 @@ func TestFoundToolsAreCapped(t *testing.T) {
 }
 
 // TestToolSearchAuto: auto:N turns search on while more than N tools are
-// exposed, and off again.
+// exposed, and off again; each switch is logged, and /status tells.
 func TestToolSearchAuto(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		three := []mcptest.ToolSpec{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 		ups := upstreams{"s": mcptest.NewServer(mcptest.Script{Tools: three})}
-		_, g := setup(t, ups, []config.Server{entry("s", false)}, &Options{ToolSearch: config.ToolSearch{Mode: config.ToolSearchAuto, Threshold: 3}})
+		logs := &syncBuffer{written: make(chan struct{}, 1)}
+		auto := config.ToolSearch{Mode: config.ToolSearchAuto, Threshold: 3}
+		_, g := setup(t, ups, []config.Server{entry("s", false)}, &Options{ToolSearch: auto, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		changed := make(chan struct{}, 10)
 		cs := client(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 		if diff := cmp.Diff([]string{"s__a", "s__b", "s__c"}, listNames(t, cs)); diff != "" {
 			t.Errorf("3 tools (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(&ToolSearchRow{Setting: "auto:3", On: false, Tools: 3}, g.statusReport().ToolSearch); diff != "" {
+			t.Errorf("/status with 3 tools (-want +got):\n%s", diff)
 		}
 		ups["s"].SetTools(append(three, mcptest.ToolSpec{Name: "d"}))
 		<-changed
 		if diff := cmp.Diff([]string{"search_tools", "call_tool"}, listNames(t, cs)); diff != "" {
 			t.Errorf("4 tools (-want +got):\n%s", diff)
 		}
+		logs.waitFor(`msg="tool search on: tools are behind search_tools" setting=auto:3 tools=4`)
+		if diff := cmp.Diff(&ToolSearchRow{Setting: "auto:3", On: true, Tools: 4}, g.statusReport().ToolSearch); diff != "" {
+			t.Errorf("/status with 4 tools (-want +got):\n%s", diff)
+		}
 		ups["s"].SetTools(three)
 		<-changed
 		if diff := cmp.Diff([]string{"s__a", "s__b", "s__c"}, listNames(t, cs)); diff != "" {
 			t.Errorf("3 tools again (-want +got):\n%s", diff)
 		}
+		logs.waitFor(`msg="tool search off: every tool is listed" setting=auto:3 tools=3`)
 		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: searchToolsName, Arguments: map[string]any{"query": "a"}}); err == nil {
 			t.Error("search_tools answered with search off")
 		}

@@ -115,7 +115,15 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
+	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
+	if ts := report.ToolSearch; ts != nil {
+		state := "off: the tools are listed"
+		if ts.On {
+			state = "on: the tools are behind search_tools"
+		}
+		fmt.Fprintf(e.stdout, "tool search (%s) %s (%s)\n", ts.Setting, state, count(ts.Tools, "tool"))
+	}
+	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tCALLS\tP50\tP99\tERROR")
 	for _, s := range report.Servers {
