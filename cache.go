@@ -31,6 +31,9 @@ type cacheEntry struct {
 	tools       []*mcp.Tool
 	at          time.Time // when it was fetched
 	redact      func(string) string
+	// noise asks instead for the entry to say that a warning told of the
+	// server's stdout noise (see toolcache.Cache.ReportNoise).
+	noise bool
 }
 
 func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
@@ -61,13 +64,30 @@ func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 // that a long-running server's entry is never older than a day.
 const cacheRewrite = 24 * time.Hour
 
-// write writes the latest list of each server in batch.
+// reportNoise asks for the entry of server, for fingerprint, to say that a
+// warning told of its stdout noise. A nil writer does nothing.
+func (w *cacheWriter) reportNoise(server, fingerprint string) {
+	if w != nil {
+		w.queue.Push(cacheEntry{server: server, fingerprint: fingerprint, noise: true})
+	}
+}
+
+// write writes the latest list of each server in batch, and the reports of
+// noise.
 func (w *cacheWriter) write(batch []cacheEntry) {
 	latest := make(map[string]int, len(batch))
 	for i, e := range batch {
-		latest[e.server] = i
+		if !e.noise {
+			latest[e.server] = i
+		}
 	}
 	for i, e := range batch {
+		if e.noise {
+			if err := w.cache.ReportNoise(e.server, e.fingerprint); err != nil {
+				w.logger.Warn("caching the tool list failed", "server", e.server, "error", err)
+			}
+			continue
+		}
 		if latest[e.server] != i {
 			continue // a later list of the same server replaces it
 		}

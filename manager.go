@@ -148,6 +148,7 @@ func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 		OnEvent:       func(ev upstream.Event) { m.events.add(up, ev) },
 		OAuth:         m.oauth,
 		OnSkippedLine: m.skipHook(srv.Name),
+		QuietNoise:    m.quietNoise(srv.Name),
 	})
 	if level := m.opts.LoggingLevel; level != "" {
 		up.SetLoggingLevel(context.Background(), level) // not started: kept for its sessions
@@ -389,7 +390,9 @@ func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 	cached := make([][]*mcp.Tool, len(pass))
 	for i, up := range pass {
 		cfg := up.Config()
-		cached[i], _, _ = m.cache.Get(cfg.Name, cfg.Fingerprint())
+		fp := cfg.Fingerprint()
+		cached[i], _, _ = m.cache.Get(cfg.Name, fp)
+		m.skipped.of(cfg.Name).known.Store(m.cache.NoiseReported(cfg.Name, fp))
 	}
 	return cached
 }

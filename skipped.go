@@ -12,27 +12,51 @@ import (
 // on.
 type skippedLines struct {
 	mu       sync.Mutex
-	byServer map[string]*atomic.Uint64
+	byServer map[string]*noise
 }
 
-// of returns the count of server, made on first use.
-func (s *skippedLines) of(server string) *atomic.Uint64 {
+// noise is what a manager knows of one server's skipped lines.
+type noise struct {
+	lines atomic.Uint64
+	// known reports that the tool cache says a warning told of them, for
+	// the config connected: the log tells of them at Info, not Warn.
+	known atomic.Bool
+	// recorded reports that the cache was asked to say so.
+	recorded atomic.Bool
+}
+
+// of returns the noise of server, made on first use.
+func (s *skippedLines) of(server string) *noise {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.byServer[server]
 	if n == nil {
 		if s.byServer == nil {
-			s.byServer = make(map[string]*atomic.Uint64)
+			s.byServer = make(map[string]*noise)
 		}
-		n = new(atomic.Uint64)
+		n = new(noise)
 		s.byServer[server] = n
 	}
 	return n
 }
 
 // skipHook returns the OnSkippedLine of server's upstreams: it counts the
-// line.
+// line, and has the cache record the first that a warning tells of, so
+// that the next manager on the same config (a one-shot command's next run)
+// warns no more.
 func (m *Manager) skipHook(server string) func() {
 	n := m.skipped.of(server)
-	return func() { n.Add(1) }
+	return func() {
+		n.lines.Add(1)
+		if n.known.Load() || !n.recorded.CompareAndSwap(false, true) {
+			return
+		}
+		if up := m.view.Load().byName[server]; up != nil {
+			cfg := up.Config()
+			m.writes.reportNoise(server, cfg.Fingerprint())
+		}
+	}
 }
+
+// quietNoise returns the QuietNoise of server's upstreams.
+func (m *Manager) quietNoise(server string) func() bool { return m.skipped.of(server).known.Load }

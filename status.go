@@ -139,7 +139,7 @@ func (m *Manager) Status() Status {
 		if up.PerSession() {
 			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
-		out[i].SkippedLines = m.skipped.of(s.Name).Load()
+		out[i].SkippedLines = m.skipped.of(s.Name).lines.Load()
 	}
 	return out
 }

@@ -429,11 +429,19 @@ func TestStatusShowsNoAddress(t *testing.T) {
 func TestServerThatPrintsOnStdout(t *testing.T) {
 	isolate(t)
 	cfg := writeConfig(t, map[string]mcptest.Script{"noisy": {GarbageOnStart: true, Garbage: "Server v1 listening on stdio"}}, nil)
-	if out, stderr, code := cli(t, "call", "--config", cfg, "noisy__add", `{"a": 1, "b": 2}`); code != 0 || strings.TrimSpace(out) != "3" {
-		t.Errorf("call: exit %d, out %q, stderr %q", code, out, stderr)
+	const warning = `level=WARN msg="skipped lines on stdout that are not JSON-RPC" server=noisy lines=1 first="Server v1 listening on stdio"`
+	out, stderr, code := cli(t, "call", "--config", cfg, "noisy__add", `{"a": 1, "b": 2}`)
+	if code != 0 || strings.TrimSpace(out) != "3" || !strings.Contains(stderr, warning) {
+		t.Errorf("call: exit %d, out %q, stderr %q; want 3, and a warning of the skipped line", code, out, stderr)
+	}
+	// Once per cache entry: the next run, on the same config, warns no
+	// more.
+	out, stderr, code = cli(t, "call", "--config", cfg, "noisy__add", `{"a": 1, "b": 2}`)
+	if code != 0 || strings.TrimSpace(out) != "3" || stderr != "" {
+		t.Errorf("call again: exit %d, out %q, stderr %q; want 3, and no warning", code, out, stderr)
 	}
 	coldCache(t)
-	out, _, code := cli(t, "status", "--config", cfg)
+	out, _, code = cli(t, "status", "--config", cfg)
 	if want := "\nnoisy: skipped 1 line on stdout (not JSON-RPC)\n"; code != 0 || !strings.Contains(out, "noisy   connected") || !strings.HasSuffix(out, want) {
 		t.Errorf("status: exit %d, out:\n%s\nwant it connected, and ending with %q", code, out, want)
 	}

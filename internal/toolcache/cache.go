@@ -66,6 +66,9 @@ type serverLock struct {
 	// latest is the fetch time of the newest list written or removed
 	// through this Cache; zero if none.
 	latest time.Time
+	// noisy is the fingerprint whose stdout noise was reported through
+	// this Cache ([Cache.ReportNoise]), for an entry not written yet.
+	noisy string
 }
 
 // Open returns a cache in dir. It does no I/O: the directory is created by
@@ -123,6 +126,7 @@ type entry struct {
 	Server      *string         `json:"server"`
 	SavedAt     *time.Time      `json:"savedAt"`
 	Tools       json.RawMessage `json:"tools"`
+	StdoutNoise bool            `json:"stdoutNoise,omitempty"`
 }
 
 // file is a decoded, well-formed cache file.
@@ -131,6 +135,9 @@ type file struct {
 	server      string
 	savedAt     time.Time
 	tools       []*mcp.Tool
+	// noise reports that the server, with this config, wrote lines on
+	// stdout that are not JSON-RPC, and that someone was warned of it.
+	noise bool
 }
 
 // errCorrupt marks a file that exists but is not a well-formed cache file.
@@ -196,14 +203,6 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 	if err != nil {
 		return fmt.Errorf("toolcache: put %q: %w", server, err)
 	}
-	var data []byte
-	if len(values) > 0 {
-		data, err = marshalEntry(server, fingerprint, fetchedAt, values)
-		if err != nil {
-			return fmt.Errorf("toolcache: put %q: %w", server, err)
-		}
-	}
-
 	s := c.serverLock(server)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,9 +212,20 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 		c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", s.latest)
 		return nil
 	}
-	if f, err := readFile(path); err == nil && f.server == server && f.savedAt.After(fetchedAt) {
-		c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", f.savedAt)
-		return nil
+	noise := s.noisy == fingerprint
+	if f, err := readFile(path); err == nil && f.server == server {
+		if f.savedAt.After(fetchedAt) {
+			c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", f.savedAt)
+			return nil
+		}
+		noise = noise || f.noise && f.fingerprint == fingerprint
+	}
+	var data []byte
+	if len(values) > 0 {
+		data, err = marshalEntry(server, fingerprint, fetchedAt, values, noise)
+		if err != nil {
+			return fmt.Errorf("toolcache: put %q: %w", server, err)
+		}
 	}
 
 	if data == nil {
@@ -226,6 +236,49 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 		return fmt.Errorf("toolcache: put %q: %w", server, err)
 	}
 	s.latest = fetchedAt
+	return nil
+}
+
+// NoiseReported reports whether the entry of server for fingerprint says
+// that the server wrote lines on stdout that are not JSON-RPC, and that
+// someone was warned of it ([Cache.ReportNoise]): a warning need not be
+// given again while the config is the same. It reads the entry whatever
+// its age.
+func (c *Cache) NoiseReported(server, fingerprint string) bool {
+	if c == nil || c.dir == "" {
+		return false
+	}
+	f, err := readFile(c.path(server))
+	return err == nil && f.server == server && f.fingerprint == fingerprint && f.noise
+}
+
+// ReportNoise records that a warning told of the lines on stdout that are
+// not JSON-RPC of server, with the config of fingerprint: in its entry,
+// which is rewritten, or, if it has none for fingerprint yet, in the entry
+// that Put writes next for it.
+func (c *Cache) ReportNoise(server, fingerprint string) error {
+	if c == nil || c.dir == "" {
+		return nil
+	}
+	s := c.serverLock(server)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noisy = fingerprint
+	path := c.path(server)
+	f, err := readFile(path)
+	if err != nil || f.server != server || f.fingerprint != fingerprint || f.noise {
+		return nil // Put writes it, if the server lists its tools
+	}
+	values, err := redactTools(f.tools, nil)
+	if err == nil {
+		var data []byte
+		if data, err = marshalEntry(server, fingerprint, f.savedAt, values, true); err == nil {
+			err = c.writeFile(path, data)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("toolcache: report noise of %q: %w", server, err)
+	}
 	return nil
 }
 
@@ -264,14 +317,15 @@ func (c *Cache) path(server string) string {
 }
 
 // marshalEntry returns the file contents for an entry.
-func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any) ([]byte, error) {
+func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any, noise bool) ([]byte, error) {
 	v := struct {
 		Version     int    `json:"version"`
 		Fingerprint string `json:"fingerprint"`
 		Server      string `json:"server"`
 		SavedAt     string `json:"savedAt"`
 		Tools       []any  `json:"tools"`
-	}{Version, fingerprint, server, savedAt.Format(time.RFC3339Nano), tools}
+		StdoutNoise bool   `json:"stdoutNoise,omitempty"`
+	}{Version, fingerprint, server, savedAt.Format(time.RFC3339Nano), tools, noise}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
@@ -320,6 +374,7 @@ func readFile(path string) (*file, error) {
 		server:      *e.Server,
 		savedAt:     e.SavedAt.UTC(),
 		tools:       tools,
+		noise:       e.StdoutNoise,
 	}, nil
 }
 

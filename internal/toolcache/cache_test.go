@@ -862,3 +862,48 @@ func noHome(t *testing.T) {
 		t.Setenv(v, "")
 	}
 }
+
+// TestReportNoise: a report of stdout noise is kept in the server's entry
+// for that fingerprint, whether the entry was written before it or after,
+// survives the entry's rewrites for the same config, and is lost with a
+// new config.
+func TestReportNoise(t *testing.T) {
+	const other = "0000000000000000000000000000000000000000000000000000000000000000"
+
+	c, _ := newCache(t)
+	if c.NoiseReported("docs", fp) {
+		t.Fatal("NoiseReported with no entry = true")
+	}
+	// Reported before the first list is written.
+	if err := c.ReportNoise("docs", fp); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put("docs", fp, sampleTools(), base, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.NoiseReported("docs", fp) || c.NoiseReported("docs", other) {
+		t.Error("a report made before the entry is not in it, or it answers for another config")
+	}
+	if err := c.Put("docs", fp, named("b"), base.Add(time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if !c.NoiseReported("docs", fp) {
+		t.Error("a rewrite of the entry for the same config lost the report")
+	}
+	// A new config starts afresh; a report for it rewrites its entry.
+	if err := c.Put("docs", other, named("c"), base.Add(2*time.Minute), nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.NoiseReported("docs", other) {
+		t.Error("the entry of a new config has the old config's report")
+	}
+	if err := Open(c.Dir(), nil).ReportNoise("docs", other); err != nil { // another process
+		t.Fatal(err)
+	}
+	if !c.NoiseReported("docs", other) {
+		t.Error("a report made after the entry is not in it")
+	}
+	if tools, _, ok := c.Get("docs", other); !ok || !cmp.Equal(names(tools), []string{"c"}) {
+		t.Errorf("the entry's tools after a report: %v, %v", names(tools), ok)
+	}
+}

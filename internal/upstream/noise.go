@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -16,10 +17,15 @@ const noiseLogEvery = 10 * time.Second
 // shownNoise bounds how much of a skipped line a log line shows.
 const shownNoise = 200
 
-// newNoiseLog returns a log of skipped lines that writes to logger.
-func newNoiseLog(logger *slog.Logger) *noiseLog {
+// newNoiseLog returns a log of skipped lines that writes to logger, at
+// Warn, or at Info when quiet (if set) says they were reported before.
+func newNoiseLog(logger *slog.Logger, quiet func() bool) *noiseLog {
 	return &noiseLog{log: func(lines int, first string) {
-		logger.Warn("skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
+		level := slog.LevelWarn
+		if quiet != nil && quiet() {
+			level = slog.LevelInfo
+		}
+		logger.Log(context.Background(), level, "skipped lines on stdout that are not JSON-RPC", "lines", lines, "first", first)
 	}}
 }
 

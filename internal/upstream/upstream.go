@@ -57,6 +57,11 @@ type Options struct {
 	// logged, at most once per 10 s). It runs on the goroutine that reads
 	// the server's output, and must not block.
 	OnSkippedLine func()
+	// QuietNoise, if set, reports whether the skipped lines were reported
+	// before (the persistent cache says so, for this config): they are
+	// then logged at Info instead of Warn, so that a command run again
+	// does not warn again.
+	QuietNoise func() bool
 	// LogSkippedWith, if set, is the upstream whose log of skipped lines
 	// this one's share, with its limit of one log line every 10 s: for a
 	// process that stands for another upstream's server.
@@ -127,7 +132,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		listChanged: u.lists.listChanged, resourceUpdated: u.lists.resourceUpdated,
 	}).newClient()
 	u.roots = &rootSet{client: client, roots: o.Roots}
-	noise := newNoiseLog(o.Logger)
+	noise := newNoiseLog(o.Logger, o.QuietNoise)
 	if o.LogSkippedWith != nil {
 		noise = o.LogSkippedWith.dial.noise
 	}
