@@ -55,6 +55,27 @@ func TestStdioCrashReportsExitAndStderr(t *testing.T) {
 	}
 }
 
+// TestStdioUsageKeepsTheCause: a server that needs a token and has none
+// says so on its first line, prints 55 lines of usage and exits. Its error
+// carries that first line, then the last lines.
+func TestStdioUsageKeepsTheCause(t *testing.T) {
+	text, err := filepath.Abs("testdata/usage.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := New(shell("gh", `cat "$1" >&2; exit 1`, text), nil)
+	defer u.Close()
+	err = u.Connect(t.Context())
+	if err == nil {
+		t.Fatal("Connect succeeded")
+	}
+	for _, err := range []error{err, u.Snapshot().Err} {
+		if msg := err.Error(); !strings.Contains(msg, "process exited with status 1") || !strings.HasSuffix(msg, stderrMark+usageKept(t)) {
+			t.Errorf("error:\n%s\nwant the exit, and the stderr kept:\n%s", msg, usageKept(t))
+		}
+	}
+}
+
 func TestStdioProcessExitIsSeen(t *testing.T) {
 	state := t.TempDir()
 	var log eventLog
@@ -181,7 +202,7 @@ func TestStderrTailKeepsLastLines(t *testing.T) {
 	tl := newTail(3)
 	tl.readFrom(strings.NewReader("one\ntwo\r\nthree\nfour\n" + strings.Repeat("x", 600)))
 	got := tl.String()
-	if !strings.HasPrefix(got, "three | four | xxx") || !strings.HasSuffix(got, "…") {
+	if !strings.HasPrefix(got, "… | three | four | xxx") || !strings.HasSuffix(got, "…") {
 		t.Errorf("tail = %q", got)
 	}
 }
