@@ -76,6 +76,35 @@ func TestStdioUsageKeepsTheCause(t *testing.T) {
 	}
 }
 
+// TestStdioTimeoutCarriesStderr: a server that writes to stderr and then
+// never answers, in the handshake or in the first list of tools, fails
+// with the step, how long it waited, and what it wrote.
+func TestStdioTimeoutCarriesStderr(t *testing.T) {
+	hang := shell("hang", `echo 'Error: GITHUB_TOKEN not set' >&2; echo 'waiting for a token' >&2; while read -r _; do :; done`)
+	hang.Timeout = ms(500)
+	list := stdio("list", mcptest.Script{HangOnListTools: true, StderrLines: 2})
+	list.Timeout = ms(2000) // time for the child to start and answer initialize
+	for _, tc := range []struct {
+		srv  config.Server
+		want string
+	}{
+		{hang, `server "hang": connect: initialize: timed out after 500ms; stderr: Error: GITHUB_TOKEN not set | waiting for a token`},
+		{list, `server "list": list tools: timed out after 2s; stderr: mcptest: stderr line 1 | mcptest: stderr line 2`},
+	} {
+		t.Run(tc.srv.Name, func(t *testing.T) {
+			u := New(tc.srv, nil)
+			defer u.Close()
+			err := u.Connect(t.Context())
+			if !errors.Is(err, ErrTimeout) || err.Error() != tc.want {
+				t.Errorf("Connect = %v, want %s", err, tc.want)
+			}
+			if got := u.Snapshot().Err; got == nil || got.Error() != tc.want {
+				t.Errorf("the status's error = %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestStdioProcessExitIsSeen(t *testing.T) {
 	state := t.TempDir()
 	var log eventLog
