@@ -271,7 +271,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tERROR")
 	for _, s := range statuses {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.ErrorText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), tableError(s.ErrorText(), "--json"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -348,7 +348,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 			fmt.Fprintf(e.stdout, "ok    %s: %s\n", s.Name, count(s.Tools, "tool"))
 		default:
 			bad++
-			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %v\n", s.Name, s.State, s.Err)
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %s\n", s.Name, s.State, tableError(fmt.Sprint(s.Err), "status --json"))
 		}
 	}
 	if bad > 0 {
