@@ -105,7 +105,7 @@ func (t *tail) String() string {
 // stderrCauseLines of the others that look like a cause, in their order.
 // It reuses the array of lines.
 func pickLines(lines []stderrLine, last int) []stderrLine {
-	cut := max(len(lines)-last, 0)
+	cut := max(len(lines)-max(last, 0), 0)
 	kept := lines[:0]
 	for _, l := range lines[:cut] {
 		if l.cause && len(kept) < stderrCauseLines {
@@ -127,7 +127,7 @@ func joinLines(lines []stderrLine, total int) string {
 		b.WriteString(l.text + stderrSep)
 		next = l.n + 1
 	}
-	if next < total && len(lines) > 0 {
+	if next < total {
 		b.WriteString(stderrGap + stderrSep)
 	}
 	return strings.TrimSuffix(b.String(), stderrSep)

@@ -159,6 +159,8 @@ func TestShortStderr(t *testing.T) {
 		{`server "x": session: lost; stderr: a | Error: b | … | c | d`, 0, `server "x": session: lost; stderr: … | Error: b | …`},
 		{crash, 2, `server "gh": connect: calling "initialize": EOF (process exited with status 1); stderr: ` + lines[0] + " | … | " + strings.Join(lines[len(lines)-2:], " | ")},
 		{crash, 20, crash},
+		{long, 0, `server "s": session: process exited with status 1; stderr: …`},
+		{long, -1, `server "s": session: process exited with status 1; stderr: …`},
 		{`server "x": connect: command "x" not found`, 3, `server "x": connect: command "x" not found`},
 	} {
 		if got := ShortStderr(tc.msg, tc.n); got != tc.want {
@@ -226,4 +228,21 @@ func TestTailReadsLinesCut(t *testing.T) {
 	if got := testing.AllocsPerRun(1, func() { newTail(1).readFrom(strings.NewReader(huge)) }); got > 20 {
 		t.Errorf("reading a line of 10 MiB took %v allocations, want it read in pieces", got)
 	}
+}
+
+// FuzzFitError: whatever a server's error holds, FitError and ShortStderr
+// do not panic, and FitError keeps to its width.
+func FuzzFitError(f *testing.F) {
+	f.Add(`server "s": connect: exited; stderr: Error: x | … | a | b`, 20, 1)
+	f.Add("; stderr: … | … | | …", 3, -1)
+	f.Add("\xff\xfe; stderr: \xff | error", 5, 0)
+	f.Fuzz(func(t *testing.T, msg string, width, n int) {
+		ShortStderr(msg, n)
+		if width < 0 || width > 1000 {
+			return
+		}
+		if got := FitError(msg, width, " …"); utf8.RuneCountInString(got) > width {
+			t.Errorf("FitError(%q, %d) = %q, over the width", msg, width, got)
+		}
+	})
 }
