@@ -14,11 +14,23 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
-// A log line shows the last of the stderr lines a server's error carries.
+// A log line shows the last of the stderr lines a server's error carries,
+// and before them those that state a cause.
 func ExampleShortStderr() {
 	msg := `server "db": session: process exited; stderr: starting | reading config | no password for user "app"`
 	fmt.Println(switchboard.ShortStderr(msg, 1))
-	// Output: server "db": session: process exited; stderr: … | no password for user "app"
+	msg = `server "db": connect: process exited with status 2; stderr: Error: DATABASE_URL not set | Usage: db-server [flags] | … |   --verbose  log every query | Run db-server --help for more`
+	fmt.Println(switchboard.ShortStderr(msg, 1))
+	// Output:
+	// server "db": session: process exited; stderr: … | no password for user "app"
+	// server "db": connect: process exited with status 2; stderr: Error: DATABASE_URL not set | … | Run db-server --help for more
+}
+
+// A table cuts a long error to its width, keeping the cause.
+func ExampleFitError() {
+	msg := `server "db": connect: process exited with status 2; stderr: Error: DATABASE_URL not set | Usage: db-server [flags] | … |   --verbose  log every query | Run db-server --help for more`
+	fmt.Println(switchboard.FitError(msg, 100, " …"))
+	// Output: server "db": connect: process exited with status 2; stderr: Error: DATABASE_URL not set …
 }
 
 // A host that calls one tool narrows the config to the servers that may

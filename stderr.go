@@ -3,8 +3,20 @@ package switchboard
 import "github.com/switchboard-mcp/switchboard/internal/upstream"
 
 // ShortStderr returns msg, the message of a server's error, with only the
-// last n of the lines of standard error it carries, after "…", if it
-// carries more. The error of a stdio server that failed carries the last
-// lines its process wrote to stderr, after "; stderr: " and separated by
-// " | ": all of them suit a status page, and drown a log line.
+// last n of the lines of standard error it carries, and before them the
+// first few that look like a cause, if it carries more; "…" marks the
+// lines left out. The error of a stdio server that failed carries what its
+// process wrote to stderr, after "; stderr: ", the lines separated by
+// " | " in the order they were written: the first 3 lines that look like
+// the statement of a cause ("Error: ...", "panic: ...", "... not set") and
+// the last 20, with "…" where lines were left out. All of them suit a
+// status page, and drown a log line.
 func ShortStderr(msg string, n int) string { return upstream.ShortStderr(msg, n) }
+
+// FitError returns msg, the message of a server's error, if it is at most
+// width runes long; otherwise a shorter text followed by more (such as
+// "…"), width runes long at most. The lines of standard error that msg
+// carries (see [ShortStderr]) give way first, the oldest first, but for
+// those that look like a cause, with "…" where they were; only then is the
+// text cut.
+func FitError(msg string, width int, more string) string { return upstream.FitError(msg, width, more) }

@@ -128,7 +128,7 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tCALLS\tP50\tP99\tERROR")
 	for _, s := range report.Servers {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.Calls,
-			s.P50, s.P99, s.Error)
+			s.P50, s.P99, tableError(s.Error, "--json"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

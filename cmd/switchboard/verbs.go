@@ -376,7 +376,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		if cached[s.Name] {
 			tools += " (cached)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, tools, s.Reconnects, s.ErrorText())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, tools, s.Reconnects, tableError(s.ErrorText(), "--json"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -460,7 +460,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 			fmt.Fprintf(e.stdout, "FAIL  %s: %s\n", s.Name, stillConnecting(s, *timeout))
 		default:
 			bad++
-			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %v\n", s.Name, s.State, s.Err)
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %s\n", s.Name, s.State, tableError(s.ErrorText(), "status --json"))
 		}
 	}
 	if bad > 0 {

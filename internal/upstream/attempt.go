@@ -107,8 +107,9 @@ func (sv *supervisor) open(ctx context.Context, cfg config.Server, list bool) (*
 	s.tools, s.toolsTTL, err = listTools(ctx, s, sv.settings.Load().serial, newRetryBudget(cfg.Retry))
 	s.listed = err == nil
 	if err != nil {
+		err = withStderr(s, explain(ctx, err, srv.TimeoutDuration(), srv.ResponseLimit()))
 		sv.dial.retire(s)
-		return nil, sv.red.wrap("list tools", explain(ctx, err, srv.TimeoutDuration(), srv.ResponseLimit()))
+		return nil, sv.red.wrap("list tools", err)
 	}
 	return s, nil
 }

@@ -155,6 +155,7 @@ func (h *handlers) newClient() *mcp.Client {
 	// Elicitations skip the go-sdk's own handling, whose checks of the
 	// requested schema are stricter than the protocol: the client the
 	// request goes to checks it.
+	client.AddSendingMiddleware(recordStep)
 	client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "elicitation/create" {

@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -83,7 +85,7 @@ func (d *dialer) resolve(cfg config.Server) (config.Server, error) {
 func (d *dialer) dial(ctx context.Context, srv config.Server) (*session, error) {
 	s, err := d.dialSession(ctx, &srv)
 	if err != nil {
-		return nil, d.red.wrap("connect", explain(ctx, err, srv.TimeoutDuration(), srv.ResponseLimit()))
+		return nil, d.red.wrap("connect", err)
 	}
 	return s, nil
 }
@@ -95,7 +97,8 @@ func (d *dialer) dial(ctx context.Context, srv config.Server) (*session, error) 
 const legacyProtocolVersion = "2025-11-25"
 
 // dialSession opens a transport for srv, resolved, and initializes an MCP
-// session on it. ctx bounds only the handshake.
+// session on it. ctx bounds only the handshake. Its errors are explained
+// (see explain and describe).
 func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *session, err error) {
 	s := &session{lost: make(chan struct{}), closed: make(chan struct{}), answered: make(chan struct{}), conn: &trackedConn{}, maxBytes: srv.ResponseLimit()}
 	var transport mcp.Transport
@@ -105,7 +108,7 @@ func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *sessio
 		transport, err = d.transport(s, srv)
 	}
 	if err != nil {
-		return nil, err
+		return nil, explain(ctx, err, srv.TimeoutDuration(), srv.ResponseLimit())
 	}
 	tracked := &trackingTransport{inner: transport, conn: s.conn, lifetime: d.life}
 
@@ -113,9 +116,10 @@ func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *sessio
 	if version == "" && srv.TransportType() != config.HTTP {
 		version = legacyProtocolVersion
 	}
-	cs, err := d.client.Connect(ctx, tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	var step handshakeStep
+	cs, err := d.client.Connect(step.within(ctx), tracked, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
-		err = describe(ctx, s, err)
+		err = describe(ctx, s, step.named(explain(ctx, err, srv.TimeoutDuration(), srv.ResponseLimit())))
 		d.retire(s)
 		return nil, err
 	}
@@ -237,6 +241,42 @@ func lossCause(s *session, err error) error {
 	return fmt.Errorf("connection lost: %w", err)
 }
 
+// A handshakeStep is the method of the last request that a handshake sent,
+// as recordStep, the client's sending middleware, sees it: go-sdk returns
+// a handshake that timed out with its context's error alone, which does
+// not say whether the answer that did not come was to server/discover or
+// to initialize.
+type handshakeStep struct{ method atomic.Pointer[string] }
+
+type handshakeStepKey struct{}
+
+// within returns ctx, for a handshake whose steps h records.
+func (h *handshakeStep) within(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handshakeStepKey{}, h)
+}
+
+// named returns err, the error of the handshake, with the step it timed
+// out in ahead of it ("initialize: timed out after 30s").
+func (h *handshakeStep) named(err error) error {
+	if m := h.method.Load(); m != nil && errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%s: %w", *m, err)
+	}
+	return err
+}
+
+// recordStep is the sending middleware of the upstream's client that
+// records, in the handshakeStep of the request's context if it has one,
+// the method of each request that a handshake sends while it has time:
+// go-sdk goes on to initialize after a server/discover that timed out.
+func recordStep(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if h, ok := ctx.Value(handshakeStepKey{}).(*handshakeStep); ok && ctx.Err() == nil && !strings.HasPrefix(method, "notifications/") {
+			h.method.Store(&method)
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // describe adds what is known about a stdio process to a handshake error. A
 // process that crashed at start has usually exited by now, or is about to:
 // give it a moment, so that the error can say how it ended and what it
@@ -263,8 +303,8 @@ const streamRetries = 2
 // process's exit status and last words.
 const explainWait = 500 * time.Millisecond
 
-// withStderr adds to err the last lines of the stderr of s, a stdio
-// server's session.
+// withStderr adds to err the lines kept of the stderr of s, a stdio
+// server's session (see tail).
 func withStderr(s *session, err error) error {
 	if s.proc == nil {
 		return err

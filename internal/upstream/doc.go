@@ -127,8 +127,11 @@
 // once by a goroutine blocked in its own Wait, not inferred later from a
 // failed call. Closing it goes in steps: stdin is closed, then the tree gets
 // SIGTERM (CTRL_BREAK on Windows), then SIGKILL, so that no process of the
-// tree survives. Close's deadline cuts the steps short. The last lines of
-// its stderr are kept, redacted, for error messages.
+// tree survives. Close's deadline cuts the steps short. What it writes to
+// stderr is kept, bounded, for error messages, redacted: the last lines,
+// and before them the first few that look like the statement of a cause
+// (see tail), which a server that prints its usage after the cause would
+// otherwise push out.
 //
 // Its stdout reaches the go-sdk's transport through a filter that passes
 // on only JSON-RPC messages: a line that is not one (a banner, a stray

@@ -1,14 +1,10 @@
 package upstream
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -180,85 +176,4 @@ func (p *process) stop(stdinGrace, grace time.Duration, kill <-chan struct{}) er
 	<-p.stderrDone
 	p.stdout.Close()
 	return err
-}
-
-// stderrTailLines is how many lines of a child's stderr are kept.
-const stderrTailLines = 20
-
-// maxTailLine bounds each kept line, so a child cannot grow our memory.
-const maxTailLine = 512
-
-// A tail keeps the last lines written to a child's stderr.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-	max   int
-}
-
-func newTail(max int) *tail { return &tail{max: max} }
-
-// readFrom keeps the lines read from r, each cut at maxTailLine bytes as
-// it is read: a line without end holds no more than that.
-func (t *tail) readFrom(r io.Reader) {
-	br := bufio.NewReader(r)
-	line := make([]byte, 0, maxTailLine+1)
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk[:min(len(chunk), cap(line)-len(line))]...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue // the line goes on
-		}
-		if s := strings.TrimRight(string(line), "\r\n"); s != "" {
-			t.add(s)
-		}
-		line = line[:0]
-		if err != nil {
-			return
-		}
-	}
-}
-
-// add keeps line, cut at maxTailLine bytes; what in it would read as the
-// separator of two lines (see stderrSep) is changed, so that the lines can
-// be told apart again (see ShortStderr).
-func (t *tail) add(line string) {
-	if len(line) > maxTailLine {
-		line = line[:maxTailLine] + "…"
-	}
-	line = strings.ReplaceAll(line, stderrSep, " ¦ ")
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, line)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[len(t.lines)-t.max:]
-	}
-}
-
-// String returns the kept lines joined with " | ", or "".
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, stderrSep)
-}
-
-// An error of a stdio server carries the last lines of its stderr after
-// stderrMark, joined with stderrSep.
-const (
-	stderrMark = "; stderr: "
-	stderrSep  = " | "
-)
-
-// ShortStderr returns msg, the message of a server's error, with only the
-// last n of the stderr lines it carries, after "…", if it carries more:
-// for a log line, where all of them would drown the rest.
-func ShortStderr(msg string, n int) string {
-	i := strings.Index(msg, stderrMark)
-	if i < 0 {
-		return msg
-	}
-	lines := strings.Split(msg[i+len(stderrMark):], stderrSep)
-	if len(lines) <= n {
-		return msg
-	}
-	return msg[:i+len(stderrMark)] + strings.Join(append([]string{"…"}, lines[len(lines)-n:]...), stderrSep)
 }

@@ -55,6 +55,56 @@ func TestStdioCrashReportsExitAndStderr(t *testing.T) {
 	}
 }
 
+// TestStdioUsageKeepsTheCause: a server that needs a token and has none
+// says so on its first line, prints 55 lines of usage and exits. Its error
+// carries that first line, then the last lines.
+func TestStdioUsageKeepsTheCause(t *testing.T) {
+	text, err := filepath.Abs("testdata/usage.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := New(shell("gh", `cat "$1" >&2; exit 1`, text), nil)
+	defer u.Close()
+	err = u.Connect(t.Context())
+	if err == nil {
+		t.Fatal("Connect succeeded")
+	}
+	for _, err := range []error{err, u.Snapshot().Err} {
+		if msg := err.Error(); !strings.Contains(msg, "process exited with status 1") || !strings.HasSuffix(msg, stderrMark+usageKept(t)) {
+			t.Errorf("error:\n%s\nwant the exit, and the stderr kept:\n%s", msg, usageKept(t))
+		}
+	}
+}
+
+// TestStdioTimeoutCarriesStderr: a server that writes to stderr and then
+// never answers, in the handshake or in the first list of tools, fails
+// with the step, how long it waited, and what it wrote.
+func TestStdioTimeoutCarriesStderr(t *testing.T) {
+	hang := shell("hang", `echo 'Error: GITHUB_TOKEN not set' >&2; echo 'waiting for a token' >&2; while read -r _; do :; done`)
+	hang.Timeout = ms(500)
+	list := stdio("list", mcptest.Script{HangOnListTools: true, StderrLines: 2})
+	list.Timeout = ms(2000) // time for the child to start and answer initialize
+	for _, tc := range []struct {
+		srv  config.Server
+		want string
+	}{
+		{hang, `server "hang": connect: initialize: timed out after 500ms; stderr: Error: GITHUB_TOKEN not set | waiting for a token`},
+		{list, `server "list": list tools: timed out after 2s; stderr: mcptest: stderr line 1 | mcptest: stderr line 2`},
+	} {
+		t.Run(tc.srv.Name, func(t *testing.T) {
+			u := New(tc.srv, nil)
+			defer u.Close()
+			err := u.Connect(t.Context())
+			if !errors.Is(err, ErrTimeout) || err.Error() != tc.want {
+				t.Errorf("Connect = %v, want %s", err, tc.want)
+			}
+			if got := u.Snapshot().Err; got == nil || got.Error() != tc.want {
+				t.Errorf("the status's error = %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestStdioProcessExitIsSeen(t *testing.T) {
 	state := t.TempDir()
 	var log eventLog
@@ -181,7 +231,7 @@ func TestStderrTailKeepsLastLines(t *testing.T) {
 	tl := newTail(3)
 	tl.readFrom(strings.NewReader("one\ntwo\r\nthree\nfour\n" + strings.Repeat("x", 600)))
 	got := tl.String()
-	if !strings.HasPrefix(got, "three | four | xxx") || !strings.HasSuffix(got, "…") {
+	if !strings.HasPrefix(got, "… | three | four | xxx") || !strings.HasSuffix(got, "…") {
 		t.Errorf("tail = %q", got)
 	}
 }

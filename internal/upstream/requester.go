@@ -474,7 +474,7 @@ func explain(ctx context.Context, err error, d time.Duration, limit int64) error
 	var syntax *json.SyntaxError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) && !isProtocolError(err):
-		return fmt.Errorf("%w after %v%s", ErrTimeout, d, hintOf(err))
+		return fmt.Errorf("%w after %v", ErrTimeout, d)
 	case isFrameTooLarge(err):
 		return tooLarge(limit)
 	case errors.As(err, &syntax):
@@ -498,15 +498,6 @@ var errResponseTooLarge = errors.New("response too large")
 // tooLarge is the error of a response over limit, the size limit.
 func tooLarge(limit int64) error {
 	return fmt.Errorf("%w: over the limit of %d bytes (maxResponseBytes)", errResponseTooLarge, limit)
-}
-
-// hintOf returns the hint err carries, with a space before it, or "".
-func hintOf(err error) string {
-	var h *stdoutHint
-	if errors.As(err, &h) {
-		return " (" + h.hint + ")"
-	}
-	return ""
 }
 
 // timeoutOr turns the expiry of the server's own timeout into ErrTimeout.

@@ -323,27 +323,17 @@ func (f *stdoutFilter) skipped(line []byte) {
 // an answer that the server did not write as a line of its own.
 func (f *stdoutFilter) withHint(err error) error {
 	if n := f.unended.Load(); n > 0 {
-		return &stdoutHint{err, fmt.Sprintf("the server wrote %d bytes on stdout that no newline ended: a message must end with one", n)}
+		return fmt.Errorf("%w (the server wrote %d bytes on stdout that no newline ended: a message must end with one)", err, n)
 	}
 	if n := f.lines.Load(); n > 0 {
 		lines := fmt.Sprintf("%d lines on stdout that are not JSON-RPC messages", n)
 		if n == 1 {
 			lines = "a line on stdout that is not a JSON-RPC message"
 		}
-		return &stdoutHint{err, "the server wrote " + lines + ", skipped: a message must be a line of its own"}
+		return fmt.Errorf("%w (the server wrote %s, skipped: a message must be a line of its own)", err, lines)
 	}
 	return err
 }
-
-// A stdoutHint is an error with what the stdout filter saw of the server:
-// see stdoutFilter.withHint.
-type stdoutHint struct {
-	err  error
-	hint string
-}
-
-func (h *stdoutHint) Error() string { return h.err.Error() + " (" + h.hint + ")" }
-func (h *stdoutHint) Unwrap() error { return h.err }
 
 // skipLines tells skip of each line of lines that is not blank.
 func (f *stdoutFilter) skipLines(lines []byte) {

@@ -171,21 +171,43 @@ func TestDialFailure(t *testing.T) {
 	}
 }
 
+// TestConnectTimeout: a connection that the server's timeout ends says
+// after how long, and in which step: the handshake's request that found no
+// answer, or the first list of tools.
 func TestConnectTimeout(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(1500)}, nil)
-		start := time.Now()
-		err := u.Connect(t.Context())
-		if !errors.Is(err, ErrTimeout) {
-			t.Fatalf("Connect = %v, want ErrTimeout", err)
-		}
-		if got := time.Since(start); got != 1500*time.Millisecond {
-			t.Errorf("timed out after %v, want 1.5s", got)
-		}
-		if !strings.Contains(err.Error(), "timed out after 1.5s") {
-			t.Errorf("error %q does not say how long it waited", err)
-		}
-	})
+	for _, tc := range []struct {
+		name   string
+		script mcptest.Script
+		srv    config.Server
+		want   string
+	}{
+		{"initialize", mcptest.Script{HangOnInitialize: true}, config.Server{},
+			`server "mem": connect: initialize: timed out after 1.5s`},
+		{"server/discover", mcptest.Script{HangOnInitialize: true}, config.Server{ProtocolVersion: "2026-07-28"},
+			`server "mem": connect: server/discover: timed out after 1.5s`},
+		{"initialize after server/discover", mcptest.Script{HangOnInitialize: true, LegacyOnly: true}, config.Server{ProtocolVersion: "2026-07-28"},
+			`server "mem": connect: initialize: timed out after 1.5s`},
+		{"list tools", mcptest.Script{HangOnListTools: true}, config.Server{},
+			`server "mem": list tools: timed out after 1.5s`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tc.srv.Timeout = ms(1500)
+				u, _ := inMemory(t, tc.script, tc.srv, nil)
+				start := time.Now()
+				err := u.Connect(t.Context())
+				if !errors.Is(err, ErrTimeout) {
+					t.Fatalf("Connect = %v, want ErrTimeout", err)
+				}
+				if got := time.Since(start); got != 1500*time.Millisecond {
+					t.Errorf("timed out after %v, want 1.5s", got)
+				}
+				if err.Error() != tc.want {
+					t.Errorf("Connect = %q, want %q", err, tc.want)
+				}
+			})
+		})
+	}
 }
 
 func TestTimeoutZeroDisables(t *testing.T) {
