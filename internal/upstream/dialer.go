@@ -131,7 +131,11 @@ func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *sessio
 func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
-		p, err := startProcess(srv, d.opts.lookupEnv)
+		// The chain names the entry as configured, unresolved, so that it
+		// shows no secret. The settings' entry is this attempt's, or a
+		// newer one that supersedes the attempt if it changes the process.
+		entry := d.settings.Load().cfg
+		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv))
 		if err != nil {
 			return nil, err
 		}

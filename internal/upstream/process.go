@@ -32,10 +32,11 @@ type process struct {
 	stderrPipe *os.File
 }
 
-// startProcess starts srv's command. The pipes are made here rather than by
-// exec, so that Wait never closes a pipe that the MCP connection is still
-// reading, and never blocks on a grandchild that holds one open.
-func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *process, err error) {
+// startProcess starts srv's command, resolved, in env. The pipes are made
+// here rather than by exec, so that Wait never closes a pipe that the MCP
+// connection is still reading, and never blocks on a grandchild that holds
+// one open.
+func startProcess(srv *config.Server, env []string) (_ *process, err error) {
 	var opened []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -61,7 +62,7 @@ func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *pr
 	}
 
 	cmd := exec.Command(srv.Command, srv.Args...)
-	cmd.Env = childEnv(srv, lookup)
+	cmd.Env = env
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	tree, err := proctree.Start(cmd)

@@ -162,7 +162,7 @@ func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	srv := shell("stubborn", `trap '' TERM; while :; do read -r line || sleep 1; done`)
-	p, err := startProcess(&srv, os.LookupEnv)
+	p, err := startProcess(&srv, childEnv(&srv, "", os.LookupEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,5 +269,26 @@ func TestCloseBoundedWithAHungDelete(t *testing.T) {
 	u.CloseBy(start.Add(300 * time.Millisecond))
 	if took := time.Since(start); took > 300*time.Millisecond+200*time.Millisecond {
 		t.Errorf("Close took %v with a DELETE hanging and a 300ms deadline", took)
+	}
+}
+
+// TestStdioChildGetsTheChain: a stdio server's process gets the gateway's
+// chain (read through LookupEnv) and its own entry, as configured: ${VAR}
+// unresolved, so that the chain carries no secret.
+func TestStdioChildGetsTheChain(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "chain")
+	srv := shell("kid", `printf %s "$SWITCHBOARD_CHAIN" > "$1"`, "${OUT}")
+	env := map[string]string{"OUT": out, config.ChainEnv: "0123456789abcdef"}
+	u := New(srv, &Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	defer u.Close()
+	if err := u.Connect(t.Context()); err == nil {
+		t.Fatal("Connect succeeded; the server exits at once")
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := config.ParseChain("0123456789abcdef").Next(&srv).String(); string(got) != want {
+		t.Errorf("the child's %s = %q, want %q", config.ChainEnv, got, want)
 	}
 }
