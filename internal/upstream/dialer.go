@@ -245,13 +245,18 @@ func lossCause(s *session, err error) error {
 // process that crashed at start has usually exited by now, or is about to:
 // give it a moment, so that the error can say how it ended and what it
 // printed. A handshake that ctx ended (a timeout, a command, Close) waits
-// for nothing: its process is alive, and whoever ended it is waiting.
+// for nothing: its process is alive, and whoever ended it is waiting. A
+// Switchboard that refused to run inside the gateway fails with
+// ErrRecursion, which says more than the handshake's end.
 func describe(ctx context.Context, s *session, err error) error {
 	if s.proc == nil {
 		return err
 	}
 	if s.proc.waitExit(explainWait, ctx.Done()) {
 		s.proc.waitStderr(explainWait, ctx.Done())
+		if s.proc.refused() {
+			err = ErrRecursion
+		}
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
 	} else if s.stdout != nil {
 		err = s.stdout.withHint(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -122,6 +123,20 @@ func (p *process) exitError() error {
 	return fmt.Errorf("process: %w", p.waitErr)
 }
 
+// refused reports whether the process is a Switchboard that refused to
+// run inside the gateway (see config.Chain.Check): it exited with
+// config.ChainExitCode, and said why on stderr. It must be called after
+// exited is closed, and once the stderr reader has read what there was.
+func (p *process) refused() bool {
+	var ee *exec.ExitError
+	return errors.As(p.waitErr, &ee) && ee.ExitCode() == config.ChainExitCode && p.stderr.hasPrefix(chainRefusal)
+}
+
+// chainRefusal starts the line on stderr of a Switchboard that refuses to
+// run inside another: the switchboard command prints its errors after
+// "switchboard: ".
+const chainRefusal = "switchboard: " + config.ChainRefusal
+
 // waitExit waits up to d for the process to exit, or until cut is closed.
 func (p *process) waitExit(d time.Duration, cut <-chan struct{}) bool {
 	return within(p.exited, d, cut)
@@ -233,6 +248,13 @@ func (t *tail) add(line string) {
 	if len(t.lines) > t.max {
 		t.lines = t.lines[len(t.lines)-t.max:]
 	}
+}
+
+// hasPrefix reports whether a kept line starts with prefix.
+func (t *tail) hasPrefix(prefix string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.ContainsFunc(t.lines, func(l string) bool { return strings.HasPrefix(l, prefix) })
 }
 
 // String returns the kept lines joined with " | ", or "".

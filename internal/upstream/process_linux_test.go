@@ -292,3 +292,40 @@ func TestStdioChildGetsTheChain(t *testing.T) {
 		t.Errorf("the child's %s = %q, want %q", config.ChainEnv, got, want)
 	}
 }
+
+// TestStdioRefusalIsRecognised: a process that exits with
+// config.ChainExitCode after a line on stderr that starts as the
+// switchboard command's refusal does is a Switchboard that refused to run
+// inside the gateway: ErrRecursion, with what it said. Either alone is an
+// ordinary failure, and so is the line within another (a nested gateway's
+// log of its own server's refusal).
+func TestStdioRefusalIsRecognised(t *testing.T) {
+	const line = `switchboard: refusing to start: server "sb" (in /x/mcp.json) started this Switchboard`
+	for _, tc := range []struct {
+		name, script string
+		refused      bool
+	}{
+		{"the refusal", `echo 'npm notice: something' >&2; echo '` + line + `' >&2; exit 3`, true},
+		{"another status", `echo '` + line + `' >&2; exit 1`, false},
+		{"another line", `echo 'fatal: no config' >&2; exit 3`, false},
+		{"the line within another", `echo 'level=WARN msg="server down" error="` + line + `"' >&2; exit 3`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := New(shell("sb", tc.script), nil)
+			defer u.Close()
+			err := u.Connect(t.Context())
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			if got := errors.Is(err, ErrRecursion); got != tc.refused {
+				t.Errorf("Connect = %v; ErrRecursion: %v, want %v", err, got, tc.refused)
+			}
+			if tc.refused {
+				want := `server "sb": connect: ` + ErrRecursion.Error() + " (process exited with status 3); stderr: npm notice: something | " + line
+				if err.Error() != want {
+					t.Errorf("Connect = %q, want %q", err, want)
+				}
+			}
+		})
+	}
+}
