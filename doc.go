@@ -90,7 +90,10 @@
 // reconnect or a new config ends the loop. An http or sse server that asks
 // for an OAuth login that no stored token answers is in needs-auth until
 // `switchboard login NAME`, or [Login], stores one (see Options.OAuthDir);
-// its calls fail at once with [ErrLoginRequired]. A call that was never
+// its calls fail at once with [ErrLoginRequired]. A stdio server that is a
+// Switchboard started on a config that starts it again refuses to run (see
+// config.Chain): it is failed with [ErrRecursion], and tried again only on a
+// manual reconnect or a change of its config. A call that was never
 // delivered is replayed once on a new session; a call that may have run is
 // replayed only if its tool is read-only or idempotent.
 package switchboard

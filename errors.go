@@ -34,6 +34,7 @@ var (
 	ErrInvalidArguments = mcpconn.ErrInvalidArguments // see [mcpconn.ErrInvalidArguments]
 	ErrTimeout          = mcpconn.ErrTimeout          // see [mcpconn.ErrTimeout]
 	ErrClosed           = mcpconn.ErrClosed           // see [mcpconn.ErrClosed]
+	ErrRecursion        = mcpconn.ErrRecursion        // see [mcpconn.ErrRecursion]
 	// ErrLoginRequired means the server asks for an OAuth login that no
 	// stored token answers (the needs-auth state): run `switchboard login
 	// NAME`, which stores one where the manager finds it.

@@ -7,6 +7,10 @@
 // Code. A bad entry is reported as a [Rejected] server and skipped; the others
 // load. Values that [Server.Resolve] takes from the environment are collected
 // in [Secrets], so that callers can redact them from anything they show.
+//
+// A [Chain] (the environment variable [ChainEnv]) tells a Switchboard which
+// entries started the Switchboards above it, so that a config that starts
+// Switchboard on itself is refused rather than run without end.
 package config
 
 import (

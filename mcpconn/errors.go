@@ -33,6 +33,13 @@ var (
 	// ErrNotSupported means the server does not offer what was asked, such
 	// as resource subscriptions.
 	ErrNotSupported = errors.New("not supported by the server")
+	// ErrRecursion means the server is a Switchboard that refused to run
+	// inside the one that started it: its config starts Switchboard on
+	// itself, or too many Switchboards run one inside another (see
+	// config.Chain). It would refuse again, so it is not retried until its
+	// config changes or a manual reconnect; the error carries what it
+	// said, with the fix.
+	ErrRecursion = errors.New("refused to run: Switchboard inside Switchboard")
 )
 
 // ServerError is an error from one server and one operation. Its Err is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
@@ -35,6 +36,7 @@ func isolate(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	coldCache(t)
+	t.Setenv(config.ChainEnv, "") // not started by a Switchboard, whatever ran the tests
 	t.Chdir(t.TempDir())
 }
 

@@ -167,17 +167,33 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	return !ok || !b.IsBoolFlag()
 }
 
-// loadConfig loads the config and reports its warnings, and the entries
-// it rejected, unless the verb lists every server itself (listsServers),
-// rejected ones included: each is then reported once. They go to logger,
-// as structured lines like the rest of a gateway's log, or, with a nil
-// logger, to stderr as a one-shot verb's plain lines.
+// loadConfig loads the config of a verb that starts its servers, and
+// reports its warnings, and the entries it rejected, unless the verb lists
+// every server itself (listsServers), rejected ones included: each is then
+// reported once. They go to logger, as structured lines like the rest of a
+// gateway's log, or, with a nil logger, to stderr as a one-shot verb's
+// plain lines. It returns a *config.ChainError, and says nothing else, when
+// this process is a Switchboard that a server of another started, and must
+// not run (see config.Chain.Check): that Switchboard shows the one line,
+// which exitCode prints.
 func (e *env) loadConfig(paths []string, listsServers bool, logger *slog.Logger) (*config.Config, error) {
+	return e.load(paths, listsServers, logger, config.ParseChain(os.Getenv(config.ChainEnv)))
+}
+
+// load is loadConfig with the chain to check given: the zero chain checks
+// nothing, for a verb that starts no server (login), or a reload (a new
+// entry that starts Switchboard on this config is refused by that
+// Switchboard, as a server of this one, while the rest of the config
+// applies).
+func (e *env) load(paths []string, listsServers bool, logger *slog.Logger, chain config.Chain) (*config.Config, error) {
 	exe := e.executable
 	if exe == "" {
 		exe, _ = os.Executable() // on failure, the default runs "switchboard" from PATH
 	}
 	cfg, err := config.Load(&config.LoadOptions{Paths: paths, Executable: exe})
+	if refused := chain.Check(cfg); refused != nil {
+		return nil, refused
+	}
 	for _, w := range cfg.Warnings {
 		if logger != nil {
 			logger.Warn("config warning", "warning", w)

@@ -29,7 +29,7 @@ func (e *env) login(ctx context.Context, args []string) error {
 	if *wait <= 0 {
 		return usageErrorf("login: --wait %v: want a positive duration", *wait)
 	}
-	cfg, err := e.loadConfig(paths, false, nil)
+	cfg, err := e.load(paths, false, nil, config.Chain{}) // it starts no server
 	if err != nil {
 		return err
 	}

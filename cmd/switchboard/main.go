@@ -31,6 +31,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 func main() {
@@ -113,7 +115,11 @@ $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
 starts two built-in demo servers. tools, call, status and check wait for
 servers at most --timeout (10s); a server with tools in the cache shows
 them meanwhile. SWITCHBOARD_TIMEOUT_MS overrides every server's timeout.
-login stores a server's OAuth tokens under
+Each stdio server gets SWITCHBOARD_CHAIN, which names the config entries
+that started the Switchboards above it: a Switchboard started by an entry
+of its own config, or with 4 Switchboards above it, refuses to run (exit
+status 3), and the one above holds that server as failed until its config
+changes. login stores a server's OAuth tokens under
 $XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
 and the other verbs find them; logout forgets them.
 `
@@ -137,15 +143,21 @@ type exitError struct{ code int }
 func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 // exitCode prints err, if it says anything, and returns the process's exit
-// status: 0 for success, 2 for usage errors, 1 otherwise.
+// status: 0 for success, 2 for usage errors, config.ChainExitCode (3) for a
+// refusal to run inside another Switchboard, 1 otherwise.
 func exitCode(err error, stderr io.Writer) int {
 	var ee *exitError
 	var ue *usageError
+	var ce *config.ChainError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, &ce):
+		// The status and the line tell the Switchboard above why.
+		fmt.Fprintf(stderr, "switchboard: %v\n", err)
+		return config.ChainExitCode
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.As(err, &ue):

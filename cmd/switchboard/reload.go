@@ -200,7 +200,7 @@ func signalOnce(c chan struct{}) {
 func (e *env) reload(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, why string, reloaded func(*config.Config, error)) {
 	// Each outcome is told to reloaded (metrics, /status) before it is
 	// logged: whoever reads the log line finds them telling it too.
-	cfg, err := e.loadConfig(paths, true, logger)
+	cfg, err := e.load(paths, true, logger, config.Chain{}) // the start checked the chain: see load
 	if err != nil {
 		reloaded(nil, &reloadError{refused: true, err: err})
 		logger.Error("config not reloaded; the running config stays", "cause", why, "error", err)

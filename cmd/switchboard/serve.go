@@ -330,7 +330,11 @@ func logState(logger *slog.Logger, ev switchboard.Event) {
 	case switchboard.StateReconnecting:
 		logger.Warn("server down; reconnecting", attrs...)
 	case switchboard.StateFailed:
-		logger.Warn("server not connected; retrying in the background", attrs...)
+		if errors.Is(ev.Err, switchboard.ErrRecursion) {
+			logger.Error("server is Switchboard inside itself (the error says how to fix the config); not retried until its config changes or a reconnect", attrs...)
+		} else {
+			logger.Warn("server not connected; retrying in the background", attrs...)
+		}
 	case switchboard.StateCrashLoop:
 		logger.Error("server crashed too often (crash-loop); retrying every 5 min", attrs...)
 	case switchboard.StateNeedsAuth:

@@ -72,6 +72,10 @@ func (sv *supervisor) attempt(failState State, kind attemptKind) (_ *session, _ 
 		if login := loginRequired(err); login != nil {
 			// Whatever the schedule says, the server waits for a login.
 			err, failState = sv.red.errorf("connect", login), NeedsAuth
+		} else if errors.Is(err, ErrRecursion) {
+			// It would refuse again: no attempt comes until a command
+			// (see owner.held), and no request asks for an early one.
+			failState, sv.earlyUsed = Failed, true
 		}
 		sv.failedOnce = true
 		sv.setStateLocked(failState, err)

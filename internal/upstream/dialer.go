@@ -135,7 +135,11 @@ func (d *dialer) dialSession(ctx context.Context, srv *config.Server) (_ *sessio
 func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error) {
 	switch srv.TransportType() {
 	case config.Stdio:
-		p, err := startProcess(srv, d.opts.lookupEnv)
+		// The chain names the entry as configured, unresolved, so that it
+		// shows no secret. The settings' entry is this attempt's, or a
+		// newer one that supersedes the attempt if it changes the process.
+		entry := d.settings.Load().cfg
+		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv))
 		if err != nil {
 			return nil, err
 		}
@@ -281,13 +285,18 @@ func recordStep(next mcp.MethodHandler) mcp.MethodHandler {
 // process that crashed at start has usually exited by now, or is about to:
 // give it a moment, so that the error can say how it ended and what it
 // printed. A handshake that ctx ended (a timeout, a command, Close) waits
-// for nothing: its process is alive, and whoever ended it is waiting.
+// for nothing: its process is alive, and whoever ended it is waiting. A
+// Switchboard that refused to run inside the gateway fails with
+// ErrRecursion, which says more than the handshake's end.
 func describe(ctx context.Context, s *session, err error) error {
 	if s.proc == nil {
 		return err
 	}
 	if s.proc.waitExit(explainWait, ctx.Done()) {
 		s.proc.waitStderr(explainWait, ctx.Done())
+		if s.proc.refused() {
+			err = ErrRecursion
+		}
 		err = fmt.Errorf("%w (%v)", err, s.proc.exitError())
 	} else if s.stdout != nil {
 		err = s.stdout.withHint(err)

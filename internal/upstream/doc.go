@@ -89,6 +89,10 @@
 //	answers (Options.OAuth); tried when the store's login changes (looked
 //	at every 2 s), every 5 min, or on a manual reconnect
 //
+//	failed, held: the server is a Switchboard that refused to run inside
+//	this one (ErrRecursion); tried again only on a manual reconnect or a
+//	change of its connection's config
+//
 // After a failure the next attempt follows a schedule: at once, then after
 // 0.5, 1, 2 and 4 s (the ladder), then from 15 s doubling to 5 min, each
 // ±20%, for ever. The breaker counts crashes, sessions that were established
@@ -122,16 +126,20 @@
 // # Stdio servers
 //
 // A stdio server runs without a shell, as the root of a process tree of its
-// own (internal/proctree: a process group, or a job object on Windows),
-// with a minimal environment plus its configured env. Its exit is seen at
-// once by a goroutine blocked in its own Wait, not inferred later from a
-// failed call. Closing it goes in steps: stdin is closed, then the tree gets
-// SIGTERM (CTRL_BREAK on Windows), then SIGKILL, so that no process of the
-// tree survives. Close's deadline cuts the steps short. What it writes to
-// stderr is kept, bounded, for error messages, redacted: the last lines,
-// and before them the first few that look like the statement of a cause
-// (see tail), which a server that prints its usage after the cause would
-// otherwise push out.
+// own (internal/proctree: a process group, or a job object on Windows), with
+// a minimal environment plus its configured env, and the chain of
+// Switchboards above it (config.ChainEnv): the gateway's own and the
+// server's entry. A server that is a Switchboard reads it, and refuses to
+// run inside itself: it exits with config.ChainExitCode after a line on
+// stderr that says why, which the attempt recognises (ErrRecursion). Its
+// exit is seen at once by a goroutine blocked in its own Wait, not inferred
+// later from a failed call. Closing it goes in steps: stdin is closed, then
+// the tree gets SIGTERM (CTRL_BREAK on Windows), then SIGKILL, so that no
+// process of the tree survives. Close's deadline cuts the steps short. What
+// it writes to stderr is kept, bounded, for error messages, redacted: the
+// last lines, and before them the first few that look like the statement of
+// a cause (see tail), which a server that prints its usage after the cause
+// would otherwise push out.
 //
 // Its stdout reaches the go-sdk's transport through a filter that passes
 // on only JSON-RPC messages: a line that is not one (a banner, a stray

@@ -18,6 +18,7 @@ var (
 	ErrTimeout          = mcpconn.ErrTimeout
 	ErrAmbiguous        = mcpconn.ErrAmbiguous
 	ErrNotSupported     = mcpconn.ErrNotSupported
+	ErrRecursion        = mcpconn.ErrRecursion
 	// ErrKilled means a stdio server ignored its stdin's close and SIGTERM
 	// and was killed: it is gone, but was not stopped gracefully.
 	ErrKilled = errors.New("killed")

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -39,6 +40,7 @@ type owner struct {
 	at          time.Time // when the next scheduled attempt is due
 	checks      checks    // whether the server is back, while requests want it
 	login       string    // in needs-auth: the stamp of the stored login that did not do
+	refused     bool      // the server refused to run inside the gateway (ErrRecursion): see held
 }
 
 // commands are what callers asked of the owner since it last looked.
@@ -100,7 +102,7 @@ func (o *owner) stop(done *op) {
 		o.s = nil
 	}
 	o.b.reset()
-	o.failures, o.lost, o.at = 0, false, time.Time{}
+	o.failures, o.lost, o.at, o.refused = 0, false, time.Time{}, false
 	o.checks = checks{}
 	done.finish(err)
 }
@@ -112,7 +114,7 @@ func (o *owner) restart() {
 		o.sv.dial.retire(o.s)
 		o.s = nil
 	}
-	o.failures, o.lost, o.at = 0, false, time.Time{}
+	o.failures, o.lost, o.at, o.refused = 0, false, time.Time{}, false
 	o.checks = checks{}
 }
 
@@ -140,6 +142,9 @@ func (o *owner) idle() bool {
 // it back (see comeback.go), and makes it.
 func (o *owner) retry() bool {
 	sv := o.sv
+	if o.refused {
+		return o.held()
+	}
 	if wait := time.Until(o.at); wait > 0 {
 		var early, demand <-chan struct{}
 		if !o.b.open && !sv.earlyUsedNow() {
@@ -207,6 +212,20 @@ func (o *owner) retry() bool {
 	return true
 }
 
+// held waits for a command while the server refuses to run inside the
+// gateway: it is a Switchboard whose config starts Switchboard on itself
+// (or one nested too deep), and would refuse again until a config
+// changes, which a reload applies as a command, as a manual reconnect is.
+// No attempt comes meanwhile, scheduled, early or checked.
+func (o *owner) held() bool {
+	select {
+	case <-o.sv.wake:
+		return true
+	case <-o.sv.ctx.Done():
+		return false
+	}
+}
+
 // checkBack checks whether the server is back, with I/O that a command
 // ends at once.
 func (o *owner) checkBack() bool {
@@ -243,7 +262,12 @@ func (o *owner) attempt(kind attemptKind) {
 		o.s, o.fresh, o.connectedAt, o.failures = s, true, time.Now(), 0
 		o.checks = checks{} // the next outage's checks start afresh
 		return
-	case kind != attemptScheduled, superseded: // the command that superseded it sets the schedule
+	case superseded: // the command that superseded it sets the schedule
+		return
+	case errors.Is(err, ErrRecursion):
+		o.refused = true
+		return
+	case kind != attemptScheduled:
 		return
 	}
 	o.failures++

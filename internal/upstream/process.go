@@ -28,10 +28,11 @@ type process struct {
 	stderrPipe *os.File
 }
 
-// startProcess starts srv's command. The pipes are made here rather than by
-// exec, so that Wait never closes a pipe that the MCP connection is still
-// reading, and never blocks on a grandchild that holds one open.
-func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *process, err error) {
+// startProcess starts srv's command, resolved, in env. The pipes are made
+// here rather than by exec, so that Wait never closes a pipe that the MCP
+// connection is still reading, and never blocks on a grandchild that holds
+// one open.
+func startProcess(srv *config.Server, env []string) (_ *process, err error) {
 	var opened []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -57,7 +58,7 @@ func startProcess(srv *config.Server, lookup func(string) (string, bool)) (_ *pr
 	}
 
 	cmd := exec.Command(srv.Command, srv.Args...)
-	cmd.Env = childEnv(srv, lookup)
+	cmd.Env = env
 	cmd.Dir = srv.Cwd
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	tree, err := proctree.Start(cmd)
@@ -116,6 +117,20 @@ func (p *process) exitError() error {
 	}
 	return fmt.Errorf("process: %w", p.waitErr)
 }
+
+// refused reports whether the process is a Switchboard that refused to
+// run inside the gateway (see config.Chain.Check): it exited with
+// config.ChainExitCode, and said why on stderr. It must be called after
+// exited is closed, and once the stderr reader has read what there was.
+func (p *process) refused() bool {
+	var ee *exec.ExitError
+	return errors.As(p.waitErr, &ee) && ee.ExitCode() == config.ChainExitCode && p.stderr.hasPrefix(chainRefusal)
+}
+
+// chainRefusal starts the line on stderr of a Switchboard that refuses to
+// run inside another: the switchboard command prints its errors after
+// "switchboard: ".
+const chainRefusal = "switchboard: " + config.ChainRefusal
 
 // waitExit waits up to d for the process to exit, or until cut is closed.
 func (p *process) waitExit(d time.Duration, cut <-chan struct{}) bool {

@@ -212,7 +212,7 @@ func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	srv := shell("stubborn", `trap '' TERM; while :; do read -r line || sleep 1; done`)
-	p, err := startProcess(&srv, os.LookupEnv)
+	p, err := startProcess(&srv, childEnv(&srv, "", os.LookupEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,5 +319,63 @@ func TestCloseBoundedWithAHungDelete(t *testing.T) {
 	u.CloseBy(start.Add(300 * time.Millisecond))
 	if took := time.Since(start); took > 300*time.Millisecond+200*time.Millisecond {
 		t.Errorf("Close took %v with a DELETE hanging and a 300ms deadline", took)
+	}
+}
+
+// TestStdioChildGetsTheChain: a stdio server's process gets the gateway's
+// chain (read through LookupEnv) and its own entry, as configured: ${VAR}
+// unresolved, so that the chain carries no secret.
+func TestStdioChildGetsTheChain(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "chain")
+	srv := shell("kid", `printf %s "$SWITCHBOARD_CHAIN" > "$1"`, "${OUT}")
+	env := map[string]string{"OUT": out, config.ChainEnv: "0123456789abcdef"}
+	u := New(srv, &Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	defer u.Close()
+	if err := u.Connect(t.Context()); err == nil {
+		t.Fatal("Connect succeeded; the server exits at once")
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := config.ParseChain("0123456789abcdef").Next(&srv).String(); string(got) != want {
+		t.Errorf("the child's %s = %q, want %q", config.ChainEnv, got, want)
+	}
+}
+
+// TestStdioRefusalIsRecognised: a process that exits with
+// config.ChainExitCode after a line on stderr that starts as the
+// switchboard command's refusal does is a Switchboard that refused to run
+// inside the gateway: ErrRecursion, with what it said. Either alone is an
+// ordinary failure, and so is the line within another (a nested gateway's
+// log of its own server's refusal).
+func TestStdioRefusalIsRecognised(t *testing.T) {
+	const line = `switchboard: refusing to start: server "sb" (in /x/mcp.json) started this Switchboard`
+	for _, tc := range []struct {
+		name, script string
+		refused      bool
+	}{
+		{"the refusal", `echo 'npm notice: something' >&2; echo '` + line + `' >&2; exit 3`, true},
+		{"another status", `echo '` + line + `' >&2; exit 1`, false},
+		{"another line", `echo 'fatal: no config' >&2; exit 3`, false},
+		{"the line within another", `echo 'level=WARN msg="server down" error="` + line + `"' >&2; exit 3`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := New(shell("sb", tc.script), nil)
+			defer u.Close()
+			err := u.Connect(t.Context())
+			if err == nil {
+				t.Fatal("Connect succeeded")
+			}
+			if got := errors.Is(err, ErrRecursion); got != tc.refused {
+				t.Errorf("Connect = %v; ErrRecursion: %v, want %v", err, got, tc.refused)
+			}
+			if tc.refused {
+				want := `server "sb": connect: ` + ErrRecursion.Error() + " (process exited with status 3); stderr: npm notice: something | " + line
+				if err.Error() != want {
+					t.Errorf("Connect = %q, want %q", err, want)
+				}
+			}
+		})
 	}
 }

@@ -101,6 +101,13 @@ func (t *tail) String() string {
 	return joinLines(t.lines, t.n)
 }
 
+// hasPrefix reports whether a kept line starts with prefix.
+func (t *tail) hasPrefix(prefix string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.ContainsFunc(t.lines, func(l stderrLine) bool { return strings.HasPrefix(l.text, prefix) })
+}
+
 // pickLines returns the last `last` of lines and, before them, the first
 // stderrCauseLines of the others that look like a cause, in their order.
 // It reuses the array of lines.
