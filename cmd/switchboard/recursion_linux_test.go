@@ -182,14 +182,19 @@ func TestConfigThatStartsSwitchboardItself(t *testing.T) {
 	h := watchHerd(t, markEnv+"="+dir, 3, g.cmd.Process)
 
 	g.waitLogs(t, settledRE, refusedRE)
+	// The reason, with the fix, and what the Switchboard inside said;
+	// a table, cut, says the first.
 	reason := []string{
-		`server "switchboard": connect: refused to run: Switchboard inside Switchboard (process exited with status 3)`,
+		`server "switchboard": connect: refused to run: it is Switchboard, started again by its config; remove this entry, or give that Switchboard a config of its own (--config)`,
 		`switchboard: refusing to start: server "switchboard" (in ` + path + `) started this Switchboard, so the config starts Switchboard itself`,
 		"or give Switchboard a config of its own with --config",
 	}
 	hasReason := func(where, text string) {
 		t.Helper()
-		for _, want := range reason {
+		for i, want := range reason {
+			if where == "check" && i > 0 {
+				break
+			}
 			if !strings.Contains(text, want) {
 				t.Errorf("%s lacks %q:\n%s", where, want, text)
 			}

@@ -193,8 +193,14 @@ func FitError(msg string, width int, more string) string {
 		return cutRunes(msg, max(width, 0))
 	}
 	head, lines, total, _ := splitStderr(msg)
+	// The last line stays when no line looks like a cause: cut, it says
+	// more than "…" alone.
+	least := 1
+	if slices.ContainsFunc(lines, func(l stderrLine) bool { return l.cause }) {
+		least = 0
+	}
 	text := msg
-	for last := len(lines) - 1; last >= 0; last-- {
+	for last := len(lines) - 1; last >= least; last-- {
 		text = head + stderrMark + joinLines(pickLines(append([]stderrLine(nil), lines...), last), total)
 		if utf8.RuneCountInString(text) <= room {
 			break
@@ -263,7 +269,7 @@ var causeWords = phrases(
 	"not specified", "not defined", "not configured", "not allowed", "not permitted", "not supported",
 	"is required", "are required", "must be set", "must be provided", "must be specified", "no token",
 	"no access token", "no api key", "no credentials", "already in use", "out of memory",
-	"segmentation fault",
+	"segmentation fault", "refusing", "refuse",
 )
 
 // phrases indexes list, phrases of words, by their first word.
