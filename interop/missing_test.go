@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -16,9 +16,9 @@ import (
 // these tests are built with.
 const goSDK = "github.com/modelcontextprotocol/go-sdk"
 
-// skipped counts the tests skipped for want of peers, for the warning
-// TestMain writes after them.
-var skipped atomic.Int32
+// skipped holds the names of the tests skipped for want of peers, each
+// once however often it ran, for the warning TestMain writes after them.
+var skipped sync.Map
 
 // A peerSet is the peers that one command installs.
 type peerSet struct {
@@ -112,14 +112,17 @@ func skipForPeers(t *testing.T, msg string) {
 	if required() {
 		t.Fatal(msg)
 	}
-	skipped.Add(1)
+	skipped.Store(t.Name(), true)
 	t.Skip(msg)
 }
 
 // warnSkipped says, where a plain `go test ./...` shows it, how many tests
 // skipped for want of peers, what is missing and how to install it.
 func warnSkipped() {
-	n := skipped.Load()
+	n := 0
+	for range skipped.Range {
+		n++
+	}
 	if n == 0 {
 		return
 	}
