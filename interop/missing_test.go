@@ -12,8 +12,7 @@ import (
 	"testing"
 )
 
-// goSDK is the module whose conformance programs are peers, at the version
-// these tests are built with.
+// goSDK is the module whose conformance programs are peers.
 const goSDK = "github.com/modelcontextprotocol/go-sdk"
 
 // skipped holds the names of the tests skipped for want of peers, each
@@ -90,15 +89,16 @@ func fromRoot(path string) string {
 	return path
 }
 
-// goSDKVersion returns the version of go-sdk that this module requires.
-// (A test binary's build information lists no dependencies.)
-func goSDKVersion() string {
+// goSDKVersion returns the version of go-sdk that this module requires,
+// asked of the go command once: a test binary's build information lists
+// no dependencies.
+var goSDKVersion = sync.OnceValue(func() string {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", goSDK).Output()
 	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
 		return v
 	}
 	return "latest"
-}
+})
 
 // required reports whether the peers must be there (SWITCHBOARD_INTEROP=require, as in CI).
 func required() bool {
