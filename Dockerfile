@@ -25,7 +25,10 @@ RUN CGO_ENABLED=0 go build -trimpath \
     -o /out/switchboard ./cmd/switchboard
 
 FROM gcr.io/distroless/static-debian12:nonroot
+LABEL org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /out/switchboard /usr/local/bin/switchboard
+# Where the image's Debian packages keep theirs.
+COPY LICENSE NOTICE /usr/share/doc/switchboard/
 USER nonroot:nonroot
 EXPOSE 7777
 ENTRYPOINT ["/usr/local/bin/switchboard"]

@@ -200,7 +200,7 @@ var moreAuthScenarios = []string{
 func TestConformanceClientMoreAuth(t *testing.T) {
 	p := findPeers(t)
 	if p.everythingClient == "" {
-		t.Skip("go-sdk's everything-client, the bar, is not installed")
+		skipForPeers(t, "interop peer missing:\n"+describe(lookPeers().missing()))
 	}
 	bin := filepath.Join(t.TempDir(), "conformance-client")
 	if out, err := exec.Command("go", "build", "-o", bin, "../internal/conformance/client").CombinedOutput(); err != nil {

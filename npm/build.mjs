@@ -2,8 +2,9 @@
 // build.mjs DIST OUTDIR writes the npm packages of a release and packs them:
 // the launcher switchboard-mcp, and one package per platform holding the
 // binary from that platform's release archive in DIST (goreleaser's dist/),
-// all at the version of the archives. OUTDIR gets a folder per package and
-// its .tgz; the paths of the .tgz files are printed, the launcher's last.
+// all at the version of the archives, each with the repository's LICENSE
+// and NOTICE. OUTDIR gets a folder per package and its .tgz; the paths of
+// the .tgz files are printed, the launcher's last.
 // It needs nothing but Node (>= 18) and npm.
 import { createHash } from 'node:crypto';
 import { execFile, execFileSync } from 'node:child_process';
@@ -20,6 +21,10 @@ const repository = {
   directory: 'npm',
 };
 const homepage = 'https://github.com/switchboard-mcp/switchboard';
+const license = 'Apache-2.0';
+// The repository's files that every package carries (named in "files":
+// npm would pack LICENSE without, but not NOTICE).
+const legal = ['LICENSE', 'NOTICE'];
 
 // The release's platforms, by goreleaser's names and Node's.
 const platforms = [
@@ -58,13 +63,15 @@ async function main(args) {
       name,
       version,
       description: `The ${a.os}-${a.cpu} binary of switchboard, for the switchboard-mcp launcher.`,
+      license,
       repository,
       homepage,
       os: [a.os],
       cpu: [a.cpu],
-      files: ['bin/'],
+      files: ['bin/', ...legal],
       preferUnplugged: true,
     });
+    copyLegal(dir);
     writeFileSync(
       path.join(dir, 'README.md'),
       `# ${name}\n\nThe ${a.os}-${a.cpu} binary of [switchboard](${homepage}), ${version}: ` +
@@ -81,13 +88,15 @@ async function main(args) {
     version,
     description: 'Switchboard, the MCP gateway, for npx: prebuilt binaries, no Go needed.',
     keywords: ['mcp', 'model-context-protocol', 'gateway', 'switchboard'],
+    license,
     repository,
     homepage,
     bin: { 'switchboard-mcp': 'bin/switchboard-mcp.js', switchboard: 'bin/switchboard-mcp.js' },
-    files: ['bin/'],
+    files: ['bin/', ...legal],
     engines: { node: '>=18' },
     optionalDependencies: Object.fromEntries(archives.map((a) => [`${scope}/${a.os}-${a.cpu}`, version])),
   });
+  copyLegal(dir);
   dirs.push(dir);
   // npm pack spends most of its time starting: the seven run at once.
   for (const t of await Promise.all(dirs.map((d) => pack(d, out)))) console.log(t);
@@ -140,6 +149,11 @@ function extract(archive, name) {
     const why = err.stderr?.toString().trim() || err.message;
     throw new Error(`${archive.path}: no ${name} at its top level (${cmd}: ${why})`);
   }
+}
+
+// copyLegal copies the repository's LICENSE and NOTICE into a package's dir.
+function copyLegal(dir) {
+  for (const f of legal) cpSync(path.join(here, '..', f), path.join(dir, f));
 }
 
 function writeJSON(file, value) {

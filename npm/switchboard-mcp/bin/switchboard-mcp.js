@@ -94,14 +94,34 @@ function platformBinary() {
       ...elsewhere,
     ].join('\n'));
   }
+  // npx keeps the copy it installed and runs it again as it is, without
+  // trying the missing package again, until the copy is gone.
+  const npx = npxCopy();
+  const again = npx
+    ? [
+        `  - npx runs the copy it installed again as it is: delete it, ${npx},`,
+        '    and run npx again, with access to the registry and without those flags',
+      ]
+    : [
+        '  - install it where switchboard-mcp is (with -g if that is global), with access to the registry:',
+        `    npm install ${platformPackage}@${launcher.version}`,
+      ];
   fail([
     `the package ${platformPackage}, which holds the switchboard binary for this platform (${platform}), is not installed.`,
-    'It is an optional dependency of switchboard-mcp, which npm leaves out when it installs with --omit=optional,',
-    '--no-optional, or optional=false in .npmrc. To run switchboard:',
-    `  - install switchboard-mcp again without those: npm install switchboard-mcp@${launcher.version}`,
-    `    (or with npx: npx -y switchboard-mcp@${launcher.version})`,
+    'It is an optional dependency of switchboard-mcp, and npm goes on without it, saying nothing, when told to',
+    '(--omit=optional, --no-optional, optional=false in .npmrc) or when it cannot fetch it (no network, a proxy,',
+    'a registry or mirror that lacks it). To run switchboard:',
+    ...again,
     ...elsewhere,
   ].join('\n'));
+}
+
+// npxCopy returns the directory where npx installed this launcher, or ""
+// if npx did not: npx installs under its cache, in _npx/HASH.
+function npxCopy() {
+  const parts = __dirname.split(path.sep);
+  const i = parts.lastIndexOf('_npx');
+  return i > 0 && i + 1 < parts.length ? parts.slice(0, i + 2).join(path.sep) : '';
 }
 
 // fail writes message to stderr, synchronously (process.exit would cut an
