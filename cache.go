@@ -32,8 +32,10 @@ type cacheEntry struct {
 	at          time.Time // when it was fetched
 	redact      func(string) string
 	// noise asks instead for the entry to say that a warning told of the
-	// server's stdout noise (see toolcache.Cache.ReportNoise).
-	noise bool
+	// server's stdout noise (see toolcache.Cache.ReportNoise); failure,
+	// for it to keep that the server failed so (ReportFailure).
+	noise   bool
+	failure string
 }
 
 func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
@@ -72,19 +74,37 @@ func (w *cacheWriter) reportNoise(server, fingerprint string) {
 	}
 }
 
-// write writes the latest list of each server in batch, and the reports of
-// noise.
+// reportFailure asks for the entry of server, for fingerprint, to keep
+// that the server failed to connect with the error text msg, redacted. A
+// nil writer does nothing.
+func (w *cacheWriter) reportFailure(server, fingerprint, msg string) {
+	if w != nil {
+		w.queue.Push(cacheEntry{server: server, fingerprint: fingerprint, failure: msg, at: time.Now()})
+	}
+}
+
+// isNote reports whether e is a note of the server, not its list.
+func (e cacheEntry) isNote() bool { return e.noise || e.failure != "" }
+
+// write writes the latest list of each server in batch, and the notes, in
+// order.
 func (w *cacheWriter) write(batch []cacheEntry) {
 	latest := make(map[string]int, len(batch))
 	for i, e := range batch {
-		if !e.noise {
+		if !e.isNote() {
 			latest[e.server] = i
 		}
 	}
 	for i, e := range batch {
-		if e.noise {
-			if err := w.cache.ReportNoise(e.server, e.fingerprint); err != nil {
-				w.logger.Warn("caching the tool list failed", "server", e.server, "error", err)
+		if e.isNote() {
+			var err error
+			if e.noise {
+				err = w.cache.ReportNoise(e.server, e.fingerprint)
+			} else {
+				err = w.cache.ReportFailure(e.server, e.fingerprint, e.failure, e.at)
+			}
+			if err != nil {
+				w.logger.Warn("caching what a server did failed", "server", e.server, "error", err)
 			}
 			continue
 		}

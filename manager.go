@@ -62,7 +62,7 @@ type Manager struct {
 	closing      context.Context
 	beginClosing context.CancelFunc
 	perSession   sessionServers
-	skipped      skippedLines
+	notes        serverNotes
 }
 
 // New returns a Manager for the servers of cfg. It does no I/O: call
@@ -392,7 +392,11 @@ func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 		cfg := up.Config()
 		fp := cfg.Fingerprint()
 		cached[i], _, _ = m.cache.Get(cfg.Name, fp)
-		m.skipped.of(cfg.Name).known.Store(m.cache.NoiseReported(cfg.Name, fp))
+		notes, n := m.cache.Notes(cfg.Name, fp), m.notes.of(cfg.Name)
+		n.noiseKnown.Store(notes.StdoutNoise)
+		if notes.Failure != "" && len(cached[i]) == 0 {
+			n.failedBefore.Store(&notes.Failure)
+		}
 	}
 	return cached
 }

@@ -228,3 +228,62 @@ func TestDeferredToolOfAServerThatFailsFailsClearly(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedBeforeFromTheCache: a server that failed to connect, before
+// it listed a tool, is known to have failed the next time a manager on the
+// same cache starts it with the same config: ServerStatus.FailedBefore
+// says how, while it connects, and no more once it has listed its tools,
+// which the cache then keeps in place of the failure. Another config of it
+// knows nothing.
+func TestFailedBeforeFromTheCache(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("s", mcptest.Script{Tools: tools("t")})
+		dir := t.TempDir()
+		run := func(srv config.Server, check func(*Manager)) {
+			t.Helper()
+			m := New(&config.Config{Servers: []config.Server{srv}}, &Options{Dial: f.dial, CacheDir: dir})
+			defer m.Close()
+			if err := m.Connect(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			check(m)
+		}
+		failedBefore := func(m *Manager) string { return m.Status()[0].FailedBefore }
+
+		f.fail("s", errors.New("no access token was provided"))
+		run(server("s"), func(m *Manager) {
+			if fb := failedBefore(m); fb != "" {
+				t.Errorf("FailedBefore on the first run = %q, want none", fb)
+			}
+		})
+		f.fail("s", nil)
+		f.delay("s", time.Second) // still connecting past the gate
+		run(server("s"), func(m *Manager) {
+			if fb := failedBefore(m); !strings.Contains(fb, "no access token was provided") {
+				t.Errorf("FailedBefore while connecting = %q, want the last run's failure", fb)
+			}
+			if err := m.WaitSettled(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if fb := failedBefore(m); fb != "" {
+				t.Errorf("FailedBefore once connected = %q, want none", fb)
+			}
+		})
+		run(server("s"), func(m *Manager) {
+			if st := m.Status()[0]; st.FailedBefore != "" || !st.Deferred {
+				t.Errorf("the run after a good one: FailedBefore %q, Deferred %v; want its cached tools and no failure", st.FailedBefore, st.Deferred)
+			}
+		})
+		other := server("s")
+		other.Args = []string{"--other"}
+		f.fail("s", errors.New("broken"))
+		run(server("s"), func(*Manager) {})
+		f.fail("s", nil)
+		run(other, func(m *Manager) {
+			if fb := failedBefore(m); fb != "" {
+				t.Errorf("FailedBefore of another config = %q, want none", fb)
+			}
+		})
+	})
+}

@@ -67,6 +67,13 @@ type ServerStatus struct {
 	// SessionProcesses counts the processes of a processPerSession server
 	// that client sessions have of their own, besides the shared one.
 	SessionProcesses int
+	// FailedBefore, while the server makes its first connection, is the
+	// error (as ErrorText shows it) with which it failed the last time it
+	// was started with the same config, before it listed any tool, as the
+	// persistent cache kept it: a host that would wait for a server with
+	// nothing to show (no Deferred tools) knows that this one may fail
+	// again. "" if it did not, or nothing is cached.
+	FailedBefore string
 	// SkippedLines counts the lines the server's processes wrote to stdout
 	// that were not JSON-RPC messages (a banner, a stray print, a log
 	// line), since the manager was created: they were skipped, and the
@@ -82,7 +89,13 @@ func (s ServerStatus) ErrorText() string {
 	if s.Err == nil {
 		return ""
 	}
-	text := urlPattern.ReplaceAllString(s.Err.Error(), "<url>")
+	return scrubAddresses(s.Err.Error())
+}
+
+// scrubAddresses replaces in text, an error's, every URL, network address
+// and looked-up host name.
+func scrubAddresses(text string) string {
+	text = urlPattern.ReplaceAllString(text, "<url>")
 	text = dialPattern.ReplaceAllString(text, "$1 <address>: ")
 	return lookupPattern.ReplaceAllString(text, "lookup <host>: ")
 }
@@ -139,7 +152,11 @@ func (m *Manager) Status() Status {
 		if up.PerSession() {
 			out[i].SessionProcesses = len(m.perSession.ofServer(s.Name))
 		}
-		out[i].SkippedLines = m.skipped.of(s.Name).lines.Load()
+		n := m.notes.of(s.Name)
+		out[i].SkippedLines = n.lines.Load()
+		if f := n.failedBefore.Load(); f != nil && s.State == StateConnecting {
+			out[i].FailedBefore = *f
+		}
 	}
 	return out
 }

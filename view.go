@@ -258,6 +258,7 @@ func (e *events) apply(batch []queued) {
 				out = append(out, Event{Kind: EventListed, At: ev.At, Server: snap.Name, List: ev.List.String()})
 				if ev.List == upstream.Tools {
 					m.writes.put(snap, m.redactor(snap.Name))
+					m.listed(snap.Name)
 				}
 			}
 		case upstream.EventConfig:
@@ -265,6 +266,9 @@ func (e *events) apply(batch []queued) {
 		case upstream.EventAttemptFailed:
 			statuses = true
 			out = append(out, Event{Kind: EventAttemptFailed, At: ev.At, Server: snap.Name, Err: ev.Err})
+			if len(snap.Tools) == 0 || snap.Cached {
+				m.failed(snap.Name, snap.Config.Fingerprint(), ev.Err)
+			}
 		case upstream.EventResourceUpdated:
 			out = append(out, Event{Kind: EventResourceUpdated, At: ev.At, Server: snap.Name, URI: ev.URI})
 		}

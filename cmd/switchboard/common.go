@@ -269,25 +269,27 @@ func checkTimeout(verb string, d time.Duration) error {
 type waitRule func(m *switchboard.Manager) (wait, glance []string)
 
 // glanceWait is how long past the startup gate a verb glances at a server
-// that shows its tools from the cache: a healthy one is connected by then,
-// and one that hangs costs no more.
-const glanceWait = time.Second
+// that shows its tools from the cache, or failed last time: one that starts
+// quickly is connected by then (and one that failed last time, but no
+// more, gets its tools cached), and one that hangs costs no more.
+const glanceWait = 750 * time.Millisecond
 
-// uncached waits for the servers still connecting with nothing to show:
-// the others show the tools they had last time, from the cache.
-func uncached(m *switchboard.Manager) (wait, _ []string) {
-	return statusNames(m.Status(), connectingUncached), nil
+// uncached waits for the servers still connecting with nothing to show,
+// and glances at those that failed the last time they were started: the
+// others show the tools they had last time, from the cache.
+func uncached(m *switchboard.Manager) (wait, glance []string) {
+	st := m.Status()
+	return statusNames(st, unknown), statusNames(st, failedBefore)
 }
 
-// settledOrCached waits for every server but those still connecting with
-// tools from the cache (for the lists of the connected ones too), and
-// glances at those.
+// settledOrCached waits for every server but those still connecting that
+// show their tools from the cache, or failed the last time they were
+// started (for the lists of the connected ones too), and glances at those.
 func settledOrCached(m *switchboard.Manager) (wait, glance []string) {
 	st := m.Status()
-	wait = statusNames(st, func(s switchboard.ServerStatus) bool {
-		return runs(s) && !connectingCached(s)
-	})
-	return wait, statusNames(st, connectingCached)
+	known := func(s switchboard.ServerStatus) bool { return connectingCached(s) || failedBefore(s) }
+	wait = statusNames(st, func(s switchboard.ServerStatus) bool { return runs(s) && !known(s) })
+	return wait, statusNames(st, known)
 }
 
 // everyServer waits for every enabled server.
@@ -300,14 +302,22 @@ func runs(s switchboard.ServerStatus) bool {
 	return !s.Rejected && s.State != switchboard.StateDisabled
 }
 
-// connectingUncached reports whether s is still connecting with nothing to
-// show; connectingCached, with the tools it had last time, from the cache.
-func connectingUncached(s switchboard.ServerStatus) bool {
-	return s.State == switchboard.StateConnecting && !s.Deferred
+// unknown reports whether s is still connecting with nothing known of it:
+// no tools from the cache, and no failure the last time it was started.
+func unknown(s switchboard.ServerStatus) bool {
+	return s.State == switchboard.StateConnecting && !s.Deferred && s.FailedBefore == ""
 }
 
+// connectingCached reports whether s is still connecting with the tools it
+// had last time, from the cache.
 func connectingCached(s switchboard.ServerStatus) bool {
 	return s.State == switchboard.StateConnecting && s.Deferred
+}
+
+// failedBefore reports whether s is still connecting with no tools from
+// the cache, and failed the last time it was started with this config.
+func failedBefore(s switchboard.ServerStatus) bool {
+	return s.State == switchboard.StateConnecting && !s.Deferred && s.FailedBefore != ""
 }
 
 // statusNames returns the names of the servers of st that keep says.
@@ -411,6 +421,10 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, tim
 			down++
 			fmt.Fprintf(w, "switchboard: %v\n", s.Err)
 		case s.State == switchboard.StateConnecting && s.Deferred && cachedOK:
+		case failedBefore(s):
+			down++
+			fmt.Fprintf(w, "switchboard: server %q: still connecting; the last time, it failed: %s (check waits for it)\n",
+				s.Name, strings.TrimPrefix(s.FailedBefore, fmt.Sprintf("server %q: ", s.Name)))
 		default:
 			down++
 			fmt.Fprintf(w, "switchboard: server %q: %s\n", s.Name, stillConnecting(s, timeout))

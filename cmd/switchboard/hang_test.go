@@ -118,6 +118,33 @@ func TestVerbsAnswerBesideAHangingServer(t *testing.T) {
 	}
 }
 
+// TestVerbsGlanceAtAServerThatFailedBefore: a server with no tools in the
+// cache, which failed the last time it was started with the same config
+// (the cache keeps that), is not waited for past a glance: tools and
+// status answer, saying how it failed then, however long --timeout is.
+func TestVerbsGlanceAtAServerThatFailedBefore(t *testing.T) {
+	isolate(t)
+	path, cfg := hangingBesideHealthy(t)
+	cache := toolcache.Open(toolcache.DefaultDir(), nil)
+	for _, srv := range cfg.Servers {
+		if srv.Name == "hang" {
+			if err := cache.ReportFailure(srv.Name, srv.Fingerprint(), `server "hang": connect: Error: no access token was provided`, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const long = "--timeout=1h"
+	out, stderr, code := returns(t, "tools", "--config", path, long)
+	if code != 1 || !strings.Contains(out, "good__echo") ||
+		!strings.Contains(stderr, `server "hang": still connecting; the last time, it failed: connect: Error: no access token was provided (check waits for it)`) {
+		t.Errorf("tools: exit %d, out:\n%s\nstderr:\n%s\nwant good's tools, and how hang failed last time", code, out, stderr)
+	}
+	out, stderr, code = returns(t, "status", "--config", path, long)
+	if code != 0 || !regexpMatch(`(?m)^hang +connecting `, out) {
+		t.Errorf("status: exit %d, stderr %q, out:\n%s", code, stderr, out)
+	}
+}
+
 // TestVerbsWaitForAServerWithNothingCached: with a cold cache, tools waits
 // for the servers that have nothing to show, up to --timeout, then lists
 // what it has and names the one still connecting; status shows it as

@@ -217,7 +217,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 		}
 	}
 	res, err := m.CallTool(ctx, nil, &mcp.CallToolParams{Name: name, Arguments: toolArgs})
-	if pending := statusNames(m.Status(), connectingUncached); errors.Is(err, switchboard.ErrUnknownTool) && len(pending) > 0 {
+	if pending := statusNames(m.Status(), unknown); errors.Is(err, switchboard.ErrUnknownTool) && len(pending) > 0 {
 		return fmt.Errorf("%w (%s %s still connecting after %v: their tools are not known; --timeout waits longer)",
 			err, quotedList(pending), isAre(len(pending)), *timeout)
 	}

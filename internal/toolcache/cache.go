@@ -66,9 +66,6 @@ type serverLock struct {
 	// latest is the fetch time of the newest list written or removed
 	// through this Cache; zero if none.
 	latest time.Time
-	// noisy is the fingerprint whose stdout noise was reported through
-	// this Cache ([Cache.ReportNoise]), for an entry not written yet.
-	noisy string
 }
 
 // Open returns a cache in dir. It does no I/O: the directory is created by
@@ -127,6 +124,13 @@ type entry struct {
 	SavedAt     *time.Time      `json:"savedAt"`
 	Tools       json.RawMessage `json:"tools"`
 	StdoutNoise bool            `json:"stdoutNoise,omitempty"`
+	Failure     *failure        `json:"failure,omitempty"`
+}
+
+// failure is the JSON form of Notes.Failure and Notes.FailedAt.
+type failure struct {
+	Error string    `json:"error"`
+	At    time.Time `json:"at"`
 }
 
 // file is a decoded, well-formed cache file.
@@ -135,9 +139,21 @@ type file struct {
 	server      string
 	savedAt     time.Time
 	tools       []*mcp.Tool
-	// noise reports that the server, with this config, wrote lines on
-	// stdout that are not JSON-RPC, and that someone was warned of it.
-	noise bool
+	notes       Notes
+}
+
+// Notes are what the cache keeps of a server besides its tools, for one
+// config (fingerprint): what a process that starts the server again, with
+// the same config, need not find out again.
+type Notes struct {
+	// StdoutNoise reports that the server wrote lines on stdout that are
+	// not JSON-RPC, and that a warning told of them.
+	StdoutNoise bool
+	// Failure is the error, redacted, with which the server failed to
+	// connect when it was last started, before it listed any tool; ""
+	// if it did not fail, or listed its tools since. FailedAt is when.
+	Failure  string
+	FailedAt time.Time
 }
 
 // errCorrupt marks a file that exists but is not a well-formed cache file.
@@ -171,10 +187,10 @@ func (c *Cache) Get(server, fingerprint string) (tools []*mcp.Tool, savedAt time
 	case f.fingerprint != fingerprint:
 		c.logger.Debug("toolcache: config changed", "server", server)
 		return nil, time.Time{}, false
+	case len(f.tools) == 0:
+		return nil, time.Time{}, false
 	case !c.now().Before(f.savedAt.Add(c.ttl)):
 		c.logger.Debug("toolcache: entry expired", "server", server, "savedAt", f.savedAt)
-		return nil, time.Time{}, false
-	case len(f.tools) == 0:
 		return nil, time.Time{}, false
 	}
 	return f.tools, f.savedAt, true
@@ -212,17 +228,19 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 		c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", s.latest)
 		return nil
 	}
-	noise := s.noisy == fingerprint
+	// A list says the server connected: of the notes, only the noise
+	// stays.
+	var notes Notes
 	if f, err := readFile(path); err == nil && f.server == server {
 		if f.savedAt.After(fetchedAt) {
 			c.logger.Debug("toolcache: skipping stale write", "server", server, "fetchedAt", fetchedAt, "newer", f.savedAt)
 			return nil
 		}
-		noise = noise || f.noise && f.fingerprint == fingerprint
+		notes.StdoutNoise = f.notes.StdoutNoise && f.fingerprint == fingerprint
 	}
 	var data []byte
 	if len(values) > 0 {
-		data, err = marshalEntry(server, fingerprint, fetchedAt, values, noise)
+		data, err = marshalEntry(server, fingerprint, fetchedAt, values, notes)
 		if err != nil {
 			return fmt.Errorf("toolcache: put %q: %w", server, err)
 		}
@@ -239,45 +257,68 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 	return nil
 }
 
-// NoiseReported reports whether the entry of server for fingerprint says
-// that the server wrote lines on stdout that are not JSON-RPC, and that
-// someone was warned of it ([Cache.ReportNoise]): a warning need not be
-// given again while the config is the same. It reads the entry whatever
-// its age.
-func (c *Cache) NoiseReported(server, fingerprint string) bool {
+// Notes returns the notes of the entry of server for fingerprint: none if
+// it has no entry for fingerprint. A failure older than the cache's time to
+// live is forgotten.
+func (c *Cache) Notes(server, fingerprint string) Notes {
 	if c == nil || c.dir == "" {
-		return false
+		return Notes{}
 	}
 	f, err := readFile(c.path(server))
-	return err == nil && f.server == server && f.fingerprint == fingerprint && f.noise
+	if err != nil || f.server != server || f.fingerprint != fingerprint {
+		return Notes{}
+	}
+	if !c.now().Before(f.notes.FailedAt.Add(c.ttl)) {
+		f.notes.Failure, f.notes.FailedAt = "", time.Time{}
+	}
+	return f.notes
 }
 
-// ReportNoise records that a warning told of the lines on stdout that are
-// not JSON-RPC of server, with the config of fingerprint: in its entry,
-// which is rewritten, or, if it has none for fingerprint yet, in the entry
-// that Put writes next for it.
+// ReportNoise records, in the entry of server for fingerprint, that a
+// warning told of the lines the server wrote on stdout that are not
+// JSON-RPC. The entry keeps its tools, if it has any for fingerprint.
 func (c *Cache) ReportNoise(server, fingerprint string) error {
+	return c.note(server, fingerprint, "report noise", func(n *Notes) { n.StdoutNoise = true })
+}
+
+// ReportFailure records, in the entry of server for fingerprint, that the
+// server failed to connect at at with the error text msg, which must be
+// redacted already: until it lists its tools ([Cache.Put]), a process that
+// starts it with the same config knows that it may fail again.
+func (c *Cache) ReportFailure(server, fingerprint, msg string, at time.Time) error {
+	at = at.Round(0).UTC()
+	return c.note(server, fingerprint, "report failure", func(n *Notes) { n.Failure, n.FailedAt = msg, at })
+}
+
+// note rewrites the entry of server with its notes changed by change: the
+// entry of fingerprint, with its tools, or a new one without tools, which
+// Get does not return.
+func (c *Cache) note(server, fingerprint, op string, change func(*Notes)) error {
 	if c == nil || c.dir == "" {
 		return nil
 	}
 	s := c.serverLock(server)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.noisy = fingerprint
 	path := c.path(server)
 	f, err := readFile(path)
-	if err != nil || f.server != server || f.fingerprint != fingerprint || f.noise {
-		return nil // Put writes it, if the server lists its tools
+	if err != nil || f.server != server || f.fingerprint != fingerprint {
+		f = &file{fingerprint: fingerprint, server: server}
+	}
+	notes := f.notes
+	change(&notes)
+	if notes == f.notes {
+		return nil
 	}
 	values, err := redactTools(f.tools, nil)
 	if err == nil {
 		var data []byte
-		if data, err = marshalEntry(server, fingerprint, f.savedAt, values, true); err == nil {
+		if data, err = marshalEntry(server, fingerprint, f.savedAt, values, notes); err == nil {
 			err = c.writeFile(path, data)
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("toolcache: report noise of %q: %w", server, err)
+		return fmt.Errorf("toolcache: %s of %q: %w", op, server, err)
 	}
 	return nil
 }
@@ -317,15 +358,19 @@ func (c *Cache) path(server string) string {
 }
 
 // marshalEntry returns the file contents for an entry.
-func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any, noise bool) ([]byte, error) {
+func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any, notes Notes) ([]byte, error) {
 	v := struct {
-		Version     int    `json:"version"`
-		Fingerprint string `json:"fingerprint"`
-		Server      string `json:"server"`
-		SavedAt     string `json:"savedAt"`
-		Tools       []any  `json:"tools"`
-		StdoutNoise bool   `json:"stdoutNoise,omitempty"`
-	}{Version, fingerprint, server, savedAt.Format(time.RFC3339Nano), tools, noise}
+		Version     int      `json:"version"`
+		Fingerprint string   `json:"fingerprint"`
+		Server      string   `json:"server"`
+		SavedAt     string   `json:"savedAt"`
+		Tools       []any    `json:"tools"`
+		StdoutNoise bool     `json:"stdoutNoise,omitempty"`
+		Failure     *failure `json:"failure,omitempty"`
+	}{Version: Version, Fingerprint: fingerprint, Server: server, SavedAt: savedAt.Format(time.RFC3339Nano), Tools: tools, StdoutNoise: notes.StdoutNoise}
+	if notes.Failure != "" {
+		v.Failure = &failure{notes.Failure, notes.FailedAt}
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, err
@@ -360,6 +405,10 @@ func readFile(path string) (*file, error) {
 	case !bytes.HasPrefix(e.Tools, []byte("[")):
 		return nil, fmt.Errorf("%w: tools is not an array", errCorrupt)
 	}
+	notes := Notes{StdoutNoise: e.StdoutNoise}
+	if e.Failure != nil {
+		notes.Failure, notes.FailedAt = e.Failure.Error, e.Failure.At.UTC()
+	}
 	var tools []*mcp.Tool
 	if err := json.Unmarshal(e.Tools, &tools); err != nil {
 		return nil, fmt.Errorf("%w: tools: %w", errCorrupt, err)
@@ -374,7 +423,7 @@ func readFile(path string) (*file, error) {
 		server:      *e.Server,
 		savedAt:     e.SavedAt.UTC(),
 		tools:       tools,
-		noise:       e.StdoutNoise,
+		notes:       notes,
 	}, nil
 }
 

@@ -863,47 +863,64 @@ func noHome(t *testing.T) {
 	}
 }
 
-// TestReportNoise: a report of stdout noise is kept in the server's entry
-// for that fingerprint, whether the entry was written before it or after,
-// survives the entry's rewrites for the same config, and is lost with a
-// new config.
-func TestReportNoise(t *testing.T) {
+// TestNotes: the notes of a server (a report of stdout noise, a failure)
+// are kept in its entry for that fingerprint, whether the entry was
+// written before them or after, with its tools; a list of tools keeps the
+// noise and drops the failure; a new config starts afresh; a failure older
+// than the time to live is forgotten.
+func TestNotes(t *testing.T) {
 	const other = "0000000000000000000000000000000000000000000000000000000000000000"
-
 	c, _ := newCache(t)
-	if c.NoiseReported("docs", fp) {
-		t.Fatal("NoiseReported with no entry = true")
+	notes := func(fingerprint string) Notes { return c.Notes("docs", fingerprint) }
+	if diff := cmp.Diff(Notes{}, notes(fp)); diff != "" {
+		t.Fatalf("Notes with no entry (-want +got):\n%s", diff)
 	}
-	// Reported before the first list is written.
+
+	// Before the first list: an entry without tools, which Get misses.
 	if err := c.ReportNoise("docs", fp); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.ReportFailure("docs", fp, "connect: command not found", base); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Notes{StdoutNoise: true, Failure: "connect: command not found", FailedAt: base.UTC()}, notes(fp)); diff != "" {
+		t.Errorf("Notes before a list (-want +got):\n%s", diff)
+	}
+	if _, _, ok := c.Get("docs", fp); ok {
+		t.Error("Get of an entry with notes and no tools: a hit")
+	}
+	if diff := cmp.Diff(Notes{}, notes(other)); diff != "" {
+		t.Errorf("Notes of another config (-want +got):\n%s", diff)
+	}
+
+	// A list keeps the noise, and drops the failure.
 	if err := c.Put("docs", fp, sampleTools(), base, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !c.NoiseReported("docs", fp) || c.NoiseReported("docs", other) {
-		t.Error("a report made before the entry is not in it, or it answers for another config")
+	if diff := cmp.Diff(Notes{StdoutNoise: true}, notes(fp)); diff != "" {
+		t.Errorf("Notes after a list (-want +got):\n%s", diff)
 	}
-	if err := c.Put("docs", fp, named("b"), base.Add(time.Minute), nil); err != nil {
+	// A note after the list keeps the tools.
+	if err := Open(c.Dir(), nil).ReportFailure("docs", fp, "lost", base.Add(time.Minute)); err != nil { // another process
 		t.Fatal(err)
 	}
-	if !c.NoiseReported("docs", fp) {
-		t.Error("a rewrite of the entry for the same config lost the report")
+	if tools, _, ok := c.Get("docs", fp); !ok || len(tools) != len(sampleTools()) || notes(fp).Failure != "lost" {
+		t.Errorf("after a note: tools %v (%v), notes %+v; want the tools kept, and the failure", names(tools), ok, notes(fp))
 	}
-	// A new config starts afresh; a report for it rewrites its entry.
+
+	// A new config starts afresh.
 	if err := c.Put("docs", other, named("c"), base.Add(2*time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
-	if c.NoiseReported("docs", other) {
-		t.Error("the entry of a new config has the old config's report")
+	if diff := cmp.Diff(Notes{}, notes(other)); diff != "" {
+		t.Errorf("Notes of a new config's entry (-want +got):\n%s", diff)
 	}
-	if err := Open(c.Dir(), nil).ReportNoise("docs", other); err != nil { // another process
+
+	// A failure is forgotten after the time to live.
+	if err := c.ReportFailure("docs", other, "timed out", base.Add(-DefaultTTL)); err != nil {
 		t.Fatal(err)
 	}
-	if !c.NoiseReported("docs", other) {
-		t.Error("a report made after the entry is not in it")
-	}
-	if tools, _, ok := c.Get("docs", other); !ok || !cmp.Equal(names(tools), []string{"c"}) {
-		t.Errorf("the entry's tools after a report: %v, %v", names(tools), ok)
+	if got := notes(other); got.Failure != "" {
+		t.Errorf("a failure older than the time to live: %+v", got)
 	}
 }
