@@ -35,17 +35,9 @@ func isolate(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	coldCache(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv(config.ChainEnv, "") // not started by a Switchboard, whatever ran the tests
 	t.Chdir(t.TempDir())
-}
-
-// coldCache points the tool cache at an empty directory: the next verb
-// waits for every server to list its tools, where a warm cache would show
-// the servers still connecting at the startup gate with their cached tools.
-func coldCache(t *testing.T) {
-	t.Helper()
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 }
 
 // writeConfig writes a config file of stdio mcptest servers plus raw
@@ -283,8 +275,7 @@ func TestStatusAndCheck(t *testing.T) {
 		t.Errorf("check does not say how many servers are not ready: %q", stderr)
 	}
 
-	coldCache(t)
-	out, _, code = cli(t, "status", "--config", bad, "--json")
+	out, _, code = cli(t, "status", "--config", bad, "--json", "--timeout=1m")
 	if code != 0 {
 		t.Fatalf("status --json: exit %d", code)
 	}
@@ -302,7 +293,7 @@ func TestStatusAndCheck(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"ok": "connected", "ghost": "failed", "broken": "failed"}, states); diff != "" {
 		t.Errorf("status --json states (-want +got):\n%s", diff)
 	}
-	out, _, _ = cli(t, "status", "--config", bad)
+	out, _, _ = cli(t, "status", "--config", bad, "--timeout=1m")
 	if !strings.Contains(out, "SERVER") || !strings.Contains(out, "ghost") {
 		t.Errorf("status table:\n%s", out)
 	}
@@ -414,7 +405,7 @@ func TestToolsReportsFailedServers(t *testing.T) {
 func TestStatusShowsNoAddress(t *testing.T) {
 	isolate(t)
 	cfg := writeConfig(t, nil, map[string]any{"remote": map[string]any{"url": "http://127.0.0.1:1/mcp?key=abc"}})
-	for _, args := range [][]string{{"status", "--config", cfg}, {"status", "--json", "--config", cfg}} {
+	for _, args := range [][]string{{"status", "--config", cfg, "--timeout=1m"}, {"status", "--json", "--config", cfg, "--timeout=1m"}} {
 		out, stderr, _ := cli(t, args...)
 		if !strings.Contains(out, "connection refused") {
 			t.Errorf("%v does not say what failed:\n%s%s", args, out, stderr)
@@ -442,13 +433,11 @@ func TestServerThatPrintsOnStdout(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != "3" || stderr != "" {
 		t.Errorf("call again: exit %d, out %q, stderr %q; want 3, and no warning", code, out, stderr)
 	}
-	coldCache(t)
-	out, _, code = cli(t, "status", "--config", cfg)
+	out, _, code = cli(t, "status", "--config", cfg, "--timeout=1m")
 	if want := "\nnoisy: skipped 1 line on stdout (not JSON-RPC)\n"; code != 0 || !strings.Contains(out, "noisy   connected") || !strings.HasSuffix(out, want) {
 		t.Errorf("status: exit %d, out:\n%s\nwant it connected, and ending with %q", code, out, want)
 	}
-	coldCache(t)
-	out, _, _ = cli(t, "status", "--config", cfg, "--json")
+	out, _, _ = cli(t, "status", "--config", cfg, "--json", "--timeout=1m")
 	if !strings.Contains(out, `"skippedLines": 1`) {
 		t.Errorf("status --json lacks the skipped line:\n%s", out)
 	}

@@ -226,9 +226,14 @@ func (e *env) logger(level slog.Level) *slog.Logger {
 // short enough that a hanging server does not hold up the terminal.
 const defaultTimeout = 10 * time.Second
 
-// timeoutFlag adds --timeout to fs, as every one-shot verb has it.
-func timeoutFlag(fs *flag.FlagSet, waitsFor string) *time.Duration {
-	return durationFlag(fs, "timeout", defaultTimeout, "wait at most `D` for "+waitsFor+" (such as 30s or 2m)")
+// statusTimeout is status's --timeout unless given: a glance past the
+// startup gate, which shows a server that takes longer as connecting.
+const statusTimeout = time.Second
+
+// timeoutFlag adds --timeout to fs, as every one-shot verb has it, with d
+// its default.
+func timeoutFlag(fs *flag.FlagSet, d time.Duration, waitsFor string) *time.Duration {
+	return durationFlag(fs, "timeout", d, "wait at most `D` for "+waitsFor+" (such as 30s or 2m)")
 }
 
 // durationFlag is fs.Duration, whose error says what a duration looks like:
@@ -280,16 +285,6 @@ const glanceWait = 750 * time.Millisecond
 func uncached(m *switchboard.Manager) (wait, glance []string) {
 	st := m.Status()
 	return statusNames(st, unknown), statusNames(st, failedBefore)
-}
-
-// settledOrCached waits for every server but those still connecting that
-// show their tools from the cache, or failed the last time they were
-// started (for the lists of the connected ones too), and glances at those.
-func settledOrCached(m *switchboard.Manager) (wait, glance []string) {
-	st := m.Status()
-	known := func(s switchboard.ServerStatus) bool { return connectingCached(s) || failedBefore(s) }
-	wait = statusNames(st, func(s switchboard.ServerStatus) bool { return runs(s) && !known(s) })
-	return wait, statusNames(st, known)
 }
 
 // everyServer waits for every enabled server.

@@ -54,10 +54,10 @@ func TestFailedServerShowsItsCause(t *testing.T) {
 	}
 	checkCell(t, "check", string(out), "FAIL  gh: ", lines[0], "… (status --json shows all)")
 
-	out2, _, _ := cli(t, "status", "--config", cfg)
+	out2, _, _ := cli(t, "status", "--config", cfg, "--timeout=1m")
 	checkCell(t, "status", out2, "gh ", lines[0], "… (--json shows all)")
 
-	out2, _, _ = cli(t, "status", "--config", cfg, "--json")
+	out2, _, _ = cli(t, "status", "--config", cfg, "--json", "--timeout=1m")
 	var st []struct{ Name, Error string }
 	if err := json.Unmarshal([]byte(out2), &st); err != nil || len(st) != 1 {
 		t.Fatalf("status --json: %v\n%s", err, out2)

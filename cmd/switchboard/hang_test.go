@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -108,7 +109,7 @@ func TestVerbsAnswerBesideAHangingServer(t *testing.T) {
 	if c, ok := cached["hang__echo"]; !ok || !c {
 		t.Errorf("tools --search --json: %+v; want hang__echo, cached", found)
 	}
-	out, stderr, code = returns(t, "status", "--config", path, long)
+	out, stderr, code = returns(t, "status", "--config", path)
 	if code != 0 || !regexpMatch(`(?m)^hang +connecting +stdio +1 \(cached\)`, out) {
 		t.Errorf("status: exit %d, stderr %q, out:\n%s\nwant hang connecting, with its cached tool", code, stderr, out)
 	}
@@ -139,7 +140,7 @@ func TestVerbsGlanceAtAServerThatFailedBefore(t *testing.T) {
 		!strings.Contains(stderr, `server "hang": still connecting; the last time, it failed: connect: Error: no access token was provided (check waits for it)`) {
 		t.Errorf("tools: exit %d, out:\n%s\nstderr:\n%s\nwant good's tools, and how hang failed last time", code, out, stderr)
 	}
-	out, stderr, code = returns(t, "status", "--config", path, long)
+	out, stderr, code = returns(t, "status", "--config", path)
 	if code != 0 || !regexpMatch(`(?m)^hang +connecting `, out) {
 		t.Errorf("status: exit %d, stderr %q, out:\n%s", code, stderr, out)
 	}
@@ -162,7 +163,6 @@ func TestVerbsWaitForAServerWithNothingCached(t *testing.T) {
 		!strings.Contains(stderr, `server "hang": still connecting after 5s (--timeout waits longer)`) {
 		t.Errorf("tools: exit %d, out:\n%s\nstderr:\n%s\nwant good's tools, and hang named as still connecting", code, out, stderr)
 	}
-	coldCache(t)
 	out, stderr, code = returns(t, "status", "--config", path, short)
 	if code != 0 || !regexpMatch(`(?m)^good +connected`, out) || !regexpMatch(`(?m)^hang +connecting +stdio +0 `, out) {
 		t.Errorf("status: exit %d, stderr %q, out:\n%s", code, stderr, out)
@@ -184,3 +184,28 @@ func TestVerbsWaitForAServerWithNothingCached(t *testing.T) {
 
 // regexpMatch reports whether out matches the regular expression re.
 func regexpMatch(re, out string) bool { return regexp.MustCompile(re).MatchString(out) }
+
+// TestStatusOfAGatewayThatHangs: status --gateway gives a gateway that
+// accepts the connection and never answers no longer than --timeout.
+func TestStatusOfAGatewayThatHangs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		defer close(accepted)
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c // held open, never answered
+		}
+	}()
+	_, stderr, code := returns(t, "status", "--gateway", "http://"+ln.Addr().String(), "--timeout=300ms")
+	if code != 1 || !strings.Contains(stderr, "deadline exceeded") {
+		t.Errorf("status --gateway of a gateway that never answers: exit %d, stderr %q", code, stderr)
+	}
+	ln.Close()
+	if c, ok := <-accepted; ok {
+		c.Close()
+	}
+}

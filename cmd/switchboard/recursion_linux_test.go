@@ -212,7 +212,7 @@ func TestConfigThatStartsSwitchboardItself(t *testing.T) {
 	}
 	cs.Close()
 
-	out, _, code := cli(t, "status", "--json", "--config", path)
+	out, _, code := cli(t, "status", "--json", "--config", path, "--timeout=1m")
 	var st []struct{ Name, State, Error string }
 	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
 		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)

@@ -30,7 +30,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	asJSON := fs.Bool("json", false, "print JSON")
 	query := fs.String("search", "", "print only the tools that best match `QUERY`, a request in words, best first, with their scores")
 	limit := fs.Int("limit", switchboard.DefaultSearchLimit, "with --search, the most matches to print")
-	timeout := timeoutFlag(fs, "the servers that have no tools in the cache")
+	timeout := timeoutFlag(fs, defaultTimeout, "the servers that have no tools in the cache")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	var paths configPaths
 	fs := e.flags("call", "[--config F]... TOOL [JSON-ARGS] [--timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
-	timeout := timeoutFlag(fs, "the tool's server to connect (the call itself has the server's own timeout)")
+	timeout := timeoutFlag(fs, defaultTimeout, "the tool's server to connect (the call itself has the server's own timeout)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	fs := e.flags("status", "[--config F]... [--json] [--timeout D] | --gateway URL [--auth-token-env NAME] [--json]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	timeout := timeoutFlag(fs, "the servers that have no tools in the cache (the others show as connecting)")
+	timeout := timeoutFlag(fs, statusTimeout, "the servers, or with --gateway for its answer; a server that takes longer shows as connecting")
 	gateway := fs.String("gateway", "", "ask the running gateway at `URL` (such as http://127.0.0.1:7777) instead")
 	tokenEnv := fs.String("auth-token-env", "", "with --gateway, send 'Authorization: Bearer TOKEN', with TOKEN read from the environment variable `NAME`")
 	if err := parse(fs, args); err != nil {
@@ -320,23 +320,28 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if fs.NArg() > 0 {
 		return usageErrorf("status: unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkTimeout("status", *timeout); err != nil {
+		return err
+	}
 	if *gateway != "" {
 		if len(paths) > 0 {
 			return usageErrorf("status: --config and --gateway: the gateway has its own config; give one or the other")
+		}
+		if given(fs)["timeout"] {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
 		}
 		return e.gatewayStatus(ctx, *gateway, *tokenEnv, *asJSON)
 	}
 	if *tokenEnv != "" {
 		return usageErrorf("status: --auth-token-env is for --gateway")
 	}
-	if err := checkTimeout("status", *timeout); err != nil {
-		return err
-	}
 	cfg, err := e.loadConfig(paths, true, nil)
 	if err != nil {
 		return err
 	}
-	m, err := e.connect(ctx, cfg, *timeout, settledOrCached) // the resources tell the collisions
+	m, err := e.connect(ctx, cfg, *timeout, everyServer) // for the lists too: the resources tell the collisions
 	if err != nil {
 		return err
 	}
@@ -429,7 +434,7 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	var paths configPaths
 	fs := e.flags("check", "[--config F]... [--timeout D]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
-	timeout := timeoutFlag(fs, "every server")
+	timeout := timeoutFlag(fs, defaultTimeout, "every server")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
