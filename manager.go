@@ -382,6 +382,13 @@ func (m *Manager) awaitNeeded(ctx context.Context) error {
 	return nil
 }
 
+// failedBeforeFor is how long a server's failure, kept in the cache, tells
+// that it may fail again (ServerStatus.FailedBefore): long enough for the
+// runs of a one-shot command in a session of work, short enough that a
+// server that failed once and was fixed outside its config (a token in the
+// environment) is waited for again soon, and lists its tools.
+const failedBeforeFor = time.Hour
+
 // readCache returns the cached tools of each server of pass (nil: none).
 func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 	if m.cache == nil {
@@ -394,7 +401,7 @@ func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 		cached[i], _, _ = m.cache.Get(cfg.Name, fp)
 		notes, n := m.cache.Notes(cfg.Name, fp), m.notes.of(cfg.Name)
 		n.noiseKnown.Store(notes.StdoutNoise)
-		if notes.Failure != "" && len(cached[i]) == 0 {
+		if notes.Failure != "" && len(cached[i]) == 0 && time.Since(notes.FailedAt) < failedBeforeFor {
 			n.failedBefore.Store(&notes.Failure)
 		}
 	}

@@ -275,6 +275,29 @@ func TestFailedBeforeFromTheCache(t *testing.T) {
 				t.Errorf("the run after a good one: FailedBefore %q, Deferred %v; want its cached tools and no failure", st.FailedBefore, st.Deferred)
 			}
 		})
+		// A failure tells for an hour.
+		late := server("s")
+		late.Args = []string{"--late"} // a config that never listed
+		f.fail("s", errors.New("broken"))
+		settle := func(m *Manager) {
+			if err := m.WaitSettled(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(late, settle)
+		run(late, func(m *Manager) {
+			if fb := failedBefore(m); !strings.Contains(fb, "broken") {
+				t.Errorf("FailedBefore within the hour = %q, want the failure", fb)
+			}
+			settle(m)
+		})
+		time.Sleep(failedBeforeFor)
+		run(late, func(m *Manager) {
+			if fb := failedBefore(m); fb != "" {
+				t.Errorf("FailedBefore of a failure an hour ago = %q, want none", fb)
+			}
+		})
+		f.fail("s", nil)
 		other := server("s")
 		other.Args = []string{"--other"}
 		f.fail("s", errors.New("broken"))

@@ -69,10 +69,10 @@ type ServerStatus struct {
 	SessionProcesses int
 	// FailedBefore, while the server makes its first connection, is the
 	// error (as ErrorText shows it) with which it failed the last time it
-	// was started with the same config, before it listed any tool, as the
-	// persistent cache kept it: a host that would wait for a server with
-	// nothing to show (no Deferred tools) knows that this one may fail
-	// again. "" if it did not, or nothing is cached.
+	// was started with the same config, within the hour, before it listed
+	// any tool, as the persistent cache kept it: a host that would wait
+	// for a server with nothing to show (no Deferred tools) knows that
+	// this one may fail again. "" if it did not, or nothing is cached.
 	FailedBefore string
 	// SkippedLines counts the lines the server's processes wrote to stdout
 	// that were not JSON-RPC messages (a banner, a stray print, a log

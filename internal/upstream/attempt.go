@@ -53,6 +53,7 @@ func (sv *supervisor) attempt(failState State, kind attemptKind) (_ *session, _ 
 		}
 	case err == nil:
 		sv.sess = s
+		s.used.Store(true)
 		if sv.init != nil {
 			sv.reconnects++
 		}

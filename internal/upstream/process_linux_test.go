@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,16 +81,18 @@ func TestStdioUsageKeepsTheCause(t *testing.T) {
 // never answers, in the handshake or in the first list of tools, fails
 // with the step, how long it waited, and what it wrote.
 func TestStdioTimeoutCarriesStderr(t *testing.T) {
+	// Shells, which start at once however busy the machine: the stderr
+	// is written long before the timeout, and the step is the one meant.
 	hang := shell("hang", `echo 'Error: GITHUB_TOKEN not set' >&2; echo 'waiting for a token' >&2; while read -r _; do :; done`)
-	hang.Timeout = ms(500)
-	list := stdio("list", mcptest.Script{HangOnListTools: true, StderrLines: 2})
-	list.Timeout = ms(2000) // time for the child to start and answer initialize
+	hang.Timeout = ms(1000)
+	list := shell("list", answersInitialize+`echo 'Error: the index is still loading' >&2; while read -r _; do :; done`)
+	list.Timeout = ms(1000)
 	for _, tc := range []struct {
 		srv  config.Server
 		want string
 	}{
-		{hang, `server "hang": connect: initialize: timed out after 500ms; stderr: Error: GITHUB_TOKEN not set | waiting for a token`},
-		{list, `server "list": list tools: timed out after 2s; stderr: mcptest: stderr line 1 | mcptest: stderr line 2`},
+		{hang, `server "hang": connect: initialize: timed out after 1s; stderr: Error: GITHUB_TOKEN not set | waiting for a token`},
+		{list, `server "list": list tools: timed out after 1s; stderr: Error: the index is still loading`},
 	} {
 		t.Run(tc.srv.Name, func(t *testing.T) {
 			u := New(tc.srv, nil)
@@ -377,5 +380,40 @@ func TestStdioRefusalIsRecognised(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// answersInitialize is a shell script's start that answers the handshake's
+// initialize, the first request a stdio server gets, and no more.
+const answersInitialize = `read -r line; id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); ` +
+	`printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}\n' "$id"; `
+
+// TestCloseInterruptsAServerThatNeverListed: a server that answered the
+// handshake but not its first tools/list, and ignores its stdin closing,
+// is interrupted at once when the upstream closes: the grace it would get
+// to exit on its own is for a session that was used. With a StopGrace of
+// an hour, a Close that granted it would not return.
+func TestCloseInterruptsAServerThatNeverListed(t *testing.T) {
+	// The server tells through a FIFO that it has read the notification
+	// that ends the handshake and the tools/list after it.
+	fifo := filepath.Join(t.TempDir(), "listing")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := shell("stuck", answersInitialize+`read -r _; read -r _; echo listing > "$1"; exec sleep 100000`, fifo)
+	u := New(srv, &Options{StopGrace: time.Hour})
+	u.Start()
+	if b, err := os.ReadFile(fifo); err != nil || string(b) != "listing\n" {
+		t.Fatalf("the server's word: %q, %v", b, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- u.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Close waited for a server that never listed to exit on its own")
 	}
 }

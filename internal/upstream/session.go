@@ -33,6 +33,7 @@ type session struct {
 	lastUsed atomic.Int64  // unix nanoseconds of the last answer
 	answered chan struct{} // closed by the first answer to a call
 	answer   sync.Once
+	used     atomic.Bool           // it became the upstream's session: requests ran on it
 	dead     atomic.Bool           // a request or a probe found it dead
 	deadErr  atomic.Pointer[error] // what it found
 	subs     map[string]bool       // the resources subscribed on it; guarded by the list set's lock
@@ -49,9 +50,10 @@ type session struct {
 // close ends the session and releases everything it holds, whether its
 // handshake succeeded or not. grace bounds each step of a stdio server's
 // shutdown; once kill is closed, the shutdown skips to SIGKILL. A process
-// whose handshake never succeeded has no session to end in good order: it
-// gets no grace to exit on its own before it is interrupted (a server that
-// hangs at start must not hold up a one-shot command's exit).
+// whose session was never used (its handshake, or its first tools/list,
+// did not end well, or a command superseded it) has nothing to end in good
+// order: it gets no grace to exit on its own before it is interrupted (a
+// server that hangs at start must not hold up a one-shot command's exit).
 func (s *session) close(grace time.Duration, kill <-chan struct{}) error {
 	close(s.closed)
 	// Closing the connection first interrupts in-flight requests, which
@@ -63,7 +65,7 @@ func (s *session) close(grace time.Duration, kill <-chan struct{}) error {
 	}
 	if s.proc != nil {
 		stdinGrace := grace
-		if s.cs == nil {
+		if !s.used.Load() {
 			stdinGrace = 0
 		}
 		return s.proc.stop(stdinGrace, grace, kill)
