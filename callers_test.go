@@ -3,6 +3,7 @@ package switchboard
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -368,4 +369,69 @@ func TestSubscriptionsSurviveManagerReconnects(t *testing.T) {
 			t.Errorf("state %v after the reconnects, want connected", st.State)
 		}
 	})
+}
+
+// lockedBuffer is a log's buffer that the manager's goroutines write to
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// take returns what was written since the last take.
+func (l *lockedBuffer) take() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.b.String()
+	l.b.Reset()
+	return s
+}
+
+// TestStdoutNoiseWarnedOncePerConfig: the lines a stdio server writes on
+// stdout that are not JSON-RPC are warned of once per config: a manager
+// that starts it again on the same cache logs them at info level, and one
+// whose config changed (by a reload too) warns again. (Its log's next line
+// about them comes at most every 10 s: the test asks the hook that sets
+// its level.)
+func TestStdoutNoiseWarnedOncePerConfig(t *testing.T) {
+	cmd, args, env := mcptest.StdioCommand(mcptest.Script{GarbageOnStart: true})
+	noisy := config.Server{Name: "noisy", Command: cmd, Args: args, Env: env}
+	dir := t.TempDir()
+	logs := &lockedBuffer{}
+	start := func(srv config.Server) *Manager {
+		t.Helper()
+		m := New(&config.Config{Servers: []config.Server{srv}}, &Options{CacheDir: dir, StartupGate: -1,
+			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	const skipped = `msg="skipped lines on stdout that are not JSON-RPC" server=noisy`
+	wantLevel := func(when, level string) {
+		t.Helper()
+		if log := logs.take(); !strings.Contains(log, "level="+level+" "+skipped) {
+			t.Errorf("%s: want the skipped line logged at %s; the log:\n%s", when, level, log)
+		}
+	}
+	start(noisy).Close()
+	wantLevel("the first run", "WARN")
+	m := start(noisy)
+	defer m.Close()
+	wantLevel("a run on the same config", "INFO")
+
+	changed := noisy.Clone()
+	changed.Env["SOMETHING"] = "else"
+	if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: []config.Server{changed}}); err != nil {
+		t.Fatal(err)
+	}
+	if m.quietNoise("noisy")() {
+		t.Error("after a reload that changed its config, the skipped lines would be logged at info level, not warned of")
+	}
 }

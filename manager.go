@@ -324,6 +324,8 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		// The cache is read first, within the gate: once the servers start,
 		// on a busy machine, a read could take the whole gate.
 		cached = m.readCache(pass)
+	} else {
+		m.readCache(pass) // for the notes alone
 	}
 	// Each server exposes the tools it had last time until it lists its
 	// own; the seeds and the starts make one new view, not one each. With
@@ -399,11 +401,7 @@ func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 		cfg := up.Config()
 		fp := cfg.Fingerprint()
 		cached[i], _, _ = m.cache.Get(cfg.Name, fp)
-		notes, n := m.cache.Notes(cfg.Name, fp), m.notes.of(cfg.Name)
-		n.noiseKnown.Store(notes.StdoutNoise)
-		if notes.Failure != "" && len(cached[i]) == 0 && time.Since(notes.FailedAt) < failedBeforeFor {
-			n.failedBefore.Store(&notes.Failure)
-		}
+		m.readNotes(cfg.Name, fp, len(cached[i]) > 0)
 	}
 	return cached
 }

@@ -3,6 +3,7 @@ package switchboard
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // serverNotes are what a manager learns of each server, by name, beyond
@@ -81,3 +82,19 @@ func (m *Manager) failed(name, fingerprint string, err error) {
 // listed forgets the failure of a server's last run: it listed its tools.
 // The cache forgets it as it writes the list.
 func (m *Manager) listed(name string) { m.notes.of(name).failedBefore.Store(nil) }
+
+// readNotes takes what the cache noted of the server called name, with
+// the config of fingerprint, in place of what the manager knew of it (of a
+// config that a reload changed, say). A failure tells nothing of a server
+// with tools in the cache (cached), nor after failedBeforeFor.
+func (m *Manager) readNotes(name, fingerprint string, cached bool) {
+	n, noted := m.notes.of(name), m.cache.Notes(name, fingerprint)
+	n.noiseKnown.Store(noted.StdoutNoise)
+	n.noiseRecorded.Store(false)
+	n.failureRecorded.Store(false)
+	if noted.Failure != "" && !cached && time.Since(noted.FailedAt) < failedBeforeFor {
+		n.failedBefore.Store(&noted.Failure)
+	} else {
+		n.failedBefore.Store(nil)
+	}
+}
