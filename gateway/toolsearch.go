@@ -115,7 +115,7 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
 	if cut {
 		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
-			"The query is %d bytes long: only its first %d bytes were searched.", len(*args.Query), len(query))})
+			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(*args.Query), toolsearch.MaxQueryBytes)})
 	}
 	return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 }

@@ -534,3 +534,17 @@ func TestCallToolSuggestsNames(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchToolsSkipsALongWord: a query whose first kilobyte is one word
+// that no tool's name or description has (a pasted blob) is searched by
+// the words after it.
+func TestSearchToolsSkipsALongWord(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		found := search(t, cs, map[string]any{"query": strings.Repeat("x", 3000) + " delete a file"})
+		if len(found) == 0 || found[0].Name != "files__delete_file" {
+			t.Errorf("search_tools after a long word: %v; want files__delete_file first", foundNames(found))
+		}
+	})
+}

@@ -18,13 +18,18 @@ const MaxQueryBytes = 1024
 
 // CutQuery returns query cut to its first words within [MaxQueryBytes], and
 // whether it was cut: models paste whole requests, whose first words say
-// what is wanted. The cut falls between a word rune and a rune that is not
-// one (a space, a joiner, punctuation), never inside a word or a UTF-8
-// sequence; a query whose first MaxQueryBytes are one word is cut at the
-// last whole rune.
+// what is wanted. A word longer than a term may be (80 bytes: a pasted
+// hash, a blob of base64), which the search would drop, is dropped first,
+// so that it takes no room from the words after it. The cut falls between
+// a word rune and a rune that is not one (a space, a joiner, punctuation),
+// never inside a word or a UTF-8 sequence.
 func CutQuery(query string) (string, bool) {
 	if len(query) <= MaxQueryBytes {
 		return query, false
+	}
+	query = dropLongWords(query)
+	if len(query) <= MaxQueryBytes {
+		return query, true
 	}
 	end := MaxQueryBytes
 	for end > 0 && !utf8.RuneStart(query[end]) {
@@ -38,7 +43,35 @@ func CutQuery(query string) (string, bool) {
 		}
 		i -= size
 	}
-	return query[:end], true // one word: no boundary to cut at
+	return "", true // unreachable: no word is longer than a term now
+}
+
+// dropLongWords returns s with each word longer than maxTermBytes, which
+// no search term comes from, replaced with a space.
+func dropLongWords(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) {
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if !isWordRune(r) {
+				break
+			}
+			j += size
+		}
+		switch {
+		case j-i > maxTermBytes:
+			b.WriteByte(' ')
+		case j > i:
+			b.WriteString(s[i:j])
+		default: // a rune that is not a word's, kept as it is
+			_, size := utf8.DecodeRuneInString(s[i:])
+			j = i + size
+			b.WriteString(s[i:j])
+		}
+		i = j
+	}
+	return b.String()
 }
 
 // Hit is one search result.

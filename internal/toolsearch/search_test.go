@@ -113,22 +113,28 @@ func TestSearchCutsALongQuery(t *testing.T) {
 
 func TestCutQuery(t *testing.T) {
 	const max = MaxQueryBytes
+	// words is n bytes of short words, as a pasted request has them.
+	words := func(n int) string { return strings.Repeat("abc ", max/4+1)[:n] }
 	for _, tc := range []struct {
 		name, query, want string
 	}{
 		{"short", "read a file", "read a file"},
-		{"exactly the limit", strings.Repeat("a", max), strings.Repeat("a", max)},
-		{"a space at the cut", strings.Repeat("a", max) + " b", strings.Repeat("a", max)},
-		{"inside a word", strings.Repeat("a", max-3) + " read", strings.Repeat("a", max-3) + " "},
-		{"before a joiner", strings.Repeat("a", max-5) + " read_file", strings.Repeat("a", max-5) + " read"},
-		{"after a joiner", strings.Repeat("a", max-6) + " read_file", strings.Repeat("a", max-6) + " read_"},
-		{"after punctuation", strings.Repeat("a", max-4) + "...read", strings.Repeat("a", max-4) + "..."},
-		{"inside a UTF-8 sequence", strings.Repeat("a", max-1) + " é", strings.Repeat("a", max-1) + " "},
-		{"inside a combining mark", strings.Repeat("a", max-3) + " e\u0301t", strings.Repeat("a", max-3) + " "},
-		{"one word", strings.Repeat("a", max+10), strings.Repeat("a", max)},
-		{"one word of 2-byte runes", strings.Repeat("é", max), strings.Repeat("é", max/2)},
-		{"one word of 3-byte runes", strings.Repeat("語", max), strings.Repeat("語", max/3)},
-		{"invalid UTF-8 at the cut", strings.Repeat("a", max-1) + "\xff" + "bc", strings.Repeat("a", max-1) + "\xff"},
+		{"exactly the limit", words(max), words(max)},
+		{"a space at the cut", words(max) + "b", words(max)},
+		{"inside a word", words(max-3) + " read", words(max-3) + " "},
+		{"before a joiner", words(max-5) + " read_file", words(max-5) + " read"},
+		{"after a joiner", words(max-6) + " read_file", words(max-6) + " read_"},
+		{"after punctuation", words(max-4) + "...read", words(max-4) + "..."},
+		{"inside a UTF-8 sequence", words(max-1) + " é", words(max-1) + " "},
+		{"inside a combining mark", words(max-3) + " e\u0301t", words(max-3) + " "},
+		{"invalid UTF-8 at the cut", words(max-1) + "\xff" + "bc", words(max-1) + "\xff"},
+		// A word no term comes from takes no room.
+		{"a long word first", strings.Repeat("x", 3000) + " time", "  time"},
+		{"a long word among others", "what " + strings.Repeat("x", max) + " time", "what   time"},
+		{"one word", strings.Repeat("a", max+10), " "},
+		{"one word of 2-byte runes", strings.Repeat("é", max), " "},
+		{"one word of 3-byte runes", strings.Repeat("語", max), " "},
+		{"long words and invalid UTF-8 kept", strings.Repeat("y", max) + "\xff" + strings.Repeat("z", 81) + " ok", " \xff  ok"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, cut := CutQuery(tc.query)
