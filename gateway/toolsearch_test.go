@@ -542,9 +542,14 @@ func TestSearchToolsSkipsALongWord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
 		cs := client(t, g, nil)
-		found := search(t, cs, map[string]any{"query": strings.Repeat("x", 3000) + " delete a file"})
-		if len(found) == 0 || found[0].Name != "files__delete_file" {
-			t.Errorf("search_tools after a long word: %v; want files__delete_file first", foundNames(found))
+		res := call(t, cs, searchToolsName, map[string]any{"query": strings.Repeat("x", 3000) + " delete a file"})
+		var found struct{ Tools []foundTool }
+		data, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(data, &found); err != nil || res.IsError {
+			t.Fatalf("search_tools after a long word: %v, %s", err, mcptest.Text(res))
+		}
+		if len(found.Tools) == 0 || found.Tools[0].Name != "files__delete_file" {
+			t.Errorf("search_tools after a long word: %v; want files__delete_file first", foundNames(found.Tools))
 		}
 	})
 }
