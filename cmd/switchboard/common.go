@@ -414,7 +414,7 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, tim
 		case s.State == switchboard.StateConnected || s.State == switchboard.StateDisabled:
 		case s.Err != nil:
 			down++
-			fmt.Fprintf(w, "switchboard: %v\n", s.Err)
+			fmt.Fprintf(w, "switchboard: %s\n", lineError(s.Err.Error()))
 		case s.State == switchboard.StateConnecting && s.Deferred && cachedOK:
 		case failedBefore(s):
 			down++

@@ -15,3 +15,14 @@ const maxTableError = 200
 func tableError(text, full string) string {
 	return switchboard.FitError(text, maxTableError, " … ("+full+" shows all)")
 }
+
+// maxLineError is how many characters of a server's error a line on stderr
+// shows (tools, call): room for the cause and a few lines of what the
+// server wrote, not its whole usage text.
+const maxLineError = 400
+
+// lineError returns text, a server's error, cut to maxLineError as
+// tableError cuts it.
+func lineError(text string) string {
+	return switchboard.FitError(text, maxLineError, " … (status --json shows all)")
+}

@@ -102,3 +102,22 @@ func checkCell(t *testing.T, name, out, row, cause, more string) {
 	}
 	t.Errorf("%s: no line starts with %q:\n%s", name, row, out)
 }
+
+// TestToolsAndCallCutAServersError: tools and call name a failed server
+// with the cause it printed, not the whole usage text after it.
+func TestToolsAndCallCutAServersError(t *testing.T) {
+	isolate(t)
+	script := filepath.Join(t.TempDir(), "gh.sh")
+	usage := "echo 'Error: No access token was provided.' >&2\n" + strings.Repeat("echo '  --option  what it does, at length, as usage texts go on' >&2\n", 55) + "exit 1\n"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+usage), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, nil, map[string]any{"gh": map[string]any{"command": script}})
+	for _, args := range [][]string{{"tools"}, {"call", "gh__x"}} {
+		_, stderr, code := cli(t, append(args, "--config", cfg)...)
+		line, _, _ := strings.Cut(strings.TrimPrefix(stderr, "switchboard: "), "\n")
+		if code != 1 || !strings.Contains(line, "Error: No access token was provided.") || utf8.RuneCountInString(line) > maxLineError {
+			t.Errorf("%s: exit %d, first line of stderr (%d characters):\n%s\nwant the cause, within %d", args[0], code, utf8.RuneCountInString(line), line, maxLineError)
+		}
+	}
+}

@@ -222,7 +222,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 			err, quotedList(pending), isAre(len(pending)), *timeout)
 	}
 	if err != nil {
-		return err
+		return errors.New(lineError(err.Error())) // a down server's error carries what it wrote on stderr
 	}
 	if res.IsError {
 		printContent(e.stderr, res)
