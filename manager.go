@@ -399,9 +399,9 @@ func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
 	cached := make([][]*mcp.Tool, len(pass))
 	for i, up := range pass {
 		cfg := up.Config()
-		fp := cfg.Fingerprint()
-		cached[i], _, _ = m.cache.Get(cfg.Name, fp)
-		m.readNotes(cfg.Name, fp, len(cached[i]) > 0)
+		var notes toolcache.Notes
+		cached[i], _, notes = m.cache.Lookup(cfg.Name, cfg.Fingerprint())
+		m.takeNotes(cfg.Name, notes, len(cached[i]) > 0)
 	}
 	return cached
 }

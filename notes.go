@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/toolcache"
 )
 
 // serverNotes are what a manager learns of each server, by name, beyond
@@ -85,10 +87,16 @@ func (m *Manager) listed(name string) { m.notes.of(name).failedBefore.Store(nil)
 
 // readNotes takes what the cache noted of the server called name, with
 // the config of fingerprint, in place of what the manager knew of it (of a
-// config that a reload changed, say). A failure tells nothing of a server
-// with tools in the cache (cached), nor after failedBeforeFor.
-func (m *Manager) readNotes(name, fingerprint string, cached bool) {
-	n, noted := m.notes.of(name), m.cache.Notes(name, fingerprint)
+// config that a reload changed, say).
+func (m *Manager) readNotes(name, fingerprint string) {
+	m.takeNotes(name, m.cache.Notes(name, fingerprint), false)
+}
+
+// takeNotes takes noted, what the cache noted of the server called name,
+// in place of what the manager knew of it. A failure tells nothing of a
+// server with tools in the cache (cached), nor after failedBeforeFor.
+func (m *Manager) takeNotes(name string, noted toolcache.Notes, cached bool) {
+	n := m.notes.of(name)
 	n.noiseKnown.Store(noted.StdoutNoise)
 	n.noiseRecorded.Store(false)
 	n.failureRecorded.Store(false)

@@ -74,14 +74,14 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 		}
 		switch {
 		case old == nil:
-			m.readNotes(srv.Name, srv.Fingerprint(), false)
+			m.readNotes(srv.Name, srv.Fingerprint())
 			up := m.newUpstream(srv)
 			keep(up)
 			set.added[srv.Name] = up.Snapshot()
 			started = append(started, up)
 			r.Added = append(r.Added, srv.Name)
 		case oldCfg.Fingerprint() != srv.Fingerprint():
-			m.readNotes(srv.Name, srv.Fingerprint(), false)
+			m.readNotes(srv.Name, srv.Fingerprint())
 			keep(old)
 			changed = append(changed, old)
 			changes[old] = srv

@@ -39,7 +39,7 @@ var (
 	// config.Chain). It would refuse again, so it is not retried until its
 	// config changes or a manual reconnect; the error carries what it
 	// said, with the fix.
-	ErrRecursion = errors.New("refused to run: it is Switchboard, started again by its config; remove this entry, or give that Switchboard a config of its own (--config)")
+	ErrRecursion = errors.New("refused to run: Switchboard would start itself again; remove this entry, or give that Switchboard a config of its own (--config)")
 )
 
 // ServerError is an error from one server and one operation. Its Err is

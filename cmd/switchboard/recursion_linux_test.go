@@ -185,7 +185,7 @@ func TestConfigThatStartsSwitchboardItself(t *testing.T) {
 	// The reason, with the fix, and what the Switchboard inside said;
 	// a table, cut, says the first.
 	reason := []string{
-		`server "switchboard": connect: refused to run: it is Switchboard, started again by its config; remove this entry, or give that Switchboard a config of its own (--config)`,
+		`server "switchboard": connect: refused to run: Switchboard would start itself again; remove this entry, or give that Switchboard a config of its own (--config)`,
 		`switchboard: refusing to start: server "switchboard" (in ` + path + `) started this Switchboard, so the config starts Switchboard itself`,
 		"or give Switchboard a config of its own with --config",
 	}

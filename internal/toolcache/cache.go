@@ -167,33 +167,46 @@ var errCorrupt = errors.New("corrupt cache file")
 // Get reads the file on every call, so the tools it returns are the caller's
 // own to change.
 func (c *Cache) Get(server, fingerprint string) (tools []*mcp.Tool, savedAt time.Time, ok bool) {
+	tools, savedAt, _ = c.Lookup(server, fingerprint)
+	return tools, savedAt, tools != nil
+}
+
+// Lookup is Get and Notes from one read of the entry: its tools (nil on a
+// miss) and when they were fetched, and its notes.
+func (c *Cache) Lookup(server, fingerprint string) (tools []*mcp.Tool, savedAt time.Time, notes Notes) {
 	if c == nil || c.dir == "" {
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
 	}
 	path := c.path(server)
 	f, err := readFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
 	case errors.Is(err, errCorrupt):
 		c.logger.Warn("toolcache: ignoring corrupt entry", "server", server, "path", path, "err", err)
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
 	case err != nil:
 		c.logger.Warn("toolcache: ignoring unreadable entry", "server", server, "path", path, "err", err)
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
 	case f.server != server:
 		c.logger.Warn("toolcache: ignoring entry of another server", "server", server, "path", path)
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
 	case f.fingerprint != fingerprint:
 		c.logger.Debug("toolcache: config changed", "server", server)
-		return nil, time.Time{}, false
+		return nil, time.Time{}, Notes{}
+	}
+	notes = f.notes
+	if !c.now().Before(notes.FailedAt.Add(c.ttl)) {
+		notes.Failure, notes.FailedAt = "", time.Time{}
+	}
+	switch {
 	case len(f.tools) == 0:
-		return nil, time.Time{}, false
+		return nil, time.Time{}, notes
 	case !c.now().Before(f.savedAt.Add(c.ttl)):
 		c.logger.Debug("toolcache: entry expired", "server", server, "savedAt", f.savedAt)
-		return nil, time.Time{}, false
+		return nil, time.Time{}, notes
 	}
-	return f.tools, f.savedAt, true
+	return f.tools, f.savedAt, notes
 }
 
 // Put stores tools for server under fingerprint, as fetched at fetchedAt (a
@@ -261,17 +274,8 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 // it has no entry for fingerprint. A failure older than the cache's time to
 // live is forgotten.
 func (c *Cache) Notes(server, fingerprint string) Notes {
-	if c == nil || c.dir == "" {
-		return Notes{}
-	}
-	f, err := readFile(c.path(server))
-	if err != nil || f.server != server || f.fingerprint != fingerprint {
-		return Notes{}
-	}
-	if !c.now().Before(f.notes.FailedAt.Add(c.ttl)) {
-		f.notes.Failure, f.notes.FailedAt = "", time.Time{}
-	}
-	return f.notes
+	_, _, notes := c.Lookup(server, fingerprint)
+	return notes
 }
 
 // ReportNoise records, in the entry of server for fingerprint, that a
