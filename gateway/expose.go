@@ -108,15 +108,11 @@ func toolSearchSwitched(logger *slog.Logger, setting config.ToolSearch, on bool,
 	}
 }
 
-// toolSearchRow is the tool search line of /status; nil while its setting
-// is off.
-func (g *Gateway) toolSearchRow() *ToolSearchRow {
+// toolSearchRow is the tool search line of /status.
+func (g *Gateway) toolSearchRow() ToolSearchRow {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.search.Mode == config.ToolSearchOff {
-		return nil
-	}
-	return &ToolSearchRow{Setting: g.search.String(), On: g.searchOn, Tools: g.exposedTools}
+	return ToolSearchRow{Setting: g.search.String(), On: g.searchOn, Tools: g.exposedTools}
 }
 
 // A definition is one tool, prompt, resource or template to register.

@@ -26,7 +26,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 </style></head><body>
 <h1>switchboard {{.Version}}</h1>
 <p id="summary">{{.Summary}} · up {{.Uptime}}</p>
-{{with .ToolSearch}}<p id="tool-search">tool search ({{.Setting}}): {{if .On}}<span class="state ok">on</span>: the {{.Tools}} tools are behind search_tools{{else}}<span class="state off">off</span>: the {{.Tools}} tools are listed{{end}}</p>{{end}}
+{{with .ToolSearch}}{{if ne .Setting "off"}}<p id="tool-search">tool search {{if .On}}<span class="state ok">on</span>: {{.Tools}} tools behind search_tools{{else}}<span class="state off">off</span>: {{.Tools}} tools listed{{end}} (setting {{.Setting}})</p>{{end}}{{end}}
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
 {{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}{{with .SkippedLines}}<br><small class="skipped" title="lines the server wrote to stdout that are not JSON-RPC">skipped stdout lines: {{.}}</small>{{end}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
@@ -92,9 +92,8 @@ type StatusReport struct {
 	Servers       []StatusRow `json:"servers"`
 	Collided      []StatusRow `json:"-"` // for the page: the servers with collisions
 	Reload        *ReloadRow  `json:"last_reload,omitempty"`
-	// ToolSearch is the tool search setting and whether it is on now;
-	// nil while the setting is off.
-	ToolSearch *ToolSearchRow `json:"tool_search,omitempty"`
+	// ToolSearch is the tool search setting and whether it is on now.
+	ToolSearch ToolSearchRow `json:"tool_search"`
 }
 
 // A ToolSearchRow says whether tool search is on, by its setting ("on",

@@ -281,7 +281,7 @@ func TestToolSearchAuto(t *testing.T) {
 		if diff := cmp.Diff([]string{"s__a", "s__b", "s__c"}, listNames(t, cs)); diff != "" {
 			t.Errorf("3 tools (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(&ToolSearchRow{Setting: "auto:3", On: false, Tools: 3}, g.statusReport().ToolSearch); diff != "" {
+		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: false, Tools: 3}, g.statusReport().ToolSearch); diff != "" {
 			t.Errorf("/status with 3 tools (-want +got):\n%s", diff)
 		}
 		ups["s"].SetTools(append(three, mcptest.ToolSpec{Name: "d"}))
@@ -290,7 +290,7 @@ func TestToolSearchAuto(t *testing.T) {
 			t.Errorf("4 tools (-want +got):\n%s", diff)
 		}
 		logs.waitFor(`msg="tool search on: tools are behind search_tools" setting=auto:3 tools=4`)
-		if diff := cmp.Diff(&ToolSearchRow{Setting: "auto:3", On: true, Tools: 4}, g.statusReport().ToolSearch); diff != "" {
+		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: true, Tools: 4}, g.statusReport().ToolSearch); diff != "" {
 			t.Errorf("/status with 4 tools (-want +got):\n%s", diff)
 		}
 		ups["s"].SetTools(three)

@@ -116,12 +116,12 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 		return enc.Encode(v)
 	}
 	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
-	if ts := report.ToolSearch; ts != nil {
-		state := "off: the tools are listed"
+	if ts := report.ToolSearch; ts.Setting != "" && ts.Setting != "off" {
+		state := "off: %s listed"
 		if ts.On {
-			state = "on: the tools are behind search_tools"
+			state = "on: %s behind search_tools"
 		}
-		fmt.Fprintf(e.stdout, "tool search (%s) %s (%s)\n", ts.Setting, state, count(ts.Tools, "tool"))
+		fmt.Fprintf(e.stdout, "tool search "+state+" (setting %s)\n", count(ts.Tools, "tool"), ts.Setting)
 	}
 	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -119,7 +120,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 			return &exitError{code: 0}
 		}
 		if err != nil {
-			return usageErrorf("%s: %v", fs.Name(), err)
+			return usageErrorf("%s: %s", fs.Name(), flagError(err))
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -136,6 +137,20 @@ func parse(fs *flag.FlagSet, args []string) error {
 	// them as fs.Args().
 	return fs.Parse(append([]string{"--"}, positional...))
 }
+
+// flagError is the flag package's error as the docs write flags, with two
+// dashes, and saying what a value should be rather than "parse error".
+func flagError(err error) string {
+	msg := flagName.ReplaceAllString(err.Error(), "$1--$2")
+	want := "want a whole number"
+	if strings.Contains(msg, "invalid boolean value") {
+		want = "want true or false"
+	}
+	return strings.Replace(msg, ": parse error", ": "+want, 1)
+}
+
+// flagName matches a flag's name in the flag package's errors.
+var flagName = regexp.MustCompile(`(defined: |flag |for |argument: )-(\w)`)
 
 // endsFlags reports whether the flag package stopped at "--" when it parsed
 // parsed: "--" is then the last argument it took, and not the value of the
@@ -415,7 +430,7 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, tim
 		case s.Err != nil:
 			down++
 			fmt.Fprintf(w, "switchboard: %s\n", lineError(s.Err.Error()))
-		case s.State == switchboard.StateConnecting && s.Deferred && cachedOK:
+		case connectingCached(s) && cachedOK:
 		case failedBefore(s):
 			down++
 			fmt.Fprintf(w, "switchboard: server %q: still connecting; the last time, it failed: %s (check waits for it)\n",

@@ -63,8 +63,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{[]string{"a", "-h"}, &exitError{code: 0}},
 		{[]string{"a", "--help", "b"}, &exitError{code: 0}},
-		{[]string{"a", "--bogus"}, &usageError{msg: "test: flag provided but not defined: -bogus"}},
-		{[]string{"a", "--config"}, &usageError{msg: "test: flag needs an argument: -config"}},
+		{[]string{"a", "--bogus"}, &usageError{msg: "test: flag provided but not defined: --bogus"}},
+		{[]string{"a", "--config"}, &usageError{msg: "test: flag needs an argument: --config"}},
 	} {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -109,7 +109,7 @@ func TestEveryVerbTakesFlagsAfterArguments(t *testing.T) {
 		{args: []string{"status", "stray", "-h"}, want: "Usage: switchboard status"},
 		{args: []string{"check", "stray", "-h"}, want: "Usage: switchboard check"},
 		{args: []string{"demo-server", "stray", "-h"}, want: "Usage: switchboard demo-server"},
-		{args: []string{"tools", "stray", "--bogus"}, code: 2, want: "flag provided but not defined: -bogus"},
+		{args: []string{"tools", "stray", "--bogus"}, code: 2, want: "flag provided but not defined: --bogus"},
 		{args: []string{"status", "stray", "--json", "--config", cfg}, code: 2, want: `unexpected argument "stray"`},
 	} {
 		t.Run(strings.Join(tc.args[:2], " "), func(t *testing.T) {

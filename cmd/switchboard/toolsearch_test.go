@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,10 +50,14 @@ func TestServeToolSearch(t *testing.T) {
 	}
 	on := withToolSearch(t, path, "on")
 	replaceFile(t, path, on)
-	g.waitLog(t, regexp.MustCompile(`msg="config reloaded"`))
+	g.waitLogs(t, regexp.MustCompile(`msg="tool search on: tools are behind search_tools" setting=on tools=1`),
+		regexp.MustCompile(`msg="config reloaded"`))
 	<-changed
 	if diff := cmp.Diff([]string{"search_tools", "call_tool"}, toolNames(t, cs)); diff != "" {
 		t.Errorf("tools after a reload turned search on (-want +got):\n%s", diff)
+	}
+	if out, _, _ := cli(t, "status", "--gateway", g.url); !strings.Contains(out, "\ntool search on: 1 tool behind search_tools (setting on)\n") {
+		t.Errorf("status --gateway does not say that tool search is on:\n%s", out)
 	}
 
 	// The flag overrides the config, at the start and on a reload.

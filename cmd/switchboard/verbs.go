@@ -212,7 +212,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 	}
 	defer e.closeManager(m, &err)
 	if !unowned {
-		if err := notYet(m, name, *timeout); err != nil {
+		if err := notYet(ctx, m, name, *timeout); err != nil {
 			return err
 		}
 	}
@@ -257,10 +257,10 @@ func findTool(ctx context.Context, m *switchboard.Manager, name string) (switchb
 // notYet returns the error of a call that cannot be made yet: the tool's
 // server, or a server that may have it, is still connecting after timeout.
 // A call would wait for it again, within the server's timeout.
-func notYet(m *switchboard.Manager, name string, timeout time.Duration) error {
+func notYet(ctx context.Context, m *switchboard.Manager, name string, timeout time.Duration) error {
 	st := m.Status()
 	connecting := func(s switchboard.ServerStatus) bool { return s.State == switchboard.StateConnecting }
-	if t, ok := findTool(context.Background(), m, name); ok {
+	if t, ok := findTool(ctx, m, name); ok {
 		if s, _ := st.Server(t.Server); connecting(s) {
 			return fmt.Errorf("call %q: server %q: %s", name, s.Name, stillConnecting(s, timeout))
 		}
