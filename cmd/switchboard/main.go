@@ -112,8 +112,8 @@ Usage:
 Flags may come before or after a verb's arguments; -- ends them. Without
 --config, the files are ./.mcp.json and
 $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
-starts two built-in demo servers. tools, call, status and check wait for
-servers at most --timeout (10s); a server with tools in the cache shows
+starts two built-in demo servers. tools, call and check wait for servers
+at most --timeout (10s; status: 1s); a server with tools in the cache shows
 them meanwhile. SWITCHBOARD_TIMEOUT_MS overrides every server's timeout.
 Each stdio server gets SWITCHBOARD_CHAIN, which names the config entries
 that started the Switchboards above it: a Switchboard started by an entry
