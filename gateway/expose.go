@@ -98,12 +98,17 @@ func (g *Gateway) syncExposed() {
 
 // toolSearchSwitched returns the log line of tool search switching on or
 // off, as setting asks with tools exposed.
+// The count of tools is the cause of a switch in auto mode alone.
 func toolSearchSwitched(logger *slog.Logger, setting config.ToolSearch, on bool, tools int) func() {
+	attrs := []any{"setting", setting.String()}
+	if setting.Mode == config.ToolSearchAuto {
+		attrs = append(attrs, "tools", tools)
+	}
 	return func() {
 		if on {
-			logger.Info("tool search on: tools are behind search_tools", "setting", setting.String(), "tools", tools)
+			logger.Info("tool search on: tools are behind search_tools", attrs...)
 		} else {
-			logger.Info("tool search off: every tool is listed", "setting", setting.String(), "tools", tools)
+			logger.Info("tool search off: every tool is listed", attrs...)
 		}
 	}
 }

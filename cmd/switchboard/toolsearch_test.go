@@ -50,7 +50,7 @@ func TestServeToolSearch(t *testing.T) {
 	}
 	on := withToolSearch(t, path, "on")
 	replaceFile(t, path, on)
-	g.waitLogs(t, regexp.MustCompile(`msg="tool search on: tools are behind search_tools" setting=on tools=1`),
+	g.waitLogs(t, regexp.MustCompile(`msg="tool search on: tools are behind search_tools" setting=on$`),
 		regexp.MustCompile(`msg="config reloaded"`))
 	<-changed
 	if diff := cmp.Diff([]string{"search_tools", "call_tool"}, toolNames(t, cs)); diff != "" {
