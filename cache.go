@@ -31,11 +31,9 @@ type cacheEntry struct {
 	tools       []*mcp.Tool
 	at          time.Time // when it was fetched
 	redact      func(string) string
-	// noise asks instead for the entry to say that a warning told of the
-	// server's stdout noise (see toolcache.Cache.ReportNoise); failure,
-	// for it to keep that the server failed so (ReportFailure).
-	noise   bool
-	failure string
+	// note, if set, is what to write instead of a list: a note of the
+	// server in its entry (toolcache.Cache.ReportNoise, ReportFailure).
+	note func(*toolcache.Cache) error
 }
 
 func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
@@ -69,41 +67,36 @@ const cacheRewrite = 24 * time.Hour
 // reportNoise asks for the entry of server, for fingerprint, to say that a
 // warning told of its stdout noise. A nil writer does nothing.
 func (w *cacheWriter) reportNoise(server, fingerprint string) {
-	if w != nil {
-		w.queue.Push(cacheEntry{server: server, fingerprint: fingerprint, noise: true})
-	}
+	w.note(server, func(c *toolcache.Cache) error { return c.ReportNoise(server, fingerprint) })
 }
 
 // reportFailure asks for the entry of server, for fingerprint, to keep
 // that the server failed to connect with the error text msg, redacted. A
 // nil writer does nothing.
 func (w *cacheWriter) reportFailure(server, fingerprint, msg string) {
-	if w != nil {
-		w.queue.Push(cacheEntry{server: server, fingerprint: fingerprint, failure: msg, at: time.Now()})
-	}
+	at := time.Now()
+	w.note(server, func(c *toolcache.Cache) error { return c.ReportFailure(server, fingerprint, msg, at) })
 }
 
-// isNote reports whether e is a note of the server, not its list.
-func (e cacheEntry) isNote() bool { return e.noise || e.failure != "" }
+// note queues the write of a note of server. A nil writer does nothing.
+func (w *cacheWriter) note(server string, write func(*toolcache.Cache) error) {
+	if w != nil {
+		w.queue.Push(cacheEntry{server: server, note: write})
+	}
+}
 
 // write writes the latest list of each server in batch, and the notes, in
 // order.
 func (w *cacheWriter) write(batch []cacheEntry) {
 	latest := make(map[string]int, len(batch))
 	for i, e := range batch {
-		if !e.isNote() {
+		if e.note == nil {
 			latest[e.server] = i
 		}
 	}
 	for i, e := range batch {
-		if e.isNote() {
-			var err error
-			if e.noise {
-				err = w.cache.ReportNoise(e.server, e.fingerprint)
-			} else {
-				err = w.cache.ReportFailure(e.server, e.fingerprint, e.failure, e.at)
-			}
-			if err != nil {
+		if e.note != nil {
+			if err := e.note(w.cache); err != nil {
 				w.logger.Warn("caching what a server did failed", "server", e.server, "error", err)
 			}
 			continue

@@ -301,6 +301,10 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		}
 		return up.Restart()
 	}
+	// The cache is read first: once the servers start, on a busy machine, a
+	// read could take the whole gate. What it noted of each server counts
+	// whatever the gate; its tools, only behind one.
+	cached := m.readCache(pass)
 	if m.opts.Sequential {
 		for _, up := range pass {
 			select {
@@ -312,7 +316,6 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		return false, nil
 	}
 	var timer <-chan time.Time
-	var cached [][]*mcp.Tool
 	gateCtx := ctx // told within the gate
 	if gate > 0 {
 		t := time.NewTimer(gate)
@@ -321,11 +324,8 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 		var cancel context.CancelFunc
 		gateCtx, cancel = context.WithTimeout(ctx, gate)
 		defer cancel()
-		// The cache is read first, within the gate: once the servers start,
-		// on a busy machine, a read could take the whole gate.
-		cached = m.readCache(pass)
 	} else {
-		m.readCache(pass) // for the notes alone
+		cached = nil // no gate: nothing to show while the servers connect
 	}
 	// Each server exposes the tools it had last time until it lists its
 	// own; the seeds and the starts make one new view, not one each. With
@@ -452,22 +452,32 @@ func (m *Manager) disconnect(ctx context.Context, servers []*upstream.Upstream) 
 // list_changed notification, and a server that has cached tools or has
 // failed once is never waited for.
 func (m *Manager) settle(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, up := range m.view.Load().servers {
+	settleEach(ctx, m.view.Load().servers, func(up *upstream.Upstream) (time.Duration, bool) {
 		since, ok := up.Unproven()
 		if !ok {
-			continue
+			return 0, false
 		}
 		wait := up.Timeout()
 		if gate := m.opts.StartupGate; gate >= 0 {
 			if wait = time.Until(since.Add(gate)); wait <= 0 {
-				continue // its gate has passed
+				return 0, false // its gate has passed
 			}
 		}
-		wg.Go(func() { up.Settle(ctx, wait) })
+		return wait, true
+	})
+	m.events.Flush(ctx)
+}
+
+// settleEach settles each of ups at once, each for as long as within says
+// (0: no limit; false: not at all), and within ctx.
+func settleEach(ctx context.Context, ups []*upstream.Upstream, within func(*upstream.Upstream) (time.Duration, bool)) {
+	var wg sync.WaitGroup
+	for _, up := range ups {
+		if d, ok := within(up); ok {
+			wg.Go(func() { up.Settle(ctx, d) })
+		}
 	}
 	wg.Wait()
-	m.events.Flush(ctx)
 }
 
 // WaitSettled waits until each server called names (every configured
@@ -501,11 +511,7 @@ func (m *Manager) WaitSettled(ctx context.Context, names ...string) error {
 			ups = append(ups, up)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, up := range ups {
-		wg.Go(func() { up.Settle(ctx, 0) })
-	}
-	wg.Wait()
+	settleEach(ctx, ups, func(*upstream.Upstream) (time.Duration, bool) { return 0, true })
 	// What settled before ctx ended is in the views too.
 	flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.opts.CloseTimeout)
 	defer cancel()

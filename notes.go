@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/internal/toolcache"
+	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
 // serverNotes are what a manager learns of each server, by name, beyond
@@ -71,13 +72,16 @@ func (m *Manager) skipHook(server string) func() {
 // quietNoise returns the QuietNoise of server's upstreams.
 func (m *Manager) quietNoise(server string) func() bool { return m.notes.of(server).noiseKnown.Load }
 
-// failed has the cache keep the first failure of this run of a server
-// that has not listed its tools, err, which is redacted, so that the next
-// manager on the same config knows it may fail again (see
-// ServerStatus.FailedBefore). The events goroutine calls it.
-func (m *Manager) failed(name, fingerprint string, err error) {
-	if n := m.notes.of(name); err != nil && n.failureRecorded.CompareAndSwap(false, true) {
-		m.writes.reportFailure(name, fingerprint, scrubAddresses(err.Error()))
+// failed has the cache keep err, which is redacted, if it is the first
+// failure of this run of the server of snap and the server has not listed
+// its tools: the next manager on the same config knows that it may fail
+// again (see ServerStatus.FailedBefore). The events goroutine calls it.
+func (m *Manager) failed(snap upstream.Snapshot, err error) {
+	if err == nil || len(snap.Tools) > 0 && !snap.Cached {
+		return
+	}
+	if m.notes.of(snap.Name).failureRecorded.CompareAndSwap(false, true) {
+		m.writes.reportFailure(snap.Name, snap.Config.Fingerprint(), scrubAddresses(err.Error()))
 	}
 }
 

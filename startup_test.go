@@ -291,7 +291,10 @@ func TestFailedBeforeFromTheCache(t *testing.T) {
 			}
 			settle(m)
 		})
-		time.Sleep(failedBeforeFor)
+		// The same failure, kept an hour ago.
+		if err := toolcache.Open(dir, nil).ReportFailure("s", late.Fingerprint(), "broken", time.Now().Add(-failedBeforeFor)); err != nil {
+			t.Fatal(err)
+		}
 		run(late, func(m *Manager) {
 			if fb := failedBefore(m); fb != "" {
 				t.Errorf("FailedBefore of a failure an hour ago = %q, want none", fb)

@@ -266,9 +266,7 @@ func (e *events) apply(batch []queued) {
 		case upstream.EventAttemptFailed:
 			statuses = true
 			out = append(out, Event{Kind: EventAttemptFailed, At: ev.At, Server: snap.Name, Err: ev.Err})
-			if len(snap.Tools) == 0 || snap.Cached {
-				m.failed(snap.Name, snap.Config.Fingerprint(), ev.Err)
-			}
+			m.failed(snap, ev.Err)
 		case upstream.EventResourceUpdated:
 			out = append(out, Event{Kind: EventResourceUpdated, At: ev.At, Server: snap.Name, URI: ev.URI})
 		}

@@ -414,10 +414,9 @@ func quotedList(names []string) string {
 // reportFailures prints the error of every server that is not connected,
 // and names the ones still connecting after timeout, but for the entries
 // the config rejected, which loadConfig reported, and the servers that
-// show their tools from the cache meanwhile (if cachedOK). It returns how
-// many enabled servers have nothing to show, and how many entries the
-// config rejected.
-func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, timeout time.Duration, cachedOK bool) (down, rejected int) {
+// show their tools from the cache meanwhile. It returns how many enabled
+// servers have nothing to show, and how many entries the config rejected.
+func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, timeout time.Duration) (down, rejected int) {
 	isRejected := make(map[string]bool)
 	for _, r := range cfg.Rejected {
 		isRejected[r.Name] = true
@@ -430,7 +429,7 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, tim
 		case s.Err != nil:
 			down++
 			fmt.Fprintf(w, "switchboard: %s\n", lineError(s.Err.Error()))
-		case connectingCached(s) && cachedOK:
+		case connectingCached(s):
 		case failedBefore(s):
 			down++
 			fmt.Fprintf(w, "switchboard: server %q: still connecting; the last time, it failed: %s (check waits for it)\n",

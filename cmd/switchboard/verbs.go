@@ -59,7 +59,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer e.closeManager(m, &err)
-	down, rejected := reportFailures(e.stderr, cfg, m, *timeout, true)
+	down, rejected := reportFailures(e.stderr, cfg, m, *timeout)
 	cached := cachedServers(m.Status())
 	var matches []switchboard.ToolMatch
 	if searching {
