@@ -25,6 +25,10 @@ type LoadOptions struct {
 	// Executable is the path of the running switchboard binary, which the
 	// embedded default runs; "" means "switchboard".
 	Executable string
+	// Trust holds the project files the user trusts; nil means
+	// [DefaultTrustStore] with LookupEnv. Discovery uses the project file
+	// only if it is trusted as it is now.
+	Trust *TrustStore
 }
 
 // TimeoutEnv names the environment variable that overrides the timeout of
@@ -41,9 +45,14 @@ const TimeoutEnv = "SWITCHBOARD_TIMEOUT_MS"
 // replaces an entry with the same name in an earlier one, whole, and keeps its
 // place in the order.
 //
-// Problems with a file as a whole are returned joined, each an [*Error],
-// next to the Config from the other files. Problems with an entry never make
-// Load fail: they are in [Config.Rejected].
+// A discovered project file that the user has not trusted as it is now (see
+// [TrustStore]) is ignored, with an [*UntrustedError] in [Config.Warnings];
+// it still counts as found, so the default does not start in its place.
+//
+// Each file must be a regular file (after symbolic links) of at most
+// [MaxFileSize] bytes. Problems with a file as a whole are returned joined,
+// each an [*Error], next to the Config from the other files. Problems with
+// an entry never make Load fail: they are in [Config.Rejected].
 func Load(opts *LoadOptions) (*Config, error) {
 	var o LoadOptions
 	if opts != nil {
@@ -52,22 +61,28 @@ func Load(opts *LoadOptions) (*Config, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
+	if o.Trust == nil {
+		o.Trust = DefaultTrustStore(o.LookupEnv)
+	}
 
 	cfg := &Config{}
 	var m merger
 	var errs []error
-	read := func(path string, mustExist bool) (found bool) {
-		data, err := os.ReadFile(path)
+	// read reads one file; a project file must be trusted as it is.
+	read := func(path string, mustExist, project bool) (found bool) {
+		data, err := readFile(path)
 		if err != nil {
 			if !mustExist && errors.Is(err, fs.ErrNotExist) {
 				return false
 			}
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err // the path is already in the message
-			}
-			errs = append(errs, &Error{File: path, Problem: "read: " + err.Error(), err: err})
+			errs = append(errs, err)
 			return true
+		}
+		if project {
+			if err := o.Trust.check(path, data); err != nil {
+				cfg.Warnings = append(cfg.Warnings, err)
+				return true
+			}
 		}
 		cfg.Files = append(cfg.Files, path)
 		parsed, warnings, err := parse(path, data)
@@ -81,18 +96,14 @@ func Load(opts *LoadOptions) (*Config, error) {
 
 	if len(o.Paths) > 0 {
 		for _, p := range o.Paths {
-			read(p, true)
+			read(p, true, false)
 		}
 	} else {
 		found := false
 		if p := userFile(o.LookupEnv); p != "" {
-			found = read(p, false)
+			found = read(p, false, false)
 		}
-		dir := o.Dir
-		if dir == "" {
-			dir = "."
-		}
-		found = read(filepath.Join(dir, ".mcp.json"), false) || found
+		found = read(projectFile(o.Dir), false, true) || found
 		if !found {
 			def := Default(o.Executable)
 			cfg.Files = def.Files
@@ -116,8 +127,9 @@ func Load(opts *LoadOptions) (*Config, error) {
 }
 
 // Files returns the files that Load with opts reads, or would read if they
-// existed: the given paths, or the user file and ./.mcp.json. A watcher of
-// the config watches them.
+// existed: the given paths, or the user file, ./.mcp.json and the trust
+// store, which trusting the project file changes. A watcher of the config
+// watches them.
 func Files(opts *LoadOptions) []string {
 	var o LoadOptions
 	if opts != nil {
@@ -133,11 +145,22 @@ func Files(opts *LoadOptions) []string {
 	if p := userFile(o.LookupEnv); p != "" {
 		files = append(files, p)
 	}
-	dir := o.Dir
+	files = append(files, projectFile(o.Dir))
+	if o.Trust == nil {
+		o.Trust = DefaultTrustStore(o.LookupEnv)
+	}
+	if o.Trust.File != "" {
+		files = append(files, o.Trust.File)
+	}
+	return files
+}
+
+// projectFile is the path of the project file in dir; "" means ".".
+func projectFile(dir string) string {
 	if dir == "" {
 		dir = "."
 	}
-	return append(files, filepath.Join(dir, ".mcp.json"))
+	return filepath.Join(dir, ProjectFile)
 }
 
 // userFile returns the path of the user config file, or "" without a home.

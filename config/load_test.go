@@ -146,7 +146,7 @@ func TestLoadDiscovery(t *testing.T) {
 			files:   map[string]string{"work/.mcp.json/x": ""},
 			env:     map[string]string{},
 			want:    summary{},
-			wantErr: "ROOT/work/.mcp.json: read: is a directory",
+			wantErr: "ROOT/work/.mcp.json: read: not a regular file (a directory); want a regular file",
 		},
 	}
 	for _, tt := range tests {
@@ -159,7 +159,8 @@ func TestLoadDiscovery(t *testing.T) {
 			for k, v := range tt.env {
 				e[k] = strings.ReplaceAll(v, "ROOT", root)
 			}
-			cfg, err := Load(&LoadOptions{Dir: filepath.Join(root, "work"), LookupEnv: env(e), Executable: tt.exe})
+			work := filepath.Join(root, "work")
+			cfg, err := Load(&LoadOptions{Dir: work, LookupEnv: env(e), Executable: tt.exe, Trust: trusting(t, filepath.Join(work, ProjectFile))})
 			if got := strings.ReplaceAll(errString(err), root, "ROOT"); got != tt.wantErr {
 				t.Errorf("Load error = %q, want %q", got, tt.wantErr)
 			}
@@ -168,6 +169,25 @@ func TestLoadDiscovery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// trusting returns a trust store in a new temporary directory that trusts
+// the file at path as it is, if there is one: the content need not parse.
+func trusting(t *testing.T, path string) *TrustStore {
+	t.Helper()
+	s := &TrustStore{File: filepath.Join(t.TempDir(), "trust.json")}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write(&trustFile{Files: map[string]trustRecord{abs: {SHA256: hash(data)}}}); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func errString(err error) string {
@@ -181,7 +201,7 @@ func TestLoadDefaultDir(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, ".mcp.json"), `{"mcpServers": {"here": {"command": "x"}}}`)
 	t.Chdir(dir)
-	cfg, err := Load(&LoadOptions{LookupEnv: env(nil)})
+	cfg, err := Load(&LoadOptions{LookupEnv: env(nil), Trust: trusting(t, ".mcp.json")})
 	if err != nil {
 		t.Fatal(err)
 	}
