@@ -46,4 +46,3 @@ func TestLoadSpecialFiles(t *testing.T) {
 		t.Errorf("Load by discovery error = %v, want %q", err, want)
 	}
 }
-
