@@ -40,10 +40,10 @@ func (e *env) reconnect(ctx context.Context, args []string) error {
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		fmt.Fprintf(e.stdout, "%s: %s\n", name, answer.State)
+		fmt.Fprintf(e.stdout, "%s: %s\n", name, printableLine(answer.State))
 		return nil
 	case answer.State != "":
-		fmt.Fprintf(e.stdout, "%s: %s\n", name, answer.State)
+		fmt.Fprintf(e.stdout, "%s: %s\n", name, printableLine(answer.State))
 		return fmt.Errorf("reconnect %s: %s", name, answer.Error)
 	case strings.HasPrefix(answer.Error, "reconnect "): // the gateway named the request
 		return fmt.Errorf("%s (%s)", answer.Error, resp.Status)
@@ -115,20 +115,24 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n", report.Version, report.Summary, time.Duration(report.UptimeSeconds)*time.Second)
+	fmt.Fprintf(e.stdout, "switchboard %s: %s, up %s\n", printableLine(report.Version), printableLine(report.Summary), time.Duration(report.UptimeSeconds)*time.Second)
 	if ts := report.ToolSearch; ts.Setting != "" && ts.Setting != "off" {
 		state := "off: %s listed"
 		if ts.On {
 			state = "on: %s behind search_tools"
 		}
-		fmt.Fprintf(e.stdout, "tool search "+state+" (setting %s)\n", count(ts.Tools, "tool"), ts.Setting)
+		fmt.Fprintf(e.stdout, "tool search "+state+" (setting %s)\n", count(ts.Tools, "tool"), printableLine(ts.Setting))
 	}
 	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tSTATE\tTRANSPORT\tTOOLS\tRECONNECTS\tPID\tCALLS\tP50\tP99\tERROR")
 	for _, s := range report.Servers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", s.Name, s.State, s.Transport, s.Tools, s.Reconnects, pidText(s.PID), s.Calls,
-			s.P50, s.P99, tableError(s.Error, "--json"))
+		cells := []string{s.Name, string(s.State), s.Transport, s.P50, s.P99, tableError(s.Error, "--json")}
+		for i, c := range cells {
+			cells[i] = printableLine(c)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", cells[0], cells[1], cells[2], s.Tools, s.Reconnects, pidText(s.PID), s.Calls,
+			cells[3], cells[4], cells[5])
 	}
 	if err := tw.Flush(); err != nil {
 		return err

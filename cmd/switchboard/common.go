@@ -213,7 +213,7 @@ func (e *env) load(paths []string, listsServers bool, logger *slog.Logger, chain
 		if logger != nil {
 			logger.Warn("config warning", "warning", w)
 		} else {
-			fmt.Fprintf(e.stderr, "switchboard: warning: %v\n", w)
+			fmt.Fprintf(e.stderr, "switchboard: warning: %s\n", printable(w.Error()))
 		}
 	}
 	for _, r := range cfg.Rejected {
@@ -222,7 +222,7 @@ func (e *env) load(paths []string, listsServers bool, logger *slog.Logger, chain
 		case logger != nil:
 			logger.Warn("config entry rejected", "server", r.Name, "error", r.Err)
 		default:
-			fmt.Fprintf(e.stderr, "switchboard: %v (skipped)\n", r.Err)
+			fmt.Fprintf(e.stderr, "switchboard: %s (skipped)\n", printable(r.Err.Error()))
 		}
 	}
 	if err != nil {
@@ -428,12 +428,12 @@ func reportFailures(w io.Writer, cfg *config.Config, m *switchboard.Manager, tim
 		case s.State == switchboard.StateConnected || s.State == switchboard.StateDisabled:
 		case s.Err != nil:
 			down++
-			fmt.Fprintf(w, "switchboard: %s\n", lineError(s.Err.Error()))
+			fmt.Fprintf(w, "switchboard: %s\n", printable(lineError(s.Err.Error())))
 		case connectingCached(s):
 		case failedBefore(s):
 			down++
 			fmt.Fprintf(w, "switchboard: server %q: still connecting; the last time, it failed: %s (check waits for it)\n",
-				s.Name, strings.TrimPrefix(s.FailedBefore, fmt.Sprintf("server %q: ", s.Name)))
+				s.Name, printable(strings.TrimPrefix(s.FailedBefore, fmt.Sprintf("server %q: ", s.Name))))
 		default:
 			down++
 			fmt.Fprintf(w, "switchboard: server %q: %s\n", s.Name, stillConnecting(s, timeout))
@@ -450,7 +450,7 @@ func stillConnecting(s switchboard.ServerStatus, timeout time.Duration) string {
 // closeManager closes m and reports a failure to close without masking err.
 func (e *env) closeManager(m *switchboard.Manager, err *error) {
 	if cerr := m.Close(); cerr != nil && *err == nil {
-		fmt.Fprintf(e.stderr, "switchboard: close: %v\n", cerr)
+		fmt.Fprintf(e.stderr, "switchboard: close: %s\n", printable(cerr.Error()))
 	}
 }
 

@@ -15,12 +15,14 @@
 //	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
 //	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
+//	switchboard trust   [FILE]
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
 // Without --config, the files are ./.mcp.json and
 // $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
-// starts two built-in demo servers.
+// starts two built-in demo servers. A ./.mcp.json is used only once trusted
+// as it is now, with switchboard trust.
 package main
 
 import (
@@ -80,6 +82,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.login(ctx, rest)
 	case "logout":
 		return e.logout(ctx, rest)
+	case "trust":
+		return e.trust(rest)
 	case "demo-server":
 		return e.demoServer(ctx, rest)
 	case "version":
@@ -106,15 +110,20 @@ Usage:
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
   switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
+  switchboard trust   [FILE]
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
 Flags may come before or after a verb's arguments; -- ends them. Without
 --config, the files are ./.mcp.json and
 $XDG_CONFIG_HOME/switchboard/mcp.json; with neither, an embedded default
-starts two built-in demo servers. tools, call and check wait for servers
-at most --timeout (10s; status: 1s); a server with tools in the cache shows
-them meanwhile. SWITCHBOARD_TIMEOUT_MS overrides every server's timeout.
+starts two built-in demo servers. A ./.mcp.json comes with a repository:
+its servers run commands, so every verb ignores it, with a warning, until
+'switchboard trust' records it as trusted as it is now (by path and
+SHA-256, under $XDG_STATE_HOME/switchboard); a change needs trusting
+again. Files named with --config need no trust. tools, call and check
+wait for servers at most --timeout (10s; status: 1s); a server with tools
+in the cache shows them meanwhile. SWITCHBOARD_TIMEOUT_MS overrides every server's timeout.
 Each stdio server gets SWITCHBOARD_CHAIN, which names the config entries
 that started the Switchboards above it: a Switchboard started by an entry
 of its own config, or with 4 Switchboards above it, refuses to run (exit
@@ -156,15 +165,15 @@ func exitCode(err error, stderr io.Writer) int {
 		return ee.code
 	case errors.As(err, &ce):
 		// The status and the line tell the Switchboard above why.
-		fmt.Fprintf(stderr, "switchboard: %v\n", err)
+		fmt.Fprintf(stderr, "switchboard: %s\n", printable(err.Error()))
 		return config.ChainExitCode
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "switchboard: %v\nRun 'switchboard help' for usage.\n", ue)
+		fmt.Fprintf(stderr, "switchboard: %s\nRun 'switchboard help' for usage.\n", printable(ue.Error()))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "switchboard: %v\n", err)
+		fmt.Fprintf(stderr, "switchboard: %s\n", printable(err.Error()))
 		return 1
 	}
 }

@@ -109,7 +109,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 			if cached[server] {
 				server += " (cached)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, server, summary(t.Description))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", printableLine(t.Name), printableLine(server), printableLine(summary(t.Description)))
 		}
 		err = tw.Flush()
 	}
@@ -222,7 +222,7 @@ func (e *env) call(ctx context.Context, args []string) (err error) {
 			err, quotedList(pending), isAre(len(pending)), *timeout)
 	}
 	if err != nil {
-		return errors.New(lineError(err.Error())) // a down server's error carries what it wrote on stderr
+		return errors.New(lineError(err.Error())) // a down server's error carries what it wrote on stderr; exitCode escapes it
 	}
 	if res.IsError {
 		printContent(e.stderr, res)
@@ -286,7 +286,7 @@ func isAre(n int) string {
 func printContent(w io.Writer, res *mcp.CallToolResult) {
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			fmt.Fprintln(w, t.Text)
+			fmt.Fprintln(w, printable(t.Text))
 			continue
 		}
 		b, err := json.Marshal(c)
@@ -294,12 +294,12 @@ func printContent(w io.Writer, res *mcp.CallToolResult) {
 			fmt.Fprintf(w, "[unprintable %T content]\n", c)
 			continue
 		}
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, printable(string(b)))
 	}
 	if len(res.Content) == 0 && res.StructuredContent != nil {
 		b, err := json.MarshalIndent(res.StructuredContent, "", "  ")
 		if err == nil {
-			fmt.Fprintln(w, string(b))
+			fmt.Fprintln(w, printable(string(b)))
 		}
 	}
 }
@@ -381,7 +381,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 		if cached[s.Name] {
 			tools += " (cached)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.State, s.Transport, tools, s.Reconnects, tableError(s.ErrorText(), "--json"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", printableLine(s.Name), s.State, s.Transport, tools, s.Reconnects, printableLine(tableError(s.ErrorText(), "--json")))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -425,6 +425,9 @@ func printNotes(w io.Writer, notes []statusNote) error {
 	if len(lines) == 0 {
 		return nil
 	}
+	for i, l := range lines {
+		lines[i] = printableLine(l)
+	}
 	_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	return err
 }
@@ -457,15 +460,15 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 	for _, s := range m.Status() {
 		switch {
 		case s.State == switchboard.StateDisabled:
-			fmt.Fprintf(e.stdout, "skip  %s: disabled\n", s.Name)
+			fmt.Fprintf(e.stdout, "skip  %s: disabled\n", printableLine(s.Name))
 		case s.State == switchboard.StateConnected:
-			fmt.Fprintf(e.stdout, "ok    %s: %s\n", s.Name, count(s.Tools, "tool"))
+			fmt.Fprintf(e.stdout, "ok    %s: %s\n", printableLine(s.Name), count(s.Tools, "tool"))
 		case s.Err == nil:
 			bad++
-			fmt.Fprintf(e.stdout, "FAIL  %s: %s\n", s.Name, stillConnecting(s, *timeout))
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s\n", printableLine(s.Name), stillConnecting(s, *timeout))
 		default:
 			bad++
-			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %s\n", s.Name, s.State, tableError(s.ErrorText(), "status --json"))
+			fmt.Fprintf(e.stdout, "FAIL  %s: %s: %s\n", printableLine(s.Name), s.State, printableLine(tableError(s.ErrorText(), "status --json")))
 		}
 	}
 	if bad > 0 {

@@ -201,6 +201,10 @@ type Script struct {
 	// process writes to stderr at start: "mcptest: stderr line N", N from
 	// 1, as a server that logs there does.
 	StderrLines int `json:"stderrLines,omitempty"`
+	// Stderr, for the command form only, is written to stderr at start,
+	// after StderrLines, as it is: a server's own text, with what a
+	// hostile one puts there (terminal escapes, say).
+	Stderr string `json:"stderr,omitempty"`
 }
 
 // implName returns the implementation name to report.

@@ -116,6 +116,7 @@ func RunIfChild() {
 	for n := range s.StderrLines {
 		fmt.Fprintf(os.Stderr, "mcptest: stderr line %d\n", n+1)
 	}
+	os.Stderr.WriteString(s.Stderr)
 	if _, ok := os.LookupEnv(ListenEnv); ok {
 		if err := serveHTTPChild(s); err != nil {
 			fmt.Fprintf(os.Stderr, "mcptest: %v\n", err)
