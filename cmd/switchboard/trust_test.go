@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -157,4 +158,40 @@ func TestTerminalEscapes(t *testing.T) {
 			t.Errorf("%s output does not show the escapes escaped:\n%s", verb[0], out)
 		}
 	}
+}
+
+// TestServeReloadsOnlyATrustedProjectFile: a running gateway that found its
+// config by discovery drops the project file's servers once the file
+// changes, with the warning that names the command, and takes them up
+// again, with no restart, once it is trusted again.
+func TestServeReloadsOnlyATrustedProjectFile(t *testing.T) {
+	isolate(t)
+	scripts := map[string]mcptest.Script{"alpha": {Tools: []mcptest.ToolSpec{{Name: "echo"}}}}
+	project := filepath.Join(mustGetwd(t), config.ProjectFile)
+	copyFile(t, writeConfig(t, scripts, nil), project)
+	if _, stderr, code := cli(t, "trust"); code != 0 {
+		t.Fatalf("trust = %d: %s", code, stderr)
+	}
+	g := startServe(t)
+	g.waitLog(t, regexp.MustCompile(`msg="server connected" server=alpha`))
+
+	scripts["beta"] = mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo"}}}
+	copyFile(t, writeConfig(t, scripts, nil), project)
+	g.waitLogs(t, regexp.MustCompile(`level=WARN msg="config warning" warning=".*project file changed since it was trusted; .* run: switchboard trust `+regexp.QuoteMeta(project)),
+		regexp.MustCompile(`msg="config reloaded" cause="file changed" added=\[\] removed=\[alpha\]`))
+
+	if _, stderr, code := cli(t, "trust"); code != 0 {
+		t.Fatalf("trust = %d: %s", code, stderr)
+	}
+	g.waitLogs(t, regexp.MustCompile(`msg="config reloaded" cause="file changed" added="\[alpha beta\]" removed=\[\]`))
+}
+
+// copyFile replaces dst with the content of src, as an editor saves.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, dst, data)
 }
