@@ -8,6 +8,12 @@
 // load. Values that [Server.Resolve] takes from the environment are collected
 // in [Secrets], so that callers can redact them from anything they show.
 //
+// A project's .mcp.json is code from whoever wrote the repository: [Load]
+// uses the one it discovers only once the user has trusted it as it is
+// now, in a [TrustStore]; until then it is ignored, with an
+// [*UntrustedError] in [Config.Warnings]. Files named in
+// [LoadOptions.Paths] and the user's own file need no trust.
+//
 // A [Chain] (the environment variable [ChainEnv]) tells a Switchboard which
 // entries started the Switchboards above it, so that a config that starts
 // Switchboard on itself is refused rather than run without end.

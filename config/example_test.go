@@ -1,7 +1,10 @@
 package config_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/switchboard-mcp/switchboard/config"
 )
@@ -50,4 +53,36 @@ func Example() {
 	// rejected: example.jsonc: server "broken": url: required for sse servers
 	// github connects to https://example.invalid/mcp with Bearer [redacted]
 	// files runs npx [server-filesystem /srv]
+}
+
+// A host that discovers its config uses a project's .mcp.json only once the
+// user has trusted it as it is now. Load says which file it ignored, and
+// the host can ask the user, then trust it.
+func ExampleTrustStore() {
+	dir, _ := os.MkdirTemp("", "project-")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte(`{"mcpServers": {"build": {"command": "make", "args": ["mcp"]}}}`), 0o644)
+	// A host would use config.DefaultTrustStore(nil), the user's own.
+	store := &config.TrustStore{File: filepath.Join(dir, "trust.json")}
+	opts := &config.LoadOptions{Dir: dir, Trust: store, LookupEnv: func(string) (string, bool) { return "", false }}
+
+	cfg, _ := config.Load(opts)
+	for _, w := range cfg.Warnings {
+		var untrusted *config.UntrustedError
+		if errors.As(w, &untrusted) {
+			fmt.Println("ignored until trusted:", filepath.Base(untrusted.File))
+			// Ask the user, showing what the file runs; then:
+			if _, err := store.Trust(untrusted.File); err != nil {
+				fmt.Println(err)
+				return
+			}
+		}
+	}
+	cfg, _ = config.Load(opts)
+	for _, s := range cfg.Servers {
+		fmt.Println(s.Name, "runs", s.Command, s.Args)
+	}
+	// Output:
+	// ignored until trusted: .mcp.json
+	// build runs make [mcp]
 }
