@@ -177,3 +177,18 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesWatchesTheTrustStore: a watcher of discovery's files sees the
+// trust store change, so that trusting the project file reloads it; with
+// explicit paths, no file needs trust.
+func TestFilesWatchesTheTrustStore(t *testing.T) {
+	lookup := env(map[string]string{"HOME": "/home/u"})
+	store := &TrustStore{File: "/state/trust.json"}
+	want := []string{filepath.FromSlash("/home/u/.config/switchboard/mcp.json"), filepath.Join("work", ProjectFile), "/state/trust.json"}
+	if diff := cmp.Diff(want, Files(&LoadOptions{Dir: "work", LookupEnv: lookup, Trust: store})); diff != "" {
+		t.Errorf("Files (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a.json"}, Files(&LoadOptions{Paths: []string{"a.json"}, Trust: store})); diff != "" {
+		t.Errorf("Files with Paths (-want +got):\n%s", diff)
+	}
+}
