@@ -17,8 +17,9 @@ type LoadOptions struct {
 	Paths []string
 	// Dir is the directory of the project file ./.mcp.json; "" means ".".
 	Dir string
-	// LookupEnv reads XDG_CONFIG_HOME, HOME (or, without it, USERPROFILE,
-	// as on Windows) and SWITCHBOARD_TIMEOUT_MS;
+	// LookupEnv reads XDG_CONFIG_HOME, XDG_STATE_HOME (for the default
+	// Trust), HOME (or, without it, USERPROFILE, as on Windows) and
+	// SWITCHBOARD_TIMEOUT_MS;
 	// nil means os.LookupEnv. It is never used for ${VAR}: see
 	// [Server.Resolve].
 	LookupEnv func(string) (string, bool)
