@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -156,8 +157,12 @@ func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error
 			return nil, err
 		}
 		s.auth = auth
-		rt := &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: d.life, notes: d.notes, front: &d.front}
-		s.client = &http.Client{Transport: rt}
+		home, err := neturl.Parse(srv.URL)
+		if err != nil {
+			return nil, err
+		}
+		rt := &roundTripper{base: s.http, home: originOf(home), headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: d.life, notes: d.notes, front: &d.front}
+		s.client = &http.Client{Transport: rt, CheckRedirect: checkRedirect(rt.home)}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
 			// The SSE transport has no hook for a login: the round
