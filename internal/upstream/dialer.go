@@ -140,7 +140,7 @@ func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error
 		// shows no secret. The settings' entry is this attempt's, or a
 		// newer one that supersedes the attempt if it changes the process.
 		entry := d.settings.Load().cfg
-		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv))
+		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv), d.red.secrets)
 		if err != nil {
 			return nil, err
 		}
