@@ -187,6 +187,30 @@ func ShortStderr(msg string, n int) string {
 	return head + stderrMark + joinLines(kept, total)
 }
 
+// WithoutStderr returns msg, the message of a server's error, without the
+// stderr lines it carries, for an MCP client: what a server prints is for
+// its operator (status and logs), and may say more than a client should
+// learn. The lines run from stderrMark to the end of the line (a line of
+// stderr holds no newline), so the message of a join loses no other error.
+func WithoutStderr(msg string) string {
+	var b strings.Builder
+	for {
+		head, rest, ok := strings.Cut(msg, stderrMark)
+		if !ok {
+			if b.Len() == 0 {
+				return msg
+			}
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(head)
+		msg = ""
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			msg = rest[i:]
+		}
+	}
+}
+
 // FitError returns msg, the message of a server's error, if it is at most
 // width runes long; otherwise a shorter text, followed by more (such as
 // "…"), of width runes at most. The stderr lines go first: the lines that

@@ -255,6 +255,19 @@ func TestTailRedacts(t *testing.T) {
 	}
 }
 
+func TestWithoutStderr(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{`server "s": connect: EOF`, `server "s": connect: EOF`},
+		{`server "s": connect: EOF` + stderrMark + "Error: x | …", `server "s": connect: EOF`},
+		{"a: EOF" + stderrMark + "x\nb: EOF" + stderrMark + "y\nc: EOF", "a: EOF\nb: EOF\nc: EOF"},
+	} {
+		if got := WithoutStderr(tc.in); got != tc.want {
+			t.Errorf("WithoutStderr(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // FuzzFitError: whatever a server's error holds, FitError and ShortStderr
 // do not panic, and FitError keeps to its width.
 func FuzzFitError(f *testing.F) {
