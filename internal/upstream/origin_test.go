@@ -202,3 +202,15 @@ func TestRedirectWithinOriginIsFollowed(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectLoopStops: redirects within the origin are followed up to
+// maxRedirects.
+func TestRedirectLoopStops(t *testing.T) {
+	hs := httptest.NewServer(http.RedirectHandler("/loop", http.StatusTemporaryRedirect))
+	defer hs.Close()
+	u := New(config.Server{Name: "loop", URL: hs.URL + "/loop"}, nil)
+	defer u.Close()
+	if err := u.Connect(t.Context()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("stopped after %d redirects", maxRedirects)) {
+		t.Errorf("Connect = %v; want it stopped after %d redirects", err, maxRedirects)
+	}
+}
