@@ -20,3 +20,9 @@ func ShortStderr(msg string, n int) string { return upstream.ShortStderr(msg, n)
 // those that look like a cause, with "…" where they were; only then is the
 // text cut.
 func FitError(msg string, width int, more string) string { return upstream.FitError(msg, width, more) }
+
+// WithoutStderr returns msg, the message of a server's error, without the
+// lines of standard error it carries (see [ShortStderr]). The gateway
+// tells its MCP clients why a request failed in these words: what a
+// server prints is for its operator, in status and logs.
+func WithoutStderr(msg string) string { return upstream.WithoutStderr(msg) }

@@ -174,6 +174,52 @@ func TestSecrets(t *testing.T) {
 	}
 }
 
+// TestSecretsEncodings: a value is redacted in the forms a server or a log
+// may quote it in, each of which differs here.
+func TestSecretsEncodings(t *testing.T) {
+	var r Secrets
+	r.Add("sk live/ä?>>~")
+	for name, form := range map[string]string{
+		"std base64":     "c2sgbGl2ZS/DpD8+Pn4=",
+		"raw std base64": "c2sgbGl2ZS/DpD8+Pn4",
+		"url base64":     "c2sgbGl2ZS_DpD8-Pn4=",
+		"raw url base64": "c2sgbGl2ZS_DpD8-Pn4",
+		"query escaped":  "sk+live%2F%C3%A4%3F%3E%3E~",
+		"path escaped":   "sk%20live%2F%C3%A4%3F%3E%3E~",
+	} {
+		if got := r.Redact("x " + form + " y"); got != "x [redacted] y" {
+			t.Errorf("%s: Redact = %q, want it redacted", name, got)
+		}
+	}
+}
+
+// TestRedactTruncated: of a text cut off, the end that begins a value or a
+// form of one is left out, as well as every whole value redacted.
+func TestRedactTruncated(t *testing.T) {
+	var r Secrets
+	r.Add("abab", "sk-secret-123456")
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"nothing here", "nothing here"},
+		{"x sk-secret-12", "x "},
+		{"x sk-secret-123456", "x [redacted]"},
+		{"x sk-secret-123456 sk-s", "x [redacted] "},
+		{"x abab", "x [redacted]"},
+		{"x aba", "x "},
+		{"x c2stc2VjcmV0LTEy", "x "}, // the start of its base64
+		{"x sk-secret-X", "x sk-secret-X"},
+	}
+	for _, tt := range tests {
+		if got := r.RedactTruncated(tt.in); got != tt.want {
+			t.Errorf("RedactTruncated(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	var nilSecrets *Secrets
+	if got := nilSecrets.RedactTruncated("abcd"); got != "abcd" {
+		t.Errorf("nil Secrets: RedactTruncated = %q", got)
+	}
+}
+
 func TestSecretsConcurrent(t *testing.T) {
 	var r, other Secrets
 	other.Add("other-secret")

@@ -2,6 +2,9 @@ package config
 
 import (
 	"cmp"
+	"encoding/base64"
+	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +23,7 @@ type Secrets struct {
 	mu       sync.Mutex
 	values   map[string]struct{}
 	replacer *strings.Replacer // built on first use; nil when values change
+	forms    []string          // what replacer replaces, longest first; built with it
 }
 
 // Add tracks values. Values shorter than 4 bytes are not tracked.
@@ -68,35 +72,63 @@ func (r *Secrets) Values() int {
 }
 
 // Redact replaces every occurrence of every tracked value in s with
-// "[redacted]". Where two values overlap, the longer one wins.
+// "[redacted]", and of its common encodings: base64 (standard and URL,
+// padded or not) and URL escaping (as a query value or a path segment).
+// Where two values overlap, the longer one wins.
 func (r *Secrets) Redact(s string) string {
-	if r == nil {
-		return s
-	}
-	r.mu.Lock()
-	rep := r.replacer
-	if rep == nil && len(r.values) > 0 {
-		// A Replacer tries its pairs in argument order at each position,
-		// so longest first makes the longest match win.
-		values := make([]string, 0, len(r.values))
-		for v := range r.values {
-			values = append(values, v)
-		}
-		slices.SortFunc(values, func(a, b string) int {
-			return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
-		})
-		pairs := make([]string, 0, 2*len(values))
-		for _, v := range values {
-			pairs = append(pairs, v, redacted)
-		}
-		rep = strings.NewReplacer(pairs...)
-		r.replacer = rep
-	}
-	r.mu.Unlock()
+	rep, _ := r.compiled()
 	if rep == nil {
 		return s
 	}
 	return rep.Replace(s)
+}
+
+// RedactTruncated is [Secrets.Redact] for s, the start of a longer text
+// that was cut off: it also leaves out the end of s that begins a tracked
+// value, or a form of one, since the rest of that value, which would have
+// had it redacted, is gone.
+func (r *Secrets) RedactTruncated(s string) string {
+	_, forms := r.compiled()
+	s = r.Redact(s)
+	for _, f := range forms {
+		for i := max(len(s)-len(f)+1, 0); i < len(s); i++ {
+			if strings.HasPrefix(f, s[i:]) {
+				s = s[:i]
+				break
+			}
+		}
+	}
+	return s
+}
+
+// compiled returns the replacer of Redact and every form of every value
+// that it replaces, longest first, built on first use; nil for none.
+func (r *Secrets) compiled() (*strings.Replacer, []string) {
+	if r == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.replacer == nil && len(r.values) > 0 {
+		set := make(map[string]bool, len(r.values))
+		for v := range r.values {
+			for _, f := range encodings(v) {
+				set[f] = true
+			}
+		}
+		// A Replacer tries its pairs in argument order at each position,
+		// so longest first makes the longest match win.
+		forms := slices.Collect(maps.Keys(set))
+		slices.SortFunc(forms, func(a, b string) int {
+			return cmp.Or(cmp.Compare(len(b), len(a)), strings.Compare(a, b))
+		})
+		pairs := make([]string, 0, 2*len(forms))
+		for _, f := range forms {
+			pairs = append(pairs, f, redacted)
+		}
+		r.replacer, r.forms = strings.NewReplacer(pairs...), forms
+	}
+	return r.replacer, r.forms
 }
 
 // RedactError returns an error whose message is err's, redacted, and which
@@ -112,6 +144,18 @@ func (r *Secrets) RedactError(err error) error {
 		return err
 	}
 	return &redactedError{msg: red, err: err}
+}
+
+// encodings returns v and the forms it commonly takes when a server, a
+// library or a log quotes it: base64 in both alphabets, padded or not, and
+// URL-escaped. Some are v itself, or each other.
+func encodings(v string) []string {
+	b := []byte(v)
+	return []string{v,
+		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
+		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b),
+		url.QueryEscape(v), url.PathEscape(v),
+	}
 }
 
 type redactedError struct {

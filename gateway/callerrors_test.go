@@ -110,3 +110,27 @@ func TestArgumentErrorsNameTheToolAndTheArgument(t *testing.T) {
 		}
 	}
 }
+
+// TestStderrStaysOffTheClient: what a server that failed wrote to stderr
+// shows in its status, not in the errors its clients get.
+func TestStderrStaysOffTheClient(t *testing.T) {
+	const canary = "Error: canary-7f3e is not set"
+	crashy := config.Server{Name: "crashy", Command: "/bin/sh", Args: []string{"-c", "echo '" + canary + "' >&2; exit 3"}}
+	m, g := start(t, []config.Server{crashy}, &switchboard.Options{Cache: switchboard.CacheOff}, nil)
+	if st := m.Status()[0]; !strings.Contains(st.ErrorText(), canary) {
+		t.Errorf("status error = %q; want the server's stderr in it", st.ErrorText())
+	}
+	cs := client(t, g, nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "crashy__search", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(mcptest.Text(res), `server "crashy"`) || !strings.Contains(mcptest.Text(res), "exited with status 3") {
+		t.Fatalf("crashy__search = %v, %q; want an error result that says the server exited", err, mcptest.Text(res))
+	}
+	if strings.Contains(mcptest.Text(res), "canary") {
+		t.Errorf("crashy__search = %q; it shows the server's stderr", mcptest.Text(res))
+	}
+
+	err = protocolError(t.Context(), errors.New(`server "s": get prompt "p": EOF; stderr: `+canary))
+	if want := `switchboard: server "s": get prompt "p": EOF`; err.Error() != want {
+		t.Errorf("protocolError = %q, want %q", err, want)
+	}
+}

@@ -114,10 +114,11 @@ func toolAnswer(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.C
 
 // errorText is the text of err, the failure of a tool call, for a client:
 // as a status shows it, with every URL, network address and host name of a
-// server replaced. (The errors of other requests keep their URLs: they name
-// the resources they concern.)
+// server replaced, but without what the server wrote to stderr (see
+// switchboard.WithoutStderr). (The errors of other requests keep their
+// URLs: they name the resources they concern.)
 func errorText(err error) string {
-	return switchboard.ServerStatus{Err: err}.ErrorText()
+	return switchboard.WithoutStderr(switchboard.ServerStatus{Err: err}.ErrorText())
 }
 
 // getPrompt gets a prompt, by its public name, from its server.
@@ -196,7 +197,8 @@ func hopMeta(meta mcp.Meta) mcp.Meta {
 
 // protocolError is the JSON-RPC error for err, the failure of a request
 // that is not a tool call: the server's own error answer, unchanged, or one
-// that says what went wrong, naming the server.
+// that says what went wrong, naming the server, without what it wrote to
+// stderr.
 func protocolError(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -215,7 +217,7 @@ func protocolError(ctx context.Context, err error) error {
 	case errors.Is(err, switchboard.ErrNotSupported):
 		code = jsonrpc.CodeMethodNotFound
 	}
-	return &jsonrpc.Error{Code: code, Message: "switchboard: " + err.Error()}
+	return &jsonrpc.Error{Code: code, Message: "switchboard: " + switchboard.WithoutStderr(err.Error())}
 }
 
 // onBehalf returns ctx carrying the client session ss as the peer of the

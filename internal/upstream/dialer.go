@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,7 +140,7 @@ func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error
 		// shows no secret. The settings' entry is this attempt's, or a
 		// newer one that supersedes the attempt if it changes the process.
 		entry := d.settings.Load().cfg
-		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv))
+		p, err := startProcess(srv, childEnv(srv, childChain(&entry, d.opts.lookupEnv), d.opts.lookupEnv), d.red.secrets)
 		if err != nil {
 			return nil, err
 		}
@@ -156,8 +157,12 @@ func (d *dialer) transport(s *session, srv *config.Server) (mcp.Transport, error
 			return nil, err
 		}
 		s.auth = auth
-		rt := &roundTripper{base: s.http, headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: d.life, notes: d.notes, front: &d.front}
-		s.client = &http.Client{Transport: rt}
+		home, err := neturl.Parse(srv.URL)
+		if err != nil {
+			return nil, err
+		}
+		rt := &roundTripper{base: s.http, home: originOf(home), headers: srv.Headers, maxBytes: srv.ResponseLimit(), life: d.life, notes: d.notes, front: &d.front}
+		s.client = &http.Client{Transport: rt, CheckRedirect: checkRedirect(rt.home)}
 		maxEvent := int(min(srv.ResponseLimit(), math.MaxInt32))
 		if srv.TransportType() == config.SSE {
 			// The SSE transport has no hook for a login: the round

@@ -190,5 +190,11 @@
 //
 // The config is resolved (${VAR} substituted) on every connection attempt,
 // never earlier. Every substituted value is remembered, and every error this
-// package returns or publishes is redacted with them.
+// package returns or publishes is redacted with them (and their base64 and
+// URL-escaped forms); a stdio server's stderr lines, as they are kept. An
+// http or sse server's configured headers and token go to the origin of its
+// url alone: its round tripper follows redirects within that origin only,
+// and sends nothing anywhere else (see origin.go). What a server wrote to
+// stderr is for its operator: the gateway gives its clients errors without
+// it (WithoutStderr).
 package upstream

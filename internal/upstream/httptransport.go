@@ -19,9 +19,12 @@ import (
 // what became of each request (see delivery), turns a 400 that names the
 // session into the 404 that the go-sdk understands as a lost session, and
 // caps the size of responses to POSTs. With auth, it also logs in, for the
-// SSE transport, which has no hook for it (see authorized).
+// SSE transport, which has no hook for it (see authorized). It sends
+// nothing to another origin than home, its server's url's, so the headers
+// and the token never go anywhere else (see origin.go).
 type roundTripper struct {
 	base     http.RoundTripper
+	home     origin
 	headers  map[string]string
 	maxBytes int64
 	life     context.Context // the upstream's connections' lifetime: a DELETE ends with it
@@ -31,6 +34,12 @@ type roundTripper struct {
 }
 
 func (t *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if originOf(req.URL) != t.home {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, otherOrigin("request", req.URL)
+	}
 	if t.auth != nil {
 		return t.authorized(req)
 	}
@@ -105,6 +114,14 @@ func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		d.record(0, err, 0)
 		return nil, err
+	}
+	if to := redirectTarget(req, resp); to != nil {
+		// Not the request's outcome: that is where it goes, if it goes.
+		if originOf(to) != t.home {
+			resp.Body.Close()
+			return nil, otherOrigin("redirect", to)
+		}
+		return resp, nil
 	}
 	if resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" {
 		resp = sessionRejection(resp)

@@ -32,7 +32,7 @@ type process struct {
 // here rather than by exec, so that Wait never closes a pipe that the MCP
 // connection is still reading, and never blocks on a grandchild that holds
 // one open.
-func startProcess(srv *config.Server, env []string) (_ *process, err error) {
+func startProcess(srv *config.Server, env []string, secrets *config.Secrets) (_ *process, err error) {
 	var opened []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -76,7 +76,7 @@ func startProcess(srv *config.Server, env []string) (_ *process, err error) {
 		tree:       tree,
 		stdin:      stdinW,
 		stdout:     stdoutR,
-		stderr:     newTail(stderrTailLines),
+		stderr:     newTail(stderrTailLines, secrets),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		stderrPipe: stderrR,

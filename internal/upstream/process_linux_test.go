@@ -215,7 +215,7 @@ func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	srv := shell("stubborn", `trap '' TERM; while :; do read -r line || sleep 1; done`)
-	p, err := startProcess(&srv, childEnv(&srv, "", os.LookupEnv))
+	p, err := startProcess(&srv, childEnv(&srv, "", os.LookupEnv), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestStopEscalatesToSIGKILL(t *testing.T) {
 }
 
 func TestStderrTailKeepsLastLines(t *testing.T) {
-	tl := newTail(3)
+	tl := newTail(3, nil)
 	tl.readFrom(strings.NewReader("one\ntwo\r\nthree\nfour\n" + strings.Repeat("x", 600)))
 	got := tl.String()
 	if !strings.HasPrefix(got, "… | three | four | xxx") || !strings.HasSuffix(got, "…") {

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bytes"
+	"encoding/base64"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -68,6 +69,11 @@ func TestNoSecretLeaks(t *testing.T) {
 	// A stdio server that prints its argument to stderr and crashes.
 	crash := newUpstream(shell("crash", `echo "my token is $1" >&2; exit 7`, plant))
 	record(crash.Connect(t.Context()))
+	// One that prints it in base64, and where the cut of a long line
+	// splits it.
+	encoded := base64.StdEncoding.EncodeToString([]byte(secret))
+	long := newUpstream(shell("long", `printf '%s\n' "$2" >&2; printf '%0500d%s\n' 0 "$1" >&2; exit 7`, plant, encoded))
+	record(long.Connect(t.Context()))
 
 	// A command that does not exist, with the secret in its args and env.
 	ghost := newUpstream(config.Server{Name: "ghost", Command: "switchboard-no-such-" + plant, Args: []string{plant}, Env: map[string]string{"TOKEN": plant}})
@@ -99,7 +105,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	record(web.Reconnect(t.Context()))
 	_, err = callTool(t.Context(), web, "echo", nil)
 	record(err)
-	for _, u := range []*Upstream{crash, ghost, down, web} {
+	for _, u := range []*Upstream{crash, long, ghost, down, web} {
 		record(u.Snapshot().Err)
 	}
 
@@ -109,11 +115,11 @@ func TestNoSecretLeaks(t *testing.T) {
 		t.Fatalf("only %d errors were produced; the faults did not happen", len(seen))
 	}
 	for _, msg := range seen {
-		if strings.Contains(msg, secret) {
+		if strings.Contains(msg, secret[:12]) || strings.Contains(msg, encoded) {
 			t.Errorf("an error shows the secret: %s", msg)
 		}
 	}
-	if strings.Contains(logs.String(), secret) {
+	if strings.Contains(logs.String(), secret[:12]) || strings.Contains(logs.String(), encoded) {
 		t.Errorf("the logs show the secret:\n%s", logs.String())
 	}
 	if !strings.Contains(strings.Join(seen, "\n"), "my token is [redacted]") {

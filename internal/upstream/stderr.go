@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // What a stdio server writes to stderr is kept for its errors, in bounded
@@ -44,15 +46,17 @@ type stderrLine struct {
 }
 
 // A tail keeps the lines written to a child's stderr that pickLines would
-// pick from all of them, keeping max last ones.
+// pick from all of them, keeping max last ones, redacted of secrets.
 type tail struct {
+	max     int
+	secrets *config.Secrets // may be nil
+
 	mu    sync.Mutex
 	lines []stderrLine // guarded by mu
 	n     int          // lines written so far; guarded by mu
-	max   int
 }
 
-func newTail(max int) *tail { return &tail{max: max} }
+func newTail(max int, secrets *config.Secrets) *tail { return &tail{max: max, secrets: secrets} }
 
 // readFrom keeps the lines read from r, each cut at maxTailLine bytes as
 // it is read: a line without end holds no more than that.
@@ -75,12 +79,17 @@ func (t *tail) readFrom(r io.Reader) {
 	}
 }
 
-// add keeps line, cut at maxTailLine bytes, if pickLines would. What in it
-// would read as the separator of two lines, or as a gap, is changed, so
-// that the lines can be told apart again (see ShortStderr).
+// add keeps line, redacted and cut at maxTailLine bytes, if pickLines
+// would. It is redacted first, as it was written: a secret that the cut
+// or the change of a separator would break up is still found, and none of
+// one that the cut splits is kept. What in it would read as the separator
+// of two lines, or as a gap, is changed, so that the lines can be told
+// apart again (see ShortStderr).
 func (t *tail) add(line string) {
 	if len(line) > maxTailLine {
-		line = line[:maxTailLine] + "…"
+		line = t.secrets.RedactTruncated(line[:maxTailLine]) + "…"
+	} else {
+		line = t.secrets.Redact(line)
 	}
 	line = strings.ReplaceAll(line, stderrSep, " ¦ ")
 	if line == stderrGap {
@@ -176,6 +185,30 @@ func ShortStderr(msg string, n int) string {
 		return msg
 	}
 	return head + stderrMark + joinLines(kept, total)
+}
+
+// WithoutStderr returns msg, the message of a server's error, without the
+// stderr lines it carries, for an MCP client: what a server prints is for
+// its operator (status and logs), and may say more than a client should
+// learn. The lines run from stderrMark to the end of the line (a line of
+// stderr holds no newline), so the message of a join loses no other error.
+func WithoutStderr(msg string) string {
+	var b strings.Builder
+	for {
+		head, rest, ok := strings.Cut(msg, stderrMark)
+		if !ok {
+			if b.Len() == 0 {
+				return msg
+			}
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(head)
+		msg = ""
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			msg = rest[i:]
+		}
+	}
 }
 
 // FitError returns msg, the message of a server's error, if it is at most

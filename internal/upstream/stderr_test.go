@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"encoding/base64"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // usage returns the lines that are not blank of what a server that needs
@@ -84,7 +87,7 @@ func TestLooksLikeCause(t *testing.T) {
 // TestTailKeepsTheCause: of a usage text after its cause, the tail keeps
 // the cause as well as the last lines, with "…" for the lines between.
 func TestTailKeepsTheCause(t *testing.T) {
-	tl := newTail(stderrTailLines)
+	tl := newTail(stderrTailLines, nil)
 	data, err := os.ReadFile("testdata/usage.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +119,7 @@ func TestTailOrderAndBounds(t *testing.T) {
 		{"the separator in a line", []string{"a | b", "c"}, "a ¦ b | c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tl := newTail(3)
+			tl := newTail(3, nil)
 			tl.readFrom(strings.NewReader(strings.Join(tc.lines, "\n")))
 			if got := tl.String(); got != tc.want {
 				t.Errorf("kept %q, want %q", got, tc.want)
@@ -124,7 +127,7 @@ func TestTailOrderAndBounds(t *testing.T) {
 		})
 	}
 
-	tl := newTail(stderrTailLines)
+	tl := newTail(stderrTailLines, nil)
 	for n := range 10000 {
 		tl.add(fmt.Sprintf("Error: %d", n))
 	}
@@ -140,7 +143,7 @@ func TestTailOrderAndBounds(t *testing.T) {
 // that its error carries, and before them the lines that look like a
 // cause, and says where there were more.
 func TestShortStderr(t *testing.T) {
-	tail := newTail(stderrTailLines)
+	tail := newTail(stderrTailLines, nil)
 	for n := range 8 {
 		tail.add(fmt.Sprintf("line %d", n+1))
 	}
@@ -211,7 +214,7 @@ func TestFitError(t *testing.T) {
 // separator of two lines is still one line for ShortStderr.
 func TestTailReadsLinesCut(t *testing.T) {
 	huge := strings.Repeat("x", 10<<20)
-	tail := newTail(stderrTailLines)
+	tail := newTail(stderrTailLines, nil)
 	tail.readFrom(strings.NewReader("first | with a pipe\n" + huge + "\nlast\r\n"))
 	want := []string{"first ¦ with a pipe", huge[:maxTailLine] + "…", "last"}
 	var got []string
@@ -225,8 +228,43 @@ func TestTailReadsLinesCut(t *testing.T) {
 	if got, want := ShortStderr(msg, 1), `server "s": session: process exited; stderr: … | last`; got != want {
 		t.Errorf("ShortStderr = %q, want %q", got, want)
 	}
-	if got := testing.AllocsPerRun(1, func() { newTail(1).readFrom(strings.NewReader(huge)) }); got > 20 {
+	if got := testing.AllocsPerRun(1, func() { newTail(1, nil).readFrom(strings.NewReader(huge)) }); got > 20 {
 		t.Errorf("reading a line of 10 MiB took %v allocations, want it read in pieces", got)
+	}
+}
+
+// TestTailRedacts: the tail keeps no part of a secret: not one that the
+// cut at maxTailLine splits, nor one that holds the separator of two lines,
+// nor one written in base64.
+func TestTailRedacts(t *testing.T) {
+	const secret = "sk | planted-5ecret-0123456789"
+	var secrets config.Secrets
+	secrets.Add(secret)
+	tail := newTail(stderrTailLines, &secrets)
+	straddles := strings.Repeat("x", maxTailLine-10) + secret + " and more"
+	b64 := "as base64: " + base64.StdEncoding.EncodeToString([]byte(secret))
+	tail.readFrom(strings.NewReader("token: " + secret + "\n" + straddles + "\n" + b64 + "\n"))
+	got := tail.String()
+	for _, part := range []string{secret[:10], secret[len(secret)-10:], "planted", "5ecret"} {
+		if strings.Contains(got, part) {
+			t.Errorf("the tail shows %q of the secret: %s", part, got)
+		}
+	}
+	if want := "token: [redacted] | " + strings.Repeat("x", maxTailLine-10) + "… | as base64: [redacted]"; got != want {
+		t.Errorf("tail = %q, want %q", got, want)
+	}
+}
+
+func TestWithoutStderr(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{`server "s": connect: EOF`, `server "s": connect: EOF`},
+		{`server "s": connect: EOF` + stderrMark + "Error: x | …", `server "s": connect: EOF`},
+		{"a: EOF" + stderrMark + "x\nb: EOF" + stderrMark + "y\nc: EOF", "a: EOF\nb: EOF\nc: EOF"},
+	} {
+		if got := WithoutStderr(tc.in); got != tc.want {
+			t.Errorf("WithoutStderr(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
 
