@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
 
 // ProjectFile is the name of the project file that [Load] discovers in
@@ -41,18 +42,11 @@ type TrustStore struct {
 // in, beside the OAuth tokens. lookupEnv reads the environment; nil means
 // os.LookupEnv.
 func DefaultTrustStore(lookupEnv func(string) (string, bool)) *TrustStore {
-	if lookupEnv == nil {
-		lookupEnv = os.LookupEnv
+	dir, err := userfile.StateDir(lookupEnv)
+	if err != nil {
+		return &TrustStore{}
 	}
-	if dir, _ := lookupEnv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		return &TrustStore{File: filepath.Join(dir, "switchboard", "trust.json")}
-	}
-	for _, home := range []string{"HOME", "USERPROFILE"} {
-		if dir, _ := lookupEnv(home); dir != "" {
-			return &TrustStore{File: filepath.Join(dir, ".local", "state", "switchboard", "trust.json")}
-		}
-	}
-	return &TrustStore{}
+	return &TrustStore{File: filepath.Join(dir, "trust.json")}
 }
 
 // trustFile is the content of a trust store.
@@ -161,40 +155,13 @@ func (s *TrustStore) read() (*trustFile, error) {
 	return f, nil
 }
 
-// write replaces the store with f atomically: a temporary file in its
-// directory, readable by its owner alone, renamed over it.
-func (s *TrustStore) write(f *trustFile) (err error) {
+// write replaces the store with f atomically, readable by its owner alone.
+func (s *TrustStore) write(f *trustFile) error {
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.File)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".trust-*.json")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), s.File)
+	return userfile.Replace(s.File, append(data, '\n'), nil)
 }
 
 // hash is the hex SHA-256 of data.

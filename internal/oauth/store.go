@@ -25,6 +25,8 @@ import (
 	"strings"
 
 	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
 
 // A Record is what a login leaves for a server: the token, and what it
@@ -55,15 +57,11 @@ type Store struct {
 // $XDG_STATE_HOME, or under ~/.local/state, where ~ is $HOME, or without
 // it $USERPROFILE (as Windows has), the home the config file is found in.
 func DefaultDir() (string, error) {
-	if dir := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(dir) {
-		return filepath.Join(dir, "switchboard", "oauth"), nil
+	dir, err := userfile.StateDir(nil)
+	if err != nil {
+		return "", fmt.Errorf("oauth: tokens: %w", err)
 	}
-	for _, home := range []string{"HOME", "USERPROFILE"} {
-		if dir := os.Getenv(home); dir != "" {
-			return filepath.Join(dir, ".local", "state", "switchboard", "oauth"), nil
-		}
-	}
-	return "", errors.New("oauth: no state directory for tokens: neither HOME nor USERPROFILE is set")
+	return filepath.Join(dir, "oauth"), nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -131,27 +129,7 @@ func (s *Store) Save(key string, r *Record) error {
 	if err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".tmp-"+key+"-*")
-	if err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	if err := makePrivate(tmp.Name()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("oauth: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path(key)); err != nil {
+	if err := userfile.Replace(s.path(key), data, makePrivate); err != nil {
 		return fmt.Errorf("oauth: %w", err)
 	}
 	return nil

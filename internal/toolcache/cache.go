@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
 
 // DefaultTTL is how long an entry is served after its list was fetched.
@@ -50,7 +52,7 @@ type Cache struct {
 	logger *slog.Logger
 
 	// beforeRename, if set, is called with the temporary file's path before
-	// it is renamed over the target. Tests use it to inject write failures.
+	// anything is written to it. Tests use it to inject write failures.
 	beforeRename func(tmp string) error
 
 	// mu protects servers. It is never held while a serverLock's mu is
@@ -431,60 +433,9 @@ func readFile(path string) (*file, error) {
 	}, nil
 }
 
-// writeFile atomically replaces path with data: it writes a temporary file in
-// the same directory, syncs it, and renames it over path. On error, path is
-// unchanged and the temporary file is removed.
-func (c *Cache) writeFile(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	// CreateTemp already uses 0600; Chmod makes it explicit and independent
-	// of the platform.
-	if err := f.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if c.beforeRename != nil {
-		if err := c.beforeRename(tmp); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes a rename in dir durable, where the platform allows it. It is
-// best-effort: the rename has already happened.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	d.Sync()
-	d.Close()
+// writeFile atomically replaces path with data (see userfile.Replace).
+func (c *Cache) writeFile(path string, data []byte) error {
+	return userfile.Replace(path, data, c.beforeRename)
 }
 
 // removeFile removes path; a missing file is not an error.
