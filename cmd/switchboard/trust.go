@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/switchboard-mcp/switchboard/config"
@@ -46,7 +47,13 @@ path and SHA-256, kept in switchboard/trust.json under $XDG_STATE_HOME
 // ${VAR}s are shown as written.
 func entryAction(s config.Server) string {
 	if s.TransportType() == config.Stdio {
-		return "runs " + strings.Join(append([]string{s.Command}, s.Args...), " ")
+		words := append([]string{s.Command}, s.Args...)
+		for i, w := range words {
+			if w == "" || strings.ContainsAny(w, " \t\n\"'\\$`") {
+				words[i] = strconv.Quote(w) // where one word ends shows
+			}
+		}
+		return "runs " + strings.Join(words, " ")
 	}
 	return "connects to " + s.DisplayURL()
 }
