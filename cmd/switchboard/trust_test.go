@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +80,7 @@ func TestUntrustedProjectFile(t *testing.T) {
 	ignored("not trusted")
 
 	stdout, stderr, code := cli(t, "trust")
-	if code != 0 || !strings.Contains(stdout, "trusted "+project+" as it is now") || !strings.Contains(stdout, "run: runs sh -c touch "+marker) {
+	if code != 0 || !strings.Contains(stdout, "trusted "+project+" as it is now") || !strings.Contains(stdout, "run: runs sh -c "+strconv.Quote("touch "+marker)) {
 		t.Fatalf("trust = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if _, stderr, _ := cli(t, "status", "--timeout", "3s"); strings.Contains(stderr, "trust") {
