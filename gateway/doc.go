@@ -29,6 +29,15 @@
 // subscribed to the URI. logging/setLevel is per session; the servers are
 // asked for the most verbose level any session wants.
 //
+// No client holds up another. The notifications the gateway sends a
+// session outside its requests (resources/updated, list_changed) go
+// through the session's own queue, sent by a goroutine of its own, never
+// by the manager's event dispatcher or the go-sdk's timer, which only
+// queue them; each write to a standalone stream has a deadline
+// (Options.StreamWriteTimeout). A session that leaves more than
+// Options.NotifyQueue unread is closed. Streamable HTTP sessions are at
+// most Options.MaxSessions, and expire after Options.SessionTimeout idle.
+//
 // With tool search on (Options.ToolSearch), tools/list holds search_tools
 // and call_tool (design §2), the tools of the servers marked alwaysLoad, and
 // the tools the session found, the MaxFoundPerSession found last; every

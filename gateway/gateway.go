@@ -36,6 +36,24 @@ type Options struct {
 	// The client, if it comes back, starts a new session, as the protocol
 	// asks. Default DefaultSessionTimeout; negative: never.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the client sessions the gateway holds at once: a
+	// request for a new Streamable HTTP session beyond it gets 503, with
+	// Retry-After, naming the limit, while the sessions held go on.
+	// Default DefaultMaxSessions; negative: no limit.
+	MaxSessions int
+	// NotifyQueue bounds the notifications (resources/updated,
+	// list_changed) a client session may have waiting to be sent: a
+	// session that leaves more unread is closed, with a warning, and its
+	// client may start a new one. Default DefaultNotifyQueue.
+	NotifyQueue int
+	// StreamWriteTimeout bounds each write to a client's standalone stream
+	// (its HTTP GET to /mcp): a client that stops reading loses the
+	// stream's connection. Default DefaultStreamWriteTimeout.
+	StreamWriteTimeout time.Duration
+	// SessionDropped, if set, is called with DropNotifyQueueFull for each
+	// session closed for NotifyQueue, and with DropMaxSessions for each
+	// session refused for MaxSessions, for a metric. It must not block.
+	SessionDropped func(reason string)
 	// AuthToken, if set, is required as "Authorization: Bearer AuthToken" on
 	// /mcp, /metrics, /status and /admin. /healthz and /readyz never require it:
 	// orchestrator probes carry no token.
@@ -74,6 +92,7 @@ type Gateway struct {
 	calls       inflight
 	sessions    sessions
 	progress    progressTokens
+	opening     opening
 
 	// mu serializes syncs and guards the following. Lock order: mu, then
 	// sessions.mu.
@@ -129,7 +148,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
 	g.server.AddReceivingMiddleware(g.intercept, g.unlisted)
-	g.server.AddSendingMiddleware(g.toolsListChanged)
+	g.server.AddSendingMiddleware(g.toolsListChanged, g.queueNotifications)
 	g.sessions.init()
 	g.calls.init()
 	g.unsubscribe = m.Subscribe(func(ev switchboard.Event) {
@@ -172,7 +191,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(methodNotFound(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(g.capSessions(g.writeBounded(methodNotFound(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           g.opts.Stateless,
@@ -180,7 +199,7 @@ func (g *Gateway) Handler() http.Handler {
 			SessionTimeout:      g.sessionTimeout(),
 			MaxRequestBodyBytes: g.opts.MaxRequestBytes,
 		},
-	))))))
+	))))))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	if g.opts.Metrics != nil {
@@ -193,7 +212,7 @@ func (g *Gateway) Handler() http.Handler {
 
 // DefaultSessionTimeout is how long an idle Streamable HTTP session lives
 // when Options.SessionTimeout is zero.
-const DefaultSessionTimeout = time.Hour
+const DefaultSessionTimeout = 10 * time.Minute
 
 // sessionTimeout is the go-sdk's SessionTimeout for o.SessionTimeout.
 func (g *Gateway) sessionTimeout() time.Duration {

@@ -54,6 +54,13 @@ type sessionState struct {
 	// stale reports that the session's tools/list may have changed since
 	// it was last told list_changed.
 	stale bool
+	// outbox holds the notifications waiting to be sent, oldest first, at
+	// most Options.NotifyQueue (see queueNotifications); sending reports
+	// that a goroutine sends them; overflowed, that the outbox overflowed
+	// and the session is being closed.
+	outbox     []queued
+	sending    bool
+	overflowed bool
 }
 
 func (s *sessions) init() { s.byID = make(map[*mcp.ServerSession]*sessionState) }

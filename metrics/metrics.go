@@ -45,6 +45,7 @@ type Metrics struct {
 	skippedLines    *skippedLines
 	reloads         *prometheus.CounterVec
 	reloadOK        prometheus.Gauge
+	sessionsDropped *prometheus.CounterVec
 
 	vecs []*prometheus.MetricVec
 
@@ -96,7 +97,10 @@ func New() *Metrics {
 		Name: "switchboard_config_last_reload_successful", Help: "1 if the last reload of the config applied all of it (or there was none), else 0.",
 	})
 	x.reloadOK.Set(1)
-	x.reg.MustRegister(x.reloads, x.reloadOK)
+	x.sessionsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_gateway_sessions_dropped_total", Help: "Client sessions the gateway closed or refused, by reason: notify_queue_full (the client did not read its notifications) or max_sessions (a new session beyond the limit).",
+	}, []string{"reason"})
+	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped)
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
@@ -183,6 +187,12 @@ func (x *Metrics) ConfigReloaded(outcome string) {
 	} else {
 		x.reloadOK.Set(0)
 	}
+}
+
+// SessionDropped counts a client session the gateway closed or refused, by
+// reason: see gateway.Options.SessionDropped.
+func (x *Metrics) SessionDropped(reason string) {
+	x.sessionsDropped.WithLabelValues(reason).Inc()
 }
 
 // Handler serves the metrics in the Prometheus text format.

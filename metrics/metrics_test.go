@@ -297,3 +297,18 @@ func TestConfigReloads(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionsDropped: the client sessions the gateway closed or refused
+// are counted by reason.
+func TestSessionsDropped(t *testing.T) {
+	x := New()
+	x.SessionDropped("notify_queue_full")
+	x.SessionDropped("max_sessions")
+	x.SessionDropped("max_sessions")
+	families, _ := scrape(t, x)
+	for reason, want := range map[string]float64{"notify_queue_full": 1, "max_sessions": 2} {
+		if got, _ := value(families, "switchboard_gateway_sessions_dropped_total", map[string]string{"reason": reason}); got != want {
+			t.Errorf("sessions dropped for %s = %v, want %v", reason, got, want)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		AuthToken:      token,
 		Metrics:        stats.Handler(),
 		Latency:        stats.Latency,
+		SessionDropped: stats.SessionDropped,
 		AllowOrigins:   origins,
 		ToolSearch:     *cmp.Or(toolSearch, &cfg.ToolSearch),
 	})
