@@ -44,7 +44,10 @@ type Options struct {
 	// NotifyQueue bounds the notifications (resources/updated,
 	// list_changed) a client session may have waiting to be sent: a
 	// session that leaves more unread is closed, with a warning, and its
-	// client may start a new one. Default DefaultNotifyQueue.
+	// client may start a new one. A notification the same as one waiting
+	// (the same list, the same resource) is not queued again, so that only
+	// a client that leaves this many different ones unread is closed.
+	// Default DefaultNotifyQueue.
 	NotifyQueue int
 	// StreamWriteTimeout bounds each write to a client's standalone stream
 	// (its HTTP GET to /mcp): a client that stops reading loses the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -63,7 +64,24 @@ func (g *Gateway) queueNotifications(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// enqueue adds n to ss's outbox, and starts its sender if none runs.
+// same reports whether n and o tell a client the same thing: the same
+// list changed, or the same resource was updated. A client that has one of
+// them waiting learns nothing from the other, so that a storm of them,
+// however long, takes one place in a slow client's outbox.
+func (n queued) same(o queued) bool {
+	if n.method != o.method {
+		return false
+	}
+	if n.method != "notifications/resources/updated" {
+		return true // a list_changed has no params
+	}
+	p, ok1 := n.req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+	q, ok2 := o.req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+	return ok1 && ok2 && p.URI == q.URI
+}
+
+// enqueue adds n to ss's outbox, unless the same notification waits there
+// already, and starts its sender if none runs.
 func (g *Gateway) enqueue(ss *mcp.ServerSession, n queued) {
 	s := &g.sessions
 	s.mu.Lock()
@@ -71,6 +89,10 @@ func (g *Gateway) enqueue(ss *mcp.ServerSession, n queued) {
 	if st == nil || st.overflowed {
 		s.mu.Unlock()
 		return // the gateway or the session is closing
+	}
+	if slices.ContainsFunc(st.outbox, n.same) {
+		s.mu.Unlock()
+		return // the client will be told once: it need not be told twice
 	}
 	limit := g.notifyQueue()
 	if len(st.outbox) < limit {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
@@ -120,7 +121,119 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 	panic("unreachable")
 }
 
-// TestStalledClientHoldsUpNoOther: a client subscribed to a resource that
+// stallRig is a gateway on a listener with small send buffers, in front of
+// a server of resources, and a client of it that stopped reading.
+type stallRig struct {
+	srv, added *mcptest.Server
+	m          *switchboard.Manager
+	g          *Gateway
+	endpoint   string
+	logs       *syncBuffer
+	drops      chan string
+	// stalled is the session of the client that stopped reading, after
+	// it subscribed to every URI.
+	stalled *mcp.ServerSession
+}
+
+// newStallRig serves uris with a gateway whose sessions queue at most
+// queue notifications, and opens a session subscribed to every URI that
+// stops reading its stream.
+func newStallRig(t *testing.T, queue int, uris []string) *stallRig {
+	t.Helper()
+	var resources []mcptest.ResourceSpec
+	for _, uri := range uris {
+		resources = append(resources, mcptest.ResourceSpec{URI: uri, Name: uri})
+	}
+	r := &stallRig{
+		srv:   mcptest.NewServer(mcptest.Script{Resources: resources}),
+		added: mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "new"}}}),
+		logs:  &syncBuffer{written: make(chan struct{}, 1)},
+		drops: make(chan string, 10),
+	}
+	r.m, r.g = setup(t, upstreams{"s": r.srv, "added": r.added}, []config.Server{entry("s", false)}, &Options{
+		Logger:             slog.New(slog.NewTextHandler(r.logs, nil)),
+		NotifyQueue:        queue,
+		StreamWriteTimeout: time.Second,
+		SessionDropped:     func(reason string) { r.drops <- reason },
+	})
+	hs := httptest.NewUnstartedServer(r.g.Handler())
+	hs.Listener = smallBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(func() {
+		r.g.Close() // ends every stream, which hs.Close waits for
+		hs.Close()
+	})
+	r.endpoint = hs.URL + "/mcp"
+
+	stalled := legacyInit(t, r.endpoint)
+	for i, uri := range uris {
+		if _, status := legacyPost(t, r.endpoint, stalled, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":%q}}`, i+2, uri)); status != http.StatusOK {
+			t.Fatalf("resources/subscribe %s: status %d", uri, status)
+		}
+	}
+	stalledStream(t, hs, stalled)
+	for ss := range r.g.Server().Sessions() {
+		if ss.ID() == stalled {
+			r.stalled = ss
+		}
+	}
+	if r.stalled == nil {
+		t.Fatalf("no session %s", stalled)
+	}
+	return r
+}
+
+// reader connects a client that reads, subscribed to uris, and returns it
+// with the URIs of the updates it is told of, and a channel that gets a
+// value for each tools/list_changed.
+func (r *stallRig) reader(t *testing.T, uris []string) (*mcp.ClientSession, <-chan string, <-chan struct{}) {
+	t.Helper()
+	updates, listChanged := make(chan string, 10000), make(chan struct{}, 100)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reader", Version: "v"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- req.Params.URI
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} },
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.endpoint, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for _, uri := range uris {
+		if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cs, updates, listChanged
+}
+
+// waiting is how many notifications the stalled session has waiting.
+func (r *stallRig) waiting() int {
+	r.g.sessions.mu.Lock()
+	defer r.g.sessions.mu.Unlock()
+	if st := r.g.sessions.byID[r.stalled]; st != nil {
+		return len(st.outbox)
+	}
+	return 0
+}
+
+// waitingUpdates is how many resources/updated the stalled session has
+// waiting.
+func (r *stallRig) waitingUpdates() int {
+	r.g.sessions.mu.Lock()
+	defer r.g.sessions.mu.Unlock()
+	n := 0
+	if st := r.g.sessions.byID[r.stalled]; st != nil {
+		for _, q := range st.outbox {
+			if q.method == "notifications/resources/updated" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestStalledClientHoldsUpNoOther: a client subscribed to resources that
 // stops reading its stream holds up no other client: another keeps getting
 // every resources/updated, and a reload's new server reaches it with
 // tools/list_changed; once the stalled session has more notifications
@@ -128,86 +241,42 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 // on.
 func TestStalledClientHoldsUpNoOther(t *testing.T) {
 	const queue = 32
-	srv, added := resourceServer("mem://a"), mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "new"}}})
-	logs := &syncBuffer{written: make(chan struct{}, 1)}
-	drops := make(chan string, 10)
-	m, g := setup(t, upstreams{"s": srv, "added": added}, []config.Server{entry("s", false)}, &Options{
-		Logger:             slog.New(slog.NewTextHandler(logs, nil)),
-		NotifyQueue:        queue,
-		StreamWriteTimeout: time.Second,
-		SessionDropped:     func(reason string) { drops <- reason },
-	})
-	hs := httptest.NewUnstartedServer(g.Handler())
-	hs.Listener = smallBuffers{hs.Listener}
-	hs.Start()
-	t.Cleanup(func() {
-		g.Close() // ends every stream, which hs.Close waits for
-		hs.Close()
-	})
-	endpoint := hs.URL + "/mcp"
+	// More resources than the queue holds: the same notification is
+	// queued once.
+	var uris []string
+	for i := range queue + 8 {
+		uris = append(uris, fmt.Sprintf("mem://%d", i))
+	}
+	r := newStallRig(t, queue, uris)
 
-	updates, listChanged := make(chan string, 10000), make(chan struct{}, 100)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reader", Version: "v"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			updates <- req.Params.URI
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} },
-	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://a"}); err != nil {
-		t.Fatal(err)
-	}
+	cs, updates, listChanged := r.reader(t, uris)
 
-	stalled := legacyInit(t, endpoint)
-	if _, status := legacyPost(t, endpoint, stalled, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"mem://a"}}`); status != http.StatusOK {
-		t.Fatalf("resources/subscribe: status %d", status)
-	}
-	stalledStream(t, hs, stalled)
-	var stalledSession *mcp.ServerSession
-	for ss := range g.Server().Sessions() {
-		if ss.ID() == stalled {
-			stalledSession = ss
-		}
-	}
-	if stalledSession == nil {
-		t.Fatalf("no session %s", stalled)
-	}
-
-	// update has the server tell of an update, and waits until the
-	// reader has it.
+	// update has the server tell of an update of the next resource, and
+	// waits until the reader has it.
 	n := 0
 	update := func() {
 		t.Helper()
+		uri := uris[n%len(uris)]
 		n++
-		if err := srv.NotifyResourceUpdated("mem://a"); err != nil {
+		if err := r.srv.NotifyResourceUpdated(uri); err != nil {
 			t.Fatal(err)
 		}
-		receive(t, updates, fmt.Sprintf("the reader's update %d", n))
-	}
-	// waiting is how many notifications the stalled session has waiting.
-	waiting := func() int {
-		g.sessions.mu.Lock()
-		defer g.sessions.mu.Unlock()
-		if st := g.sessions.byID[stalledSession]; st != nil {
-			return len(st.outbox)
+		if got := receive(t, updates, fmt.Sprintf("the reader's update %d", n)); got != uri {
+			t.Fatalf("the reader's update %d is of %s, want %s", n, got, uri)
 		}
-		return 0
 	}
 
 	// Until the stalled client's buffers are full, and then some: its
 	// updates wait in its queue.
-	for waiting() < queue/2 {
+	for r.waiting() < queue/2 {
 		if n > 10000 {
-			t.Fatalf("%d updates, and the stalled session has %d waiting", n, waiting())
+			t.Fatalf("%d updates, and the stalled session has %d waiting", n, r.waiting())
 		}
 		update()
 	}
 	// A reload adds a server: the reader is told its tools changed.
 	servers := []config.Server{entry("s", false), entry("added", false)}
-	if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: servers}); err != nil {
+	if _, err := r.m.Reconfigure(t.Context(), &config.Config{Servers: servers}); err != nil {
 		t.Fatal(err)
 	}
 	receive(t, listChanged, "the reader's tools/list_changed after the reload")
@@ -216,20 +285,43 @@ func TestStalledClientHoldsUpNoOther(t *testing.T) {
 	}
 
 	// More updates overflow the stalled session's queue: it is closed.
-	for len(drops) == 0 {
+	for len(r.drops) == 0 {
 		if n > 20000 {
 			t.Fatalf("%d updates, and the stalled session is still open", n)
 		}
 		update()
 	}
-	if reason := <-drops; reason != DropNotifyQueueFull {
+	if reason := <-r.drops; reason != DropNotifyQueueFull {
 		t.Errorf("the session was dropped for %q, want %q", reason, DropNotifyQueueFull)
 	}
 	ended := make(chan error, 1)
-	go func() { ended <- stalledSession.Wait() }()
+	go func() { ended <- r.stalled.Wait() }()
 	receive(t, ended, "the end of the stalled session")
 	update()
-	if want := "closing a client session that does not read its notifications"; !strings.Contains(logs.String(), want) {
-		t.Errorf("logs without %q:\n%s", want, logs.String())
+	if want := "closing a client session that does not read its notifications"; !strings.Contains(r.logs.String(), want) {
+		t.Errorf("logs without %q:\n%s", want, r.logs.String())
+	}
+}
+
+// TestSameNotificationQueuedOnce: a storm of updates of one resource takes
+// one place in the queue of a client that does not read: the session is
+// not closed for it.
+func TestSameNotificationQueuedOnce(t *testing.T) {
+	const queue = 4
+	r := newStallRig(t, queue, []string{"mem://a"})
+	// The reader's updates say when the stalled session's are queued: the
+	// gateway tells its sessions of one update before the next.
+	_, updates, _ := r.reader(t, []string{"mem://a"})
+	for i := range 50 * queue {
+		if err := r.srv.NotifyResourceUpdated("mem://a"); err != nil {
+			t.Fatal(err)
+		}
+		receive(t, updates, fmt.Sprintf("the reader's update %d", i+1))
+		if w := r.waitingUpdates(); w > 1 {
+			t.Fatalf("after %d updates of one resource, %d of them wait in the queue, want at most 1", i+1, w)
+		}
+	}
+	if len(r.drops) != 0 {
+		t.Errorf("the session was dropped (%s) for updates of one resource", <-r.drops)
 	}
 }
