@@ -120,6 +120,14 @@
 // ([*UnavailableError]). Whatever the state, the last lists stay, so a
 // down server's tools stay listed.
 //
+// A list is fetched whole, page by page, within limits on its items, its
+// bytes and its pages (see maxListItems in pages.go), so that a hostile
+// server costs a bounded amount of memory per fetch. A list over a limit
+// is dropped with a [*ListTooLargeError] and not retried: the first tool
+// list fails the attempt, which is retried on the schedule, each attempt
+// bounded the same way; any other keeps the previous list and is reported
+// as an EventList with the error.
+//
 // Every change is published as an [Event], in order, with a [Snapshot] of
 // the upstream as of the change, before anyone waiting for it wakes.
 //
