@@ -667,6 +667,19 @@ func (s *Server) NotifyToolsChanged() {
 	}
 }
 
+// LogToAll sends every open session one log message (notifications/message)
+// at level "error" with data, as a server that logs does: call it in a loop
+// for a storm. A session whose client set no logging level gets none (the
+// go-sdk's rule, which a hostile server would not keep).
+func (s *Server) LogToAll(data any) {
+	s.mu.Lock()
+	sessions := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		_ = sess.ss.Log(s.ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "mcptest", Data: data})
+	}
+}
+
 // rewriteListChanged is a sending middleware: it turns the marked progress
 // notifications of NotifyToolsChanged into notifications/tools/list_changed.
 func rewriteListChanged(next mcp.MethodHandler) mcp.MethodHandler {

@@ -159,6 +159,12 @@
 // JSON, so that the transport's own size limit applies to large results,
 // and skipped as it streams otherwise.
 //
+// The log lines about skipped lines, and a server's own log messages
+// (notifications/message, whether they go to a client or to the host's
+// log, on any transport), are bounded the same way, by a rateLog each (see
+// noise.go): a few lines per period, the rest counted in one summary line
+// at its end; a log message's data is cut at maxLogData besides.
+//
 // # Requests on behalf of a client
 //
 // A request whose context carries a [Peer] (see [WithPeer]; in the gateway,
