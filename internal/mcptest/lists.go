@@ -272,13 +272,25 @@ func (s *Server) floodPage(ctx context.Context, method string, req mcp.Request, 
 	var list, cursor string
 	switch p := req.GetParams().(type) {
 	case *mcp.ListToolsParams:
-		list, cursor = "tools", p.Cursor
+		list = "tools"
+		if p != nil {
+			cursor = p.Cursor
+		}
 	case *mcp.ListPromptsParams:
-		list, cursor = "prompts", p.Cursor
+		list = "prompts"
+		if p != nil {
+			cursor = p.Cursor
+		}
 	case *mcp.ListResourcesParams:
-		list, cursor = "resources", p.Cursor
+		list = "resources"
+		if p != nil {
+			cursor = p.Cursor
+		}
 	case *mcp.ListResourceTemplatesParams:
-		list, cursor = "templates", p.Cursor
+		list = "templates"
+		if p != nil {
+			cursor = p.Cursor
+		}
 	}
 	if !f.floods(list) {
 		return next(ctx, method, req)
