@@ -35,6 +35,7 @@ var (
 	ErrTimeout          = mcpconn.ErrTimeout          // see [mcpconn.ErrTimeout]
 	ErrClosed           = mcpconn.ErrClosed           // see [mcpconn.ErrClosed]
 	ErrRecursion        = mcpconn.ErrRecursion        // see [mcpconn.ErrRecursion]
+	ErrListTooLarge     = mcpconn.ErrListTooLarge     // see [mcpconn.ErrListTooLarge]
 	// ErrLoginRequired means the server asks for an OAuth login that no
 	// stored token answers (the needs-auth state): run `switchboard login
 	// NAME`, which stores one where the manager finds it.
@@ -89,3 +90,7 @@ type AmbiguousError = mcpconn.AmbiguousError
 // UnavailableError says why a request found its server without a session;
 // see [mcpconn.UnavailableError].
 type UnavailableError = mcpconn.UnavailableError
+
+// ListTooLargeError reports a server's list that went over a limit; see
+// [mcpconn.ListTooLargeError].
+type ListTooLargeError = mcpconn.ListTooLargeError

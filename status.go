@@ -51,6 +51,11 @@ type ServerStatus struct {
 	// Collisions lists resource URIs that this server offers but another
 	// one, configured first, serves.
 	Collisions []string
+	// Trespasses lists the public names of the tools and prompts that this
+	// server, which has no prefix, lists in another server's namespace
+	// (`victim__echo` while a server has the prefix "victim"), sorted: they
+	// are not exposed, and the name keeps meaning the other server's.
+	Trespasses []string
 	// Reconnects counts the connections made after the first.
 	Reconnects uint64
 	// Err is the last failure, redacted; nil while connected.
@@ -112,6 +117,7 @@ var (
 // clone returns a copy of s that shares nothing with it.
 func (s ServerStatus) clone() ServerStatus {
 	s.Collisions = append([]string(nil), s.Collisions...)
+	s.Trespasses = append([]string(nil), s.Trespasses...)
 	if s.ServerInfo != nil {
 		info := *s.ServerInfo
 		info.Icons = append([]mcp.Icon(nil), info.Icons...)

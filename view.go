@@ -60,6 +60,7 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 	v := &view{servers: prev.servers, byName: prev.byName, rejected: prev.rejected}
 	if lists {
 		m.buildCatalogs(v, snaps, prev.prepared)
+		m.warnTrespasses(prev, v)
 	} else {
 		v.tools, v.exposed, v.exposedByName, v.prepared = prev.tools, prev.exposed, prev.exposedByName, prev.prepared
 		v.prompts, v.resources = prev.prompts, prev.resources
@@ -70,6 +71,10 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 		for _, loser := range c.Losers {
 			lost[loser] = append(lost[loser], c.URI)
 		}
+	}
+	trespassed := make(map[string][]string)
+	for _, t := range v.trespasses() {
+		trespassed[t.Server] = append(trespassed[t.Server], t.Name)
 	}
 	v.statuses = make([]ServerStatus, 0, len(v.servers)+len(v.rejected))
 	for _, up := range v.servers {
@@ -92,6 +97,7 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 		if exposes(snap.State) {
 			st.Tools, st.Prompts, st.Resources = tools[st.Name], prompts[st.Name], resources[st.Name]
 			st.Deferred, st.Collisions = snap.Cached, lost[st.Name]
+			st.Trespasses = slices.Sorted(slices.Values(trespassed[st.Name]))
 		}
 		v.statuses = append(v.statuses, st)
 	}
@@ -115,11 +121,14 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 	)
 	for _, up := range v.servers {
 		snap := snaps[up.Name()]
-		if !exposes(snap.State) {
-			continue
-		}
 		cfg := snap.Config
 		prefix := cfg.PublicPrefix()
+		if !exposes(snap.State) {
+			// It exposes nothing now, but its namespace stays its own.
+			tools = append(tools, catalog.Source{Server: snap.Name, Prefix: prefix})
+			prompts = append(prompts, catalog.PromptSource{Server: snap.Name, Prefix: prefix})
+			continue
+		}
 		tools = append(tools, catalog.Source{Server: snap.Name, Prefix: prefix, Allow: cfg.Tools.Allow, Deny: cfg.Tools.Deny, Tools: snap.Tools})
 		prompts = append(prompts, catalog.PromptSource{Server: snap.Name, Prefix: prefix, Prompts: snap.Prompts})
 		resources = append(resources, catalog.ResourceSource{Server: snap.Name, Resources: snap.Resources, Templates: snap.Templates})
@@ -140,6 +149,36 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 		v.exposed[i] = Tool{Name: t.Name, Server: t.Server, Original: t.Original, Title: def.Title, Description: def.Description, def: &named, src: def, approval: m.opts.Approval}
 		v.exposedByName[t.Name] = i
 	}
+}
+
+// trespasses returns the tools, then the prompts, that servers with no
+// prefix list in another server's namespace, and that the view does not
+// expose.
+func (v *view) trespasses() []catalog.Trespass {
+	return append(v.tools.Trespasses(), v.prompts.Trespasses()...)
+}
+
+// warnTrespasses logs a warning for each tool or prompt that v leaves out
+// for being in another server's namespace, and that prev did not: once,
+// however many views leave it out after.
+func (m *Manager) warnTrespasses(prev, v *view) {
+	warn := func(kind string, was, now []catalog.Trespass) {
+		if len(now) == 0 {
+			return
+		}
+		known := make(map[catalog.Trespass]bool, len(was))
+		for _, t := range was {
+			known[t] = true
+		}
+		for _, t := range now {
+			if !known[t] {
+				m.opts.Logger.Warn("a server lists a "+kind+" in another server's namespace: not exposed",
+					"server", t.Server, kind, t.Original, "name", t.Name, "owner", t.Owner)
+			}
+		}
+	}
+	warn("tool", prev.tools.Trespasses(), v.tools.Trespasses())
+	warn("prompt", prev.prompts.Trespasses(), v.prompts.Trespasses())
 }
 
 // prepare returns raw as hosts get it: its input schema an object with

@@ -40,7 +40,26 @@ var (
 	// config changes or a manual reconnect; the error carries what it
 	// said, with the fix.
 	ErrRecursion = errors.New("refused to run: Switchboard would start itself again; remove this entry, or give that Switchboard a config of its own (--config)")
+	// ErrListTooLarge means a server's list of tools, prompts, resources
+	// or resource templates went over a limit on its items, its bytes or
+	// its pages, and was not taken. See [ListTooLargeError].
+	ErrListTooLarge = errors.New("list too large")
 )
+
+// ListTooLargeError reports a server's list that went over a limit: the
+// rest of it was not fetched, and nothing of it was taken. It wraps
+// [ErrListTooLarge]; the [ServerError] that carries it names the server.
+type ListTooLargeError struct {
+	List  string // "tools", "prompts", "resources" or "resource templates"
+	Limit string // what went over: "items", "bytes" or "pages"
+	Max   int    // the limit
+}
+
+func (e *ListTooLargeError) Error() string {
+	return fmt.Sprintf("%v: the %s list is over the limit of %d %s", ErrListTooLarge, e.List, e.Max, e.Limit)
+}
+
+func (e *ListTooLargeError) Unwrap() error { return ErrListTooLarge }
 
 // ServerError is an error from one server and one operation. Its Err is
 // already redacted.

@@ -88,6 +88,56 @@ func MayOwn(namePrefix, name string) bool {
 	return hashed && strings.HasPrefix(namePrefix, stem)
 }
 
+// Trespass is a tool or prompt that a server lists under a public name in
+// another server's namespace: a server with no prefix that lists
+// `victim__echo` while a server has the prefix "victim". It is not
+// exposed, so that the name, and a policy's `victim__*` glob, keep
+// meaning the server they name.
+type Trespass struct {
+	Server   string // the configured name of the server that listed it
+	Original string // its name on that server
+	Name     string // the public name it would have had
+	Owner    string // the configured name of the server whose namespace it is in
+}
+
+// namespaces maps each namespace that a source's prefix reserves (what
+// [NamePrefix] gives) to the server it is reserved for. A namespace that
+// several servers share is reserved for the first in name order.
+type namespaces map[string]string
+
+func (ns namespaces) reserve(server, prefix string) {
+	if p := NamePrefix(prefix); p != "" {
+		if owner, ok := ns[p]; !ok || server < owner {
+			ns[p] = server
+		}
+	}
+}
+
+// trespass returns the server whose namespace the public name candidate,
+// of a server whose names start with namePrefix, would be in, and whether
+// it would: only a server with no prefix can trespass, as every name of a
+// server with one is in its own namespace. Of nested namespaces, the
+// longest is the owner's.
+func (ns namespaces) trespass(namePrefix, candidate string) (owner string, ok bool) {
+	if namePrefix != "" {
+		return "", false
+	}
+	best := ""
+	for p, server := range ns {
+		if len(p) > len(best) && strings.HasPrefix(candidate, p) {
+			best, owner = p, server
+		}
+	}
+	return owner, best != ""
+}
+
+// sortTrespasses sorts trespasses by server, then public name.
+func sortTrespasses(ts []Trespass) {
+	slices.SortFunc(ts, func(a, b Trespass) int {
+		return cmp.Or(strings.Compare(a.Server, b.Server), strings.Compare(a.Name, b.Name), strings.Compare(a.Original, b.Original))
+	})
+}
+
 // hashedStem returns the stem of a name that [hashedName] may have made,
 // and whether it looks like one.
 func hashedStem(name string) (string, bool) {

@@ -181,9 +181,11 @@ func src(server string, toolNames ...string) Source {
 }
 
 func TestBuildNames(t *testing.T) {
-	// x and y share prefix "p", so both hash; their first tries are known.
-	px := hashedName("p__t", "x\x00t")
-	px1 := hashedName("p__t", "x\x00t\x001")
+	// x and y, with no prefix, both list t, so both hash; their first
+	// tries are known. (With a prefix, their namespace would be theirs: a
+	// server with none could not list the names.)
+	px := hashedName("t", "x\x00t")
+	px1 := hashedName("t", "x\x00t\x001")
 	tests := []struct {
 		name    string
 		sources []Source
@@ -233,28 +235,28 @@ func TestBuildNames(t *testing.T) {
 		{
 			name: "bare name wins over a hashed one",
 			sources: []Source{
-				{Server: "x", Prefix: "p", Tools: tools("t")},
-				{Server: "y", Prefix: "p", Tools: tools("t")},
+				{Server: "x", Prefix: "", Tools: tools("t")},
+				{Server: "y", Prefix: "", Tools: tools("t")},
 				{Server: "raw", Prefix: "", Tools: tools(px)},
 			},
 			want: sorted([]route{
 				{px, "raw", px},
 				{px1, "x", "t"},
-				{hashedName("p__t", "y\x00t"), "y", "t"},
+				{hashedName("t", "y\x00t"), "y", "t"},
 			}),
 		},
 		{
 			name: "iteration goes on until free",
 			sources: []Source{
-				{Server: "x", Prefix: "p", Tools: tools("t")},
-				{Server: "y", Prefix: "p", Tools: tools("t")},
+				{Server: "x", Prefix: "", Tools: tools("t")},
+				{Server: "y", Prefix: "", Tools: tools("t")},
 				{Server: "raw", Prefix: "", Tools: tools(px, px1)},
 			},
 			want: sorted([]route{
 				{px, "raw", px},
 				{px1, "raw", px1},
-				{hashedName("p__t", "x\x00t\x002"), "x", "t"},
-				{hashedName("p__t", "y\x00t"), "y", "t"},
+				{hashedName("t", "x\x00t\x002"), "x", "t"},
+				{hashedName("t", "y\x00t"), "y", "t"},
 			}),
 		},
 		{
@@ -269,15 +271,14 @@ func TestBuildNames(t *testing.T) {
 			},
 		},
 		{
-			name: "unprefixed collides with prefixed",
+			// The name is in docs's namespace: raw's tool is not exposed
+			// (see TestNamespaceIsReserved).
+			name: "unprefixed in a prefixed server's namespace",
 			sources: []Source{
 				{Server: "raw", Prefix: "", Tools: tools("docs__search")},
 				src("docs", "search"),
 			},
-			want: sorted([]route{
-				{"docs__search_" + sha8("docs\x00search"), "docs", "search"},
-				{"docs__search_" + sha8("raw\x00docs__search"), "raw", "docs__search"},
-			}),
+			want: []route{{"docs__search", "docs", "search"}},
 		},
 		{
 			name: "too long",
@@ -374,6 +375,54 @@ func TestBuildLongNames(t *testing.T) {
 	}
 	if len(got) != 4 {
 		t.Errorf("got %d tools, want 4", len(got))
+	}
+}
+
+// TestNamespaceIsReserved: each prefix reserves its namespace for its
+// server, even while the server exposes nothing: a tool or prompt of a
+// server with no prefix whose public name would be in it is not exposed,
+// and is reported as a trespass on that server. A server with a prefix is
+// in its own namespace, even nested in another's.
+func TestNamespaceIsReserved(t *testing.T) {
+	sources := []Source{
+		{Server: "victim", Prefix: "victim", Tools: tools("echo")},
+		{Server: "down", Prefix: "down"}, // exposes nothing now
+		{Server: "nested", Prefix: "victim__inner", Tools: tools("x")},
+		{Server: "attacker", Prefix: "", Tools: tools("victim__echo", "victim..other", "down__x", "victim__inner__x", "victim_echo", "own")},
+	}
+	v := Build(sources)
+	want := []route{
+		{"own", "attacker", "own"},
+		{"victim__echo", "victim", "echo"},
+		{"victim__inner__x", "nested", "x"},
+		{"victim_echo", "attacker", "victim_echo"},
+	}
+	if diff := cmp.Diff(want, routes(v.Tools())); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	wantT := []Trespass{
+		{Server: "attacker", Original: "down__x", Name: "down__x", Owner: "down"},
+		{Server: "attacker", Original: "victim__echo", Name: "victim__echo", Owner: "victim"},
+		{Server: "attacker", Original: "victim__inner__x", Name: "victim__inner__x", Owner: "nested"},
+		{Server: "attacker", Original: "victim..other", Name: "victim__other", Owner: "victim"},
+	}
+	if diff := cmp.Diff(wantT, v.Trespasses()); diff != "" {
+		t.Errorf("trespasses (-want +got):\n%s", diff)
+	}
+
+	pv := BuildPrompts([]PromptSource{
+		{Server: "victim", Prefix: "victim", Prompts: []*mcp.Prompt{{Name: "hello"}}},
+		{Server: "attacker", Prefix: "", Prompts: []*mcp.Prompt{{Name: "victim__hello"}, {Name: "mine"}}},
+	})
+	if diff := cmp.Diff([]string{"mine", "victim__hello"}, pv.Names()); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	if server, original, ok := pv.Route("victim__hello"); !ok || server != "victim" || original != "hello" {
+		t.Errorf("victim__hello routes to %q %q %v, want the victim's hello", server, original, ok)
+	}
+	wantP := []Trespass{{Server: "attacker", Original: "victim__hello", Name: "victim__hello", Owner: "victim"}}
+	if diff := cmp.Diff(wantP, pv.Trespasses()); diff != "" {
+		t.Errorf("prompt trespasses (-want +got):\n%s", diff)
 	}
 }
 

@@ -26,17 +26,24 @@ type Prompt struct {
 // PromptView is an immutable merged view of the prompts of many servers,
 // sorted by public name. A nil *PromptView behaves as an empty one.
 type PromptView struct {
-	prompts []Prompt
-	byName  map[string]int
+	prompts    []Prompt
+	byName     map[string]int
+	trespasses []Trespass // sorted by server and name
 }
 
-// BuildPrompts allocates public names and returns the merged view. It does
-// not depend on the order of sources.
+// BuildPrompts allocates public names and returns the merged view. Each
+// source's prefix reserves its namespace, as [Build]'s do. It does not
+// depend on the order of sources.
 func BuildPrompts(sources []PromptSource) *PromptView {
 	var (
-		prompts []Prompt
-		keys    []nameKey
+		prompts    []Prompt
+		keys       []nameKey
+		trespasses []Trespass
 	)
+	reserved := make(namespaces)
+	for _, src := range sources {
+		reserved.reserve(src.Server, src.Prefix)
+	}
 	seen := make(map[string]bool)
 	for _, src := range sources {
 		prefix := NamePrefix(src.Prefix)
@@ -45,19 +52,35 @@ func BuildPrompts(sources []PromptSource) *PromptView {
 				continue
 			}
 			seen[src.Server+"\x00"+p.Name] = true
+			candidate := candidateName(prefix, p.Name)
+			if owner, ok := reserved.trespass(prefix, candidate); ok {
+				trespasses = append(trespasses, Trespass{Server: src.Server, Original: p.Name, Name: candidate, Owner: owner})
+				continue
+			}
 			prompts = append(prompts, Prompt{Server: src.Server, Original: p.Name, Prompt: p})
-			keys = append(keys, nameKey{candidateName(prefix, p.Name), src.Server, p.Name})
+			keys = append(keys, nameKey{candidate, src.Server, p.Name})
 		}
 	}
 	for i, name := range allocate(keys) {
 		prompts[i].Name = name
 	}
 	slices.SortFunc(prompts, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
-	v := &PromptView{prompts: prompts, byName: make(map[string]int, len(prompts))}
+	sortTrespasses(trespasses)
+	v := &PromptView{prompts: prompts, byName: make(map[string]int, len(prompts)), trespasses: trespasses}
 	for i, p := range prompts {
 		v.byName[p.Name] = i
 	}
 	return v
+}
+
+// Trespasses returns the prompts that were not exposed because their
+// public names would be in another server's namespace, sorted by server
+// and name. The slice is new.
+func (v *PromptView) Trespasses() []Trespass {
+	if v == nil {
+		return nil
+	}
+	return slices.Clone(v.trespasses)
 }
 
 // Prompts returns every exposed prompt, sorted by public name, as copies.

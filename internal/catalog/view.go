@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"slices"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,8 +39,9 @@ type Tool struct {
 // public name. It is safe for concurrent use. A nil *View behaves as an empty
 // one.
 type View struct {
-	tools  []Tool         // sorted by Name; Tool.Tool is shared with the sources and never handed out
-	byName map[string]int // public name → index in tools
+	tools      []Tool         // sorted by Name; Tool.Tool is shared with the sources and never handed out
+	byName     map[string]int // public name → index in tools
+	trespasses []Trespass     // sorted by server and name
 }
 
 // Build applies each source's filters, allocates public names and returns
@@ -46,12 +49,22 @@ type View struct {
 // collision handling. A nil tool is skipped, and if a server lists the same
 // tool name twice, only the first definition is used.
 //
+// Each source's prefix reserves its namespace (`prefix__`): a tool of a
+// server with no prefix whose public name would be in it is not exposed,
+// and [View.Trespasses] lists it. A source with no tools (a server that
+// exposes none now) still reserves its namespace.
+//
 // The result does not depend on the order of sources or of their tools.
 func Build(sources []Source) *View {
 	var (
-		tools []Tool
-		keys  []nameKey
+		tools      []Tool
+		keys       []nameKey
+		trespasses []Trespass
 	)
+	reserved := make(namespaces)
+	for _, src := range sources {
+		reserved.reserve(src.Server, src.Prefix)
+	}
 	seen := make(map[string]bool)
 	for _, src := range sources {
 		prefix := NamePrefix(src.Prefix)
@@ -64,19 +77,35 @@ func Build(sources []Source) *View {
 				continue
 			}
 			seen[key] = true
+			candidate := candidateName(prefix, t.Name)
+			if owner, ok := reserved.trespass(prefix, candidate); ok {
+				trespasses = append(trespasses, Trespass{Server: src.Server, Original: t.Name, Name: candidate, Owner: owner})
+				continue
+			}
 			tools = append(tools, Tool{Server: src.Server, Original: t.Name, Tool: t})
-			keys = append(keys, nameKey{candidateName(prefix, t.Name), src.Server, t.Name})
+			keys = append(keys, nameKey{candidate, src.Server, t.Name})
 		}
 	}
 	for i, name := range allocate(keys) {
 		tools[i].Name = name
 	}
 	sortByName(tools)
-	v := &View{tools: tools, byName: make(map[string]int, len(tools))}
+	sortTrespasses(trespasses)
+	v := &View{tools: tools, byName: make(map[string]int, len(tools)), trespasses: trespasses}
 	for i, t := range v.tools {
 		v.byName[t.Name] = i
 	}
 	return v
+}
+
+// Trespasses returns the tools that were not exposed because their public
+// names would be in another server's namespace, sorted by server and name.
+// The slice is new; the caller may modify it.
+func (v *View) Trespasses() []Trespass {
+	if v == nil {
+		return nil
+	}
+	return slices.Clone(v.trespasses)
 }
 
 // Len returns the number of exposed tools.

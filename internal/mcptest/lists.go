@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -246,5 +248,111 @@ func promptHandler(p PromptSpec) mcp.PromptHandler {
 func resourceHandler(r ResourceSpec) mcp.ResourceHandler {
 	return func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.URI, MIMEType: "text/plain", Text: r.Text}}}, nil
+	}
+}
+
+// SetFlood replaces the script's Flood for the list requests that follow:
+// a server whose lists turn hostile. Nil ends the flood. It sends no
+// list_changed: see [Server.NotifyToolsChanged]. (The capabilities stay
+// those of the script.)
+func (s *Server) SetFlood(f *ListFlood) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flood = f
+}
+
+// floodPage answers a list request as the script's Flood says (see
+// [ListFlood]); a list it does not flood is next's to answer. The first
+// page is the server's own first page (its own cursor dropped) with the
+// made-up items added; the pages after it are made up whole.
+func (s *Server) floodPage(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	s.mu.Lock()
+	f := s.flood
+	s.mu.Unlock()
+	var list, cursor string
+	switch p := req.GetParams().(type) {
+	case *mcp.ListToolsParams:
+		list = "tools"
+		if p != nil {
+			cursor = p.Cursor
+		}
+	case *mcp.ListPromptsParams:
+		list = "prompts"
+		if p != nil {
+			cursor = p.Cursor
+		}
+	case *mcp.ListResourcesParams:
+		list = "resources"
+		if p != nil {
+			cursor = p.Cursor
+		}
+	case *mcp.ListResourceTemplatesParams:
+		list = "templates"
+		if p != nil {
+			cursor = p.Cursor
+		}
+	}
+	if !f.floods(list) {
+		return next(ctx, method, req)
+	}
+	pageNo := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(cursor, "flood-"))
+		if err != nil || !strings.HasPrefix(cursor, "flood-") || n < 1 {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown cursor"}
+		}
+		pageNo = n
+	}
+	var own mcp.Result
+	if pageNo == 0 {
+		var err error
+		if own, err = next(ctx, method, req); err != nil {
+			return nil, err
+		}
+	}
+	nextCursor := ""
+	if f.EndlessPages {
+		nextCursor = "flood-" + strconv.Itoa(pageNo+1)
+	}
+	desc := strings.Repeat("x", max(f.ItemBytes, 0))
+	items := max(f.Items, 1)
+	name := func(i int) string { return fmt.Sprintf("flood_%d_%d", pageNo, i) }
+	switch list {
+	case "tools":
+		out := &mcp.ListToolsResult{NextCursor: nextCursor}
+		if r, ok := own.(*mcp.ListToolsResult); ok {
+			out.Tools = slices.Clone(r.Tools)
+		}
+		for i := range items {
+			out.Tools = append(out.Tools, &mcp.Tool{Name: name(i), Description: desc, InputSchema: map[string]any{"type": "object"}})
+		}
+		return out, nil
+	case "prompts":
+		out := &mcp.ListPromptsResult{NextCursor: nextCursor}
+		if r, ok := own.(*mcp.ListPromptsResult); ok {
+			out.Prompts = slices.Clone(r.Prompts)
+		}
+		for i := range items {
+			out.Prompts = append(out.Prompts, &mcp.Prompt{Name: name(i), Description: desc})
+		}
+		return out, nil
+	case "resources":
+		out := &mcp.ListResourcesResult{NextCursor: nextCursor}
+		if r, ok := own.(*mcp.ListResourcesResult); ok {
+			out.Resources = slices.Clone(r.Resources)
+		}
+		for i := range items {
+			out.Resources = append(out.Resources, &mcp.Resource{URI: "flood://" + name(i), Name: name(i), Description: desc})
+		}
+		return out, nil
+	default:
+		out := &mcp.ListResourceTemplatesResult{NextCursor: nextCursor}
+		if r, ok := own.(*mcp.ListResourceTemplatesResult); ok {
+			out.ResourceTemplates = slices.Clone(r.ResourceTemplates)
+		}
+		for i := range items {
+			out.ResourceTemplates = append(out.ResourceTemplates, &mcp.ResourceTemplate{URITemplate: "flood://" + name(i) + "/{x}", Name: name(i), Description: desc})
+		}
+		return out, nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -115,5 +116,44 @@ func TestListTTL(t *testing.T) {
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil || res.TTLMs != 1500 {
 		t.Errorf("ListTools ttlMs = %v, %v; want 1500", res.TTLMs, err)
+	}
+}
+
+// TestListFlood: a flooded list carries the server's own items and the
+// made-up ones on its first page; with EndlessPages every page names the
+// next; SetFlood changes the flood for later requests, and nil ends it.
+func TestListFlood(t *testing.T) {
+	s := NewServer(Script{Tools: []ToolSpec{{Name: "echo"}}, Flood: &ListFlood{Lists: []string{"tools", "prompts"}, Items: 2, ItemBytes: 5, EndlessPages: true}})
+	defer s.Close()
+	cs := connectMemory(t, s, nil)
+	ctx := t.Context()
+	var names []string
+	cursor := ""
+	for range 3 {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+			if tool.Name != "echo" && tool.Description != "xxxxx" {
+				t.Errorf("tool %s: description %q, want 5 bytes", tool.Name, tool.Description)
+			}
+		}
+		if res.NextCursor == "" {
+			t.Fatalf("page after %q has no next cursor", cursor)
+		}
+		cursor = res.NextCursor
+	}
+	want := []string{"echo", "flood_0_0", "flood_0_1", "flood_1_0", "flood_1_1", "flood_2_0", "flood_2_1"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("tools of 3 pages (-want +got):\n%s", diff)
+	}
+	if pr, err := cs.ListPrompts(ctx, nil); err != nil || len(pr.Prompts) != 2 || pr.NextCursor != "flood-1" {
+		t.Errorf("prompts = %v, %v; want 2 made up, and a next page", pr, err)
+	}
+	s.SetFlood(nil)
+	if res, err := cs.ListTools(ctx, nil); err != nil || len(res.Tools) != 1 || res.NextCursor != "" {
+		t.Errorf("tools after the flood = %v, %v; want echo alone", res, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,10 +202,36 @@ type Script struct {
 	// process writes to stderr at start: "mcptest: stderr line N", N from
 	// 1, as a server that logs there does.
 	StderrLines int `json:"stderrLines,omitempty"`
+	// Flood, if set, makes the server's lists hostile: huge, or endless.
+	Flood *ListFlood `json:"flood,omitempty"`
 	// Stderr, for the command form only, is written to stderr at start,
 	// after StderrLines, as it is: a server's own text, with what a
 	// hostile one puts there (terminal escapes, say).
 	Stderr string `json:"stderr,omitempty"`
+}
+
+// A ListFlood makes a server's lists hostile, for tests of the limits on
+// what a client takes: each page of a flooded list carries Items made-up
+// items (after the server's own, on the first page), and with EndlessPages
+// every page names a next one, without end. The made-up items are listed
+// only: calling, getting or reading one fails. A flooded prompt or resource
+// list is offered even when the script has none.
+type ListFlood struct {
+	// Lists are the lists flooded: "tools", "prompts", "resources" and
+	// "templates" (resource templates). Nil means all four.
+	Lists []string `json:"lists,omitempty"`
+	// Items is how many made-up items each page carries; 0 means 1.
+	Items int `json:"items,omitempty"`
+	// ItemBytes is the length of each made-up item's description.
+	ItemBytes int `json:"itemBytes,omitempty"`
+	// EndlessPages gives every page a next cursor ("flood-N"): a list that
+	// never ends.
+	EndlessPages bool `json:"endlessPages,omitempty"`
+}
+
+// floods reports whether f floods the list named list.
+func (f *ListFlood) floods(list string) bool {
+	return f != nil && (f.Lists == nil || slices.Contains(f.Lists, list))
 }
 
 // implName returns the implementation name to report.

@@ -30,6 +30,8 @@ const (
 	methodCallTool          = "tools/call"
 	methodPing              = "ping"
 	methodListTemplates     = "resources/templates/list"
+	methodListPrompts       = "prompts/list"
+	methodListResources     = "resources/list"
 	notificationInitialized = "notifications/initialized"
 	notificationProgress    = "notifications/progress"
 	notificationToolsChange = "notifications/tools/list_changed"
@@ -75,6 +77,7 @@ type Server struct {
 	// setLevelGate, if not nil, holds logging/setLevel until closed.
 	setLevelGate chan struct{}
 	level        mcp.LoggingLevel // the last level a client set
+	flood        *ListFlood       // see SetFlood
 	failLists    int              // tools/list requests still to fail
 	listGate     chan struct{}    // holds tools/list while set
 	hangDeletes  bool             // see HangDeletes
@@ -114,6 +117,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 		s.garbage = garbage
 	}
 	s.counter.rec = rec
+	s.flood = script.Flood
 	s.mcp = mcp.NewServer(
 		&mcp.Implementation{Name: script.implName(), Version: "1.0.0"},
 		&mcp.ServerOptions{
@@ -151,10 +155,10 @@ func capabilities(script Script) *mcp.ServerCapabilities {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	//lint:ignore SA1019 the Progress tool logs, and the gateway forwards logs.
 	caps.Logging = &mcp.LoggingCapabilities{}
-	if len(script.Prompts) > 0 {
+	if len(script.Prompts) > 0 || script.Flood.floods("prompts") {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
-	if len(script.Resources) > 0 || len(script.Templates) > 0 {
+	if len(script.Resources) > 0 || len(script.Templates) > 0 || script.Flood.floods("resources") || script.Flood.floods("templates") {
 		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
 	}
 	if len(script.Prompts) > 0 || len(script.Templates) > 0 {
@@ -464,7 +468,7 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if err := s.listToolsFault(ctx, sess); err != nil {
 				return nil, err
 			}
-			res, err := next(ctx, method, req)
+			res, err := s.floodPage(ctx, method, req, next)
 			if err != nil {
 				return nil, err
 			}
@@ -501,6 +505,10 @@ func (s *Server) receive(next mcp.MethodHandler) mcp.MethodHandler {
 			if code := s.script.TemplatesError; code != 0 {
 				return nil, &jsonrpc.Error{Code: code, Message: fmt.Sprintf("resources/templates/list: error %d (TemplatesError)", code)}
 			}
+			return s.floodPage(ctx, method, req, next)
+
+		case methodListPrompts, methodListResources:
+			return s.floodPage(ctx, method, req, next)
 
 		case methodPing:
 			switch s.script.Ping {
@@ -656,6 +664,19 @@ func (s *Server) NotifyToolsChanged() {
 		// turn it into list_changed on its way out through the SDK's own
 		// send path.
 		_ = sess.ss.NotifyProgress(s.ctx, &mcp.ProgressNotificationParams{ProgressToken: listChangedToken})
+	}
+}
+
+// LogToAll sends every open session one log message (notifications/message)
+// at level "error" with data, as a server that logs does: call it in a loop
+// for a storm. A session whose client set no logging level gets none (the
+// go-sdk's rule, which a hostile server would not keep).
+func (s *Server) LogToAll(data any) {
+	s.mu.Lock()
+	sessions := slices.Collect(maps.Values(s.sessions))
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		_ = sess.ss.Log(s.ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "mcptest", Data: data})
 	}
 }
 

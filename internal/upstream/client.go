@@ -4,9 +4,12 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
+	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,6 +26,9 @@ type handlers struct {
 	redact func(string) string
 	peers  *peers
 	notes  *noteCount
+	// logs limits the server's log messages (see serverLog), and may be
+	// another upstream's (Options.LogSkippedWith).
+	logs *rateLog
 	// roots, if not nil (even empty), are the roots offered at first:
 	// the client then offers roots.
 	roots []*mcp.Root
@@ -62,19 +68,76 @@ func (h *handlers) tell(err error) {
 	}
 }
 
+// Limits on a server's log messages (notifications/message), wherever
+// they go, so that a server that logs without end floods neither a client
+// nor the gateway's log: at most serverLogBurst messages per
+// serverLogEvery per server (however many processes it runs for client
+// sessions), a summary line included, each with at most maxLogData bytes
+// of data. The messages over the limit are dropped, and counted in one
+// log line per period.
+const (
+	serverLogEvery = 10 * time.Second
+	serverLogBurst = 100
+	maxLogData     = 4 << 10
+)
+
+// newServerLogLimit returns the limit on the log messages of the server
+// called name, whose summary of dropped messages goes to logger, at Warn.
+func newServerLogLimit(logger *slog.Logger, name string) *rateLog {
+	limit := fmt.Sprintf("%d per %v", serverLogBurst, serverLogEvery)
+	return newRateLog(serverLogEvery, serverLogBurst, func(dropped int, first string) {
+		logger.Warn("dropped log messages from the server: over the limit", "server", name, "dropped", dropped, "limit", limit, "first", first)
+	})
+}
+
 // serverLog passes a log message from the server on to the peer it is for,
-// else to the gateway's own log.
+// else to the gateway's own log, within the server's limits: a message
+// over the rate is dropped, and its data is cut at maxLogData.
 func (h *handlers) serverLog(ctx context.Context, params *mcp.LoggingMessageParams) {
 	if params == nil {
 		return
 	}
 	p, linked, err := h.peers.route(params.Meta)
 	defer h.noteDone(linked)
+	if !h.logs.allow(func() string { return showLine(h.redact, []byte(logText(params.Data))) }) {
+		return
+	}
+	params = cutLogData(params)
 	if err == nil {
 		h.tell(p.Log(ctx, params))
 		return
 	}
 	h.log.Log(ctx, slogLevel(params.Level), "server log", "server", h.name, "logger", params.Logger, "data", h.redact(fmt.Sprint(params.Data)))
+}
+
+// logText returns the data of a log message as text: a string as it is,
+// anything else as JSON.
+func logText(data any) string {
+	if s, ok := data.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Sprint(data)
+	}
+	return string(b)
+}
+
+// cutLogData returns params, or, if its data is over maxLogData bytes as
+// text (see logText), a copy whose data is the start of that text, cut at
+// a character's start, followed by how long it was.
+func cutLogData(params *mcp.LoggingMessageParams) *mcp.LoggingMessageParams {
+	text := logText(params.Data)
+	if len(text) <= maxLogData {
+		return params
+	}
+	cut := maxLogData
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	out := *params
+	out.Data = fmt.Sprintf("%s… (cut: %d bytes, over the limit of %d)", text[:cut], len(text), maxLogData)
+	return &out
 }
 
 // slogLevel maps an MCP log level to slog's.

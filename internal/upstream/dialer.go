@@ -35,6 +35,7 @@ type dialer struct {
 	client   *mcp.Client // the client of every session
 	notes    *noteCount  // what the server says during requests, counted
 	noise    *noiseLog   // logs what stdout carries that is not JSON-RPC
+	logs     *rateLog    // limits the server's log messages (handlers.serverLog)
 	front    frontWatch  // see frontWatch
 
 	// closers joins every session being closed. Only the owner goroutine
@@ -64,8 +65,8 @@ type dialOptions struct {
 	sharedNoise   bool   // the log of skipped lines is another upstream's, which stops it
 }
 
-func newDialer(opts dialOptions, red *redactor, settings *settingsRef, client *mcp.Client, notes *noteCount, noise *noiseLog) *dialer {
-	d := &dialer{opts: opts, red: red, settings: settings, client: client, notes: notes, noise: noise, kill: make(chan struct{})}
+func newDialer(opts dialOptions, red *redactor, settings *settingsRef, client *mcp.Client, notes *noteCount, noise *noiseLog, logs *rateLog) *dialer {
+	d := &dialer{opts: opts, red: red, settings: settings, client: client, notes: notes, noise: noise, logs: logs, kill: make(chan struct{})}
 	d.life, d.endLife = context.WithCancel(context.Background())
 	return d
 }
@@ -420,10 +421,11 @@ func (d *dialer) skipLine(line []byte) {
 	d.noise.noted(line, func(line []byte) string { return showLine(d.red.redact, line) })
 }
 
-// stopNoise stops the log of skipped lines, unless it is another
-// upstream's (Options.LogSkippedWith).
+// stopNoise stops the log of skipped lines and the limit on log messages,
+// unless they are another upstream's (Options.LogSkippedWith).
 func (d *dialer) stopNoise() {
 	if !d.opts.sharedNoise {
 		d.noise.stop()
+		d.logs.stop()
 	}
 }

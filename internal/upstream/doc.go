@@ -120,6 +120,14 @@
 // ([*UnavailableError]). Whatever the state, the last lists stay, so a
 // down server's tools stay listed.
 //
+// A list is fetched whole, page by page, within limits on its items, its
+// bytes and its pages (see maxListItems in pages.go), so that a hostile
+// server costs a bounded amount of memory per fetch. A list over a limit
+// is dropped with a [*ListTooLargeError] and not retried: the first tool
+// list fails the attempt, which is retried on the schedule, each attempt
+// bounded the same way; any other keeps the previous list and is reported
+// as an EventList with the error.
+//
 // Every change is published as an [Event], in order, with a [Snapshot] of
 // the upstream as of the change, before anyone waiting for it wakes.
 //
@@ -150,6 +158,12 @@
 // a longer one is not held, but passed on as it streams if it starts like
 // JSON, so that the transport's own size limit applies to large results,
 // and skipped as it streams otherwise.
+//
+// The log lines about skipped lines, and a server's own log messages
+// (notifications/message, whether they go to a client or to the host's
+// log, on any transport), are bounded the same way, by a rateLog each (see
+// noise.go): a few lines per period, the rest counted in one summary line
+// at its end; a log message's data is cut at maxLogData besides.
 //
 // # Requests on behalf of a client
 //

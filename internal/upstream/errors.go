@@ -19,6 +19,7 @@ var (
 	ErrAmbiguous        = mcpconn.ErrAmbiguous
 	ErrNotSupported     = mcpconn.ErrNotSupported
 	ErrRecursion        = mcpconn.ErrRecursion
+	ErrListTooLarge     = mcpconn.ErrListTooLarge
 	// ErrKilled means a stdio server ignored its stdin's close and SIGTERM
 	// and was killed: it is gone, but was not stopped gracefully.
 	ErrKilled = errors.New("killed")
@@ -30,6 +31,10 @@ type Error = mcpconn.ServerError
 // AmbiguousError reports a call whose outcome is unknown; see
 // [mcpconn.AmbiguousError].
 type AmbiguousError = mcpconn.AmbiguousError
+
+// ListTooLargeError reports a server's list over a limit; see
+// [mcpconn.ListTooLargeError].
+type ListTooLargeError = mcpconn.ListTooLargeError
 
 // UnavailableError says why a request found no session; see
 // [mcpconn.UnavailableError].

@@ -227,7 +227,8 @@ func (ls *listSet) behind() bool {
 	return false
 }
 
-// reload fetches list l, retrying on reloadDelays. On final failure the
+// reload fetches list l, retrying on reloadDelays (a list over a limit is
+// not retried). On final failure the
 // previous list stays, an EventList with the error names the server, and
 // the list is not fetched again until the next notification.
 func (ls *listSet) reload(ctx context.Context, s *session, l List) wake {
@@ -240,6 +241,9 @@ func (ls *listSet) reload(ctx context.Context, s *session, l List) wake {
 			return wakeNone
 		}
 		ls.log.Warn("reloading a list failed", "list", l.String(), "error", ls.red.redact(err.Error()))
+		if errors.Is(err, ErrListTooLarge) {
+			break // it would be as large again
+		}
 	}
 	ls.fetched[l].Store(ls.listGen[l].Load())
 	ls.loadFailed("reload "+l.String(), l, err)

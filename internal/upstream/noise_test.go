@@ -11,8 +11,10 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -159,11 +161,11 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var logged []string
-		n := &noiseLog{log: func(lines int, first string) {
+		n := newNoiseLogFunc(func(lines int, first string) {
 			mu.Lock()
 			defer mu.Unlock()
 			logged = append(logged, fmt.Sprintf("%v: %d %s", time.Now().Format("05"), lines, first))
-		}}
+		})
 		show := func(line []byte) string { return string(line) }
 		check := func(want ...string) {
 			t.Helper()
@@ -247,5 +249,73 @@ func TestShowLine(t *testing.T) {
 	want := shown + strings.Repeat("é", (shownNoise-len("token=[redacted] \x1b[31mred\x1b[0m \u202e\xff tab\t"))/2) + "…"
 	if got := showLine(u.Redact, []byte(line)); got != want {
 		t.Errorf("showLine =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestServerLogStorm: a server that sends a 16 KiB log message every 10 ms
+// for 10 s gets at most serverLogBurst of them a period into the log, each
+// cut at maxLogData, and one line a period says how many were dropped.
+func TestServerLogStorm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const storm = 1000
+		var logs syncBuffer
+		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{Name: "chatty"}, &Options{
+			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		})
+		if err := u.SetLoggingLevel(t.Context(), "debug"); err != nil {
+			t.Fatal(err)
+		}
+		data := strings.Repeat("x", 16<<10)
+		for range storm {
+			srv.LogToAll(data)
+			mcptest.PassTime(10 * time.Millisecond)
+		}
+		mcptest.PassTime(serverLogEvery)
+		synctest.Wait()
+		out := logs.String()
+		if len(out) > 2*serverLogBurst*(maxLogData+1000) {
+			t.Errorf("%d bytes of log for a storm of %d MB, want no more than %d messages of %d bytes", len(out), storm*len(data)>>20, 2*serverLogBurst, maxLogData)
+		}
+		passed, dropped := 0, 0
+		for line := range strings.Lines(out) {
+			switch {
+			case strings.Contains(line, `msg="server log"`):
+				passed++
+				if !strings.Contains(line, "server=chatty") || !strings.Contains(line, "(cut: 16384 bytes, over the limit of 4096)") {
+					t.Errorf("log line %.200q..., want the server and the data cut", line)
+				}
+			case strings.Contains(line, "dropped log messages from the server"):
+				_, n, _ := strings.Cut(line, "dropped=")
+				n, _, _ = strings.Cut(n, " ")
+				k, err := strconv.Atoi(n)
+				if err != nil || !strings.Contains(line, "server=chatty") || !strings.Contains(line, `limit="100 per 10s"`) {
+					t.Errorf("summary %.300q, want the server, a count and the limit", line)
+				}
+				dropped += k
+			}
+		}
+		if passed > 2*serverLogBurst || passed+dropped != storm {
+			t.Errorf("%d messages logged and %d dropped, want at most %d logged and %d in all", passed, dropped, 2*serverLogBurst, storm)
+		}
+	})
+}
+
+// TestCutLogData: a log message's data over maxLogData is cut, as text,
+// at a character's start; a shorter one is passed as it is.
+func TestCutLogData(t *testing.T) {
+	//lint:ignore SA1019 Switchboard forwards logging while servers and clients use it.
+	short := &mcp.LoggingMessageParams{Level: "info", Data: map[string]any{"a": "b"}}
+	if got := cutLogData(short); got != short {
+		t.Errorf("cutLogData(short) = %v, want it unchanged", got)
+	}
+	//lint:ignore SA1019 Switchboard forwards logging while servers and clients use it.
+	long := &mcp.LoggingMessageParams{Level: "info", Data: map[string]any{"k": "a" + strings.Repeat("é", maxLogData)}}
+	got := cutLogData(long)
+	text, ok := got.Data.(string)
+	if !ok || !utf8.ValidString(text) || !strings.HasPrefix(text, `{"k":"aé`) || !strings.HasSuffix(text, "… (cut: 8201 bytes, over the limit of 4096)") || len(text) > maxLogData+100 {
+		t.Errorf("cutLogData(long) = %.100q...%q, want its start, as valid text, and what was cut", text, text[max(len(text)-60, 0):])
+	}
+	if _, ok := long.Data.(map[string]any); !ok {
+		t.Errorf("cutLogData changed the message it was given")
 	}
 }

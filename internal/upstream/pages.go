@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -15,17 +16,40 @@ type page[T any] struct {
 	ttlMs int    // the server's cache hint; 0 means none
 }
 
+// Limits on one list of a server (its tools, prompts, resources or
+// resource templates), all its pages together, so that a hostile server
+// costs a bounded amount of memory per fetch, however many items it lists
+// and whether or not its pages end. Each page is a response, within the
+// server's maxResponseBytes as well. A list over a limit is dropped whole
+// with a [*ListTooLargeError]: the fetch is not retried, and the previous
+// list stays (or, for the tools of a first connection, the attempt fails,
+// and is made again on the server's backoff schedule).
+const (
+	// maxListItems bounds the items of one list.
+	maxListItems = 10_000
+	// maxListBytes bounds the size of one list's items, as JSON.
+	maxListBytes = 16 << 20
+	// maxListPages bounds the pages of one list.
+	maxListPages = 100
+)
+
 // listPages follows cursors until the last page. A failed page is retried
 // within budget, which all pages share; the retry asks for the same page
-// again. A repeated cursor is an error: the list would never end. It also
-// returns the first page's cache hint. Each page is one request: a
-// serialized server's slot is held for it, never through a backoff.
-func listPages[T any](ctx context.Context, serial chan struct{}, budget *retryBudget, fetch func(context.Context, string) (page[T], error)) ([]T, time.Duration, error) {
+// again. A repeated cursor is an error: the list would never end. A list
+// named name that goes over maxListItems, maxListBytes or maxListPages is
+// an error too, before the next page is asked for. It also returns the
+// first page's cache hint. Each page is one request: a serialized server's
+// slot is held for it, never through a backoff.
+func listPages[T any](ctx context.Context, name string, serial chan struct{}, budget *retryBudget, fetch func(context.Context, string) (page[T], error)) ([]T, time.Duration, error) {
 	var items []T
 	var ttl time.Duration
+	var size, pages int
 	seen := make(map[string]bool)
 	cursor := ""
 	for {
+		if pages++; pages > maxListPages {
+			return nil, 0, &ListTooLargeError{List: name, Limit: "pages", Max: maxListPages}
+		}
 		var p page[T]
 		err := serially(ctx, serial, func() (err error) {
 			p, err = fetch(ctx, cursor)
@@ -47,6 +71,18 @@ func listPages[T any](ctx context.Context, serial chan struct{}, budget *retryBu
 		if cursor == "" {
 			ttl = time.Duration(p.ttlMs) * time.Millisecond
 		}
+		if len(items)+len(p.items) > maxListItems {
+			return nil, 0, &ListTooLargeError{List: name, Limit: "items", Max: maxListItems}
+		}
+		for _, item := range p.items {
+			b, err := json.Marshal(item)
+			if err != nil {
+				return nil, 0, err
+			}
+			if size += len(b); size > maxListBytes {
+				return nil, 0, &ListTooLargeError{List: name, Limit: "bytes", Max: maxListBytes}
+			}
+		}
 		items = append(items, p.items...)
 		if p.next == "" {
 			return items, ttl, nil
@@ -67,7 +103,7 @@ func listTools(ctx context.Context, s *session, serial chan struct{}, budget *re
 	if s.capabilities().Tools == nil {
 		return nil, 0, nil
 	}
-	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Tool], error) {
+	return listPages(ctx, "tools", serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Tool], error) {
 		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Tool]{}, err
@@ -78,7 +114,7 @@ func listTools(ctx context.Context, s *session, serial chan struct{}, budget *re
 
 // listPrompts fetches every page of the server's prompts.
 func listPrompts(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Prompt, time.Duration, error) {
-	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Prompt], error) {
+	return listPages(ctx, "prompts", serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Prompt], error) {
 		res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Prompt]{}, err
@@ -89,7 +125,7 @@ func listPrompts(ctx context.Context, s *session, serial chan struct{}, budget *
 
 // listResources fetches every page of the server's resources.
 func listResources(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.Resource, time.Duration, error) {
-	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Resource], error) {
+	return listPages(ctx, "resources", serial, budget, func(ctx context.Context, cursor string) (page[*mcp.Resource], error) {
 		res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.Resource]{}, err
@@ -100,7 +136,7 @@ func listResources(ctx context.Context, s *session, serial chan struct{}, budget
 
 // listTemplates fetches every page of the server's resource templates.
 func listTemplates(ctx context.Context, s *session, serial chan struct{}, budget *retryBudget) ([]*mcp.ResourceTemplate, time.Duration, error) {
-	return listPages(ctx, serial, budget, func(ctx context.Context, cursor string) (page[*mcp.ResourceTemplate], error) {
+	return listPages(ctx, "resource templates", serial, budget, func(ctx context.Context, cursor string) (page[*mcp.ResourceTemplate], error) {
 		res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			return page[*mcp.ResourceTemplate]{}, err

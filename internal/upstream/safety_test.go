@@ -389,7 +389,7 @@ func TestListPagesRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen []string
-			tools, _, err := listPages(t.Context(), nil, newRetryBudget(tc.retry), func(_ context.Context, cursor string) (page[*mcp.Tool], error) {
+			tools, _, err := listPages(t.Context(), "tools", nil, newRetryBudget(tc.retry), func(_ context.Context, cursor string) (page[*mcp.Tool], error) {
 				n := len(seen)
 				seen = append(seen, cursor)
 				if tc.fail[n] {
@@ -406,7 +406,7 @@ func TestListPagesRetries(t *testing.T) {
 		})
 	}
 	t.Run("repeated cursor", func(t *testing.T) {
-		_, _, err := listPages(t.Context(), nil, newRetryBudget(config.Retry{}), func(context.Context, string) (page[*mcp.Tool], error) {
+		_, _, err := listPages(t.Context(), "tools", nil, newRetryBudget(config.Retry{}), func(context.Context, string) (page[*mcp.Tool], error) {
 			return page[*mcp.Tool]{next: "secret-cursor"}, nil
 		})
 		if err == nil || strings.Contains(err.Error(), "secret-cursor") {
@@ -420,7 +420,7 @@ func TestListPagesRetries(t *testing.T) {
 			done := make(chan error)
 			go func() {
 				first := true
-				_, _, err := listPages(t.Context(), serial, newRetryBudget(config.Retry{Max: 1}), func(context.Context, string) (page[*mcp.Tool], error) {
+				_, _, err := listPages(t.Context(), "tools", serial, newRetryBudget(config.Retry{Max: 1}), func(context.Context, string) (page[*mcp.Tool], error) {
 					if first {
 						first = false
 						close(failed)

@@ -63,7 +63,8 @@ type Options struct {
 	// does not warn again.
 	QuietNoise func() bool
 	// LogSkippedWith, if set, is the upstream whose log of skipped lines
-	// this one's share, with its limit of one log line every 10 s: for a
+	// this one's share, with its limit of one log line every 10 s, and
+	// whose limit on the server's log messages this one's share: for a
 	// process that stands for another upstream's server.
 	LogSkippedWith *Upstream
 	// OAuth, if set, logs in to the http and sse servers that ask for it:
@@ -126,20 +127,20 @@ func New(srv config.Server, opts *Options) *Upstream {
 	notes := &noteCount{}
 	u.peers = &peers{notes: notes}
 	u.lists = newListSet(&u.settings, u.red, o.Logger)
+	noise, logs := newNoiseLog(o.Logger, o.QuietNoise), newServerLogLimit(o.Logger, srv.Name)
+	if o.LogSkippedWith != nil {
+		noise, logs = o.LogSkippedWith.dial.noise, o.LogSkippedWith.dial.logs
+	}
 	client := (&handlers{
 		name: srv.Name, impl: o.Client, log: o.Logger, redact: u.red.redact,
-		peers: u.peers, notes: notes, roots: o.Roots,
+		peers: u.peers, notes: notes, roots: o.Roots, logs: logs,
 		listChanged: u.lists.listChanged, resourceUpdated: u.lists.resourceUpdated,
 	}).newClient()
 	u.roots = &rootSet{client: client, roots: o.Roots}
-	noise := newNoiseLog(o.Logger, o.QuietNoise)
-	if o.LogSkippedWith != nil {
-		noise = o.LogSkippedWith.dial.noise
-	}
 	u.dial = newDialer(dialOptions{
 		dial: o.Dial, lookupEnv: o.LookupEnv, oauth: o.OAuth, log: o.Logger, stopGrace: o.StopGrace,
 		check: o.Check, onSkippedLine: o.OnSkippedLine, sharedNoise: o.LogSkippedWith != nil,
-	}, u.red, &u.settings, client, notes, noise)
+	}, u.red, &u.settings, client, notes, noise, logs)
 	u.sup = newSupervisor(u.red, o.OnEvent, o.Rand, &u.settings, u.dial, u.lists)
 	u.lists.publish, u.lists.commit = u.sup.publish, u.sup.commit
 	u.calls = &requester{
