@@ -80,6 +80,9 @@ type StatusRow struct {
 	// Collisions are the resource URIs that the server offers but another
 	// one, configured first, serves.
 	Collisions []string `json:"collisions,omitempty"`
+	// Trespasses are the tools and prompts that the server lists in
+	// another server's namespace, which it may not expose.
+	Trespasses []string `json:"trespasses,omitempty"`
 }
 
 // A StatusReport is what /status answers to a client that accepts JSON
@@ -136,7 +139,7 @@ func (g *Gateway) statusReport() StatusReport {
 	down := 0
 	for _, s := range statuses {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
-			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, SkippedLines: s.SkippedLines, P50: "-", P99: "-", Collisions: s.Collisions}
+			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, SkippedLines: s.SkippedLines, P50: "-", P99: "-", Collisions: s.Collisions, Trespasses: s.Trespasses}
 		if s.State == switchboard.StateNeedsAuth {
 			row.Action = oauth.LoginCommand(s.Name, s.Source, nil)
 		}

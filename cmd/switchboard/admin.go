@@ -139,7 +139,7 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 	}
 	notes := make([]statusNote, len(report.Servers))
 	for i, s := range report.Servers {
-		notes[i] = statusNote{s.Name, s.Collisions, s.SkippedLines}
+		notes[i] = statusNote{s.Name, s.Collisions, s.Trespasses, s.SkippedLines}
 	}
 	return printNotes(e.stdout, notes)
 }

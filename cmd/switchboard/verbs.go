@@ -365,11 +365,14 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			// Collisions are the resource URIs that the server offers but
 			// another one, configured first, serves.
 			Collisions []string `json:"collisions,omitempty"`
+			// Trespasses are the tools and prompts, in another server's
+			// namespace, that the server lists and is not let expose.
+			Trespasses []string `json:"trespasses,omitempty"`
 		}
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
 			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions})
+				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions, Trespasses: s.Trespasses})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -388,23 +391,35 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	}
 	notes := make([]statusNote, len(statuses))
 	for i, s := range statuses {
-		notes[i] = statusNote{s.Name, s.Collisions, s.SkippedLines}
+		notes[i] = statusNote{s.Name, s.Collisions, s.Trespasses, s.SkippedLines}
 	}
 	return printNotes(e.stdout, notes)
 }
 
 // A statusNote is what a status table says below it about one server: the
 // resource URIs it offers that another server, configured first, serves,
-// and how many lines it wrote on stdout that are not JSON-RPC.
+// the names it lists in another server's namespace, and how many lines it
+// wrote on stdout that are not JSON-RPC.
 type statusNote struct {
 	name       string
 	collisions []string
+	trespasses []string
 	skipped    uint64
 }
 
-// shownCollisions is how many of a server's colliding resource URIs a
-// status table shows; --json lists them all.
+// shownCollisions is how many of a server's colliding resource URIs, or of
+// its trespassing names, a status table shows; --json lists them all.
 const shownCollisions = 3
+
+// shownList joins at most shownCollisions of items, and says how many more
+// --json lists.
+func shownList(items []string) string {
+	shown := strings.Join(items[:min(len(items), shownCollisions)], ", ")
+	if more := len(items) - shownCollisions; more > 0 {
+		shown += fmt.Sprintf(" and %d more (--json lists them)", more)
+	}
+	return shown
+}
 
 // printNotes prints, below a status table, the notes that say something,
 // after a blank line.
@@ -412,11 +427,10 @@ func printNotes(w io.Writer, notes []statusNote) error {
 	var lines []string
 	for _, n := range notes {
 		if uris := n.collisions; len(uris) > 0 {
-			shown := strings.Join(uris[:min(len(uris), shownCollisions)], ", ")
-			if more := len(uris) - shownCollisions; more > 0 {
-				shown += fmt.Sprintf(" and %d more (--json lists them)", more)
-			}
-			lines = append(lines, fmt.Sprintf("%s: %s served by a server configured before it: %s", n.name, count(len(uris), "resource URI"), shown))
+			lines = append(lines, fmt.Sprintf("%s: %s served by a server configured before it: %s", n.name, count(len(uris), "resource URI"), shownList(uris)))
+		}
+		if names := n.trespasses; len(names) > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %s in another server's namespace, not exposed: %s", n.name, count(len(names), "name"), shownList(names)))
 		}
 		if n.skipped > 0 {
 			lines = append(lines, fmt.Sprintf("%s: skipped %s on stdout (not JSON-RPC)", n.name, count(int(n.skipped), "line")))
