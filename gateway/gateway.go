@@ -182,7 +182,9 @@ func (g *Gateway) Handler() http.Handler {
 		},
 	))))))
 	mux.HandleFunc("GET /healthz", g.healthz)
-	mux.HandleFunc("GET /readyz", g.readyz)
+	// /readyz names the servers: not for a page that reached a loopback
+	// listener under another host's name (DNS rebinding).
+	mux.Handle("GET /readyz", g.guarded(http.HandlerFunc(g.readyz)))
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}
