@@ -172,7 +172,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(methodNotFound(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.guarded(g.authorized(limitBatch(g.opts.MaxRequestBytes, g.tracked(methodNotFound(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           g.opts.Stateless,
@@ -180,7 +180,7 @@ func (g *Gateway) Handler() http.Handler {
 			SessionTimeout:      g.sessionTimeout(),
 			MaxRequestBodyBytes: g.opts.MaxRequestBytes,
 		},
-	))))))
+	)))))))
 	mux.HandleFunc("GET /healthz", g.healthz)
 	// /readyz names the servers: not for a page that reached a loopback
 	// listener under another host's name (DNS rebinding).
