@@ -34,7 +34,8 @@ const (
 type HTTPOptions struct {
 	// MaxConns bounds the connections open at once. A new connection over
 	// the limit closes the one that has waited longest for a request (an
-	// idle keep-alive connection, or a new one that has sent nothing yet);
+	// idle keep-alive connection, or a new one whose headers have not all
+	// come);
 	// if every connection is in a request, the new one is closed at once.
 	// Default DefaultMaxConns.
 	MaxConns int
