@@ -35,9 +35,8 @@ type HTTPOptions struct {
 	// MaxConns bounds the connections open at once. A new connection over
 	// the limit closes the one that has waited longest for a request (an
 	// idle keep-alive connection, or a new one whose headers have not all
-	// come);
-	// if every connection is in a request, the new one is closed at once.
-	// Default DefaultMaxConns.
+	// come); if every connection is in a request, the new one is closed at
+	// once. Default DefaultMaxConns.
 	MaxConns int
 	// ReadHeaderTimeout bounds the wait for a request's headers. Default
 	// DefaultReadHeaderTimeout.
