@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // authorized requires the bearer token, if one is configured. The token is
@@ -19,9 +20,23 @@ func (g *Gateway) authorized(next http.Handler) http.Handler {
 		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
-			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			refuse(w, r, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers r with code and msg, without reading its body, and ends
+// its connection: the server would otherwise read what is left of the body
+// (up to 256 KiB) before it answers, and again before it closes, from a
+// client that may never send it.
+func refuse(w http.ResponseWriter, r *http.Request, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	if r.ProtoMajor == 1 {
+		// Over HTTP/2, an expired deadline resets the stream, answer and
+		// all; its server reads no body on its own.
+		http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	http.Error(w, msg, code)
 }

@@ -2,6 +2,10 @@
 // servers of a [switchboard.Manager] offer over stdio or Streamable HTTP,
 // through a go-sdk [mcp.Server], with /healthz and /readyz beside /mcp.
 //
+// [Gateway.Handler] is the HTTP face; [NewHTTPServer] serves it within
+// bounds on connections and on clients that send or read nothing, as the
+// switchboard command does.
+//
 // The gateway registers the manager's merged tools and prompts under their
 // public names, and its resources and templates under their own URIs, each
 // definition as the server gave it but for the name. It routes every

@@ -194,7 +194,7 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 // is set, /metrics.
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", g.guarded(g.authorized(g.tracked(g.capSessions(g.writeBounded(methodNotFound(mcp.NewStreamableHTTPHandler(
+	mux.Handle("/mcp", g.guarded(g.authorized(limitBatch(g.opts.MaxRequestBytes, g.tracked(g.capSessions(g.writeBounded(methodNotFound(mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
 			Stateless:           g.opts.Stateless,
@@ -202,9 +202,11 @@ func (g *Gateway) Handler() http.Handler {
 			SessionTimeout:      g.sessionTimeout(),
 			MaxRequestBodyBytes: g.opts.MaxRequestBytes,
 		},
-	))))))))
+	)))))))))
 	mux.HandleFunc("GET /healthz", g.healthz)
-	mux.HandleFunc("GET /readyz", g.readyz)
+	// /readyz names the servers: not for a page that reached a loopback
+	// listener under another host's name (DNS rebinding).
+	mux.Handle("GET /readyz", g.guarded(http.HandlerFunc(g.readyz)))
 	if g.opts.Metrics != nil {
 		mux.Handle("GET /metrics", g.guarded(g.authorized(g.opts.Metrics)))
 	}

@@ -18,11 +18,11 @@ import (
 func (g *Gateway) guarded(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if origin := r.Header.Get("Origin"); origin != "" && !g.allowedOrigin(origin) {
-			http.Error(w, fmt.Sprintf("forbidden: origin %q is not allowed (see --allow-origin)", origin), http.StatusForbidden)
+			refuse(w, r, fmt.Sprintf("forbidden: origin %q is not allowed (see --allow-origin)", origin), http.StatusForbidden)
 			return
 		}
 		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopbackHost(local.String()) && !isLoopbackHost(r.Host) {
-			http.Error(w, fmt.Sprintf("forbidden: host %q does not name this loopback listener", r.Host), http.StatusForbidden)
+			refuse(w, r, fmt.Sprintf("forbidden: host %q does not name this loopback listener", r.Host), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

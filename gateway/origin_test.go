@@ -16,8 +16,9 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 
 // TestListenerRefusesOtherSitesAndHosts: a request from another site's
 // origin, or naming another host on the loopback listener, gets 403 on
-// /mcp and /metrics; loopback origins and the allowed ones get through; a
-// body over the limit gets 413.
+// /mcp, /metrics, /status, /admin and /readyz (which names the servers);
+// loopback origins and the allowed ones get through, and /healthz answers
+// anyone; a body over the limit gets 413.
 func TestListenerRefusesOtherSitesAndHosts(t *testing.T) {
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	_, g := setup(t, upstreams{"m": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("m", false)},
@@ -68,7 +69,11 @@ func TestListenerRefusesOtherSitesAndHosts(t *testing.T) {
 		{"the status page from loopback", "GET", "/status", "", "", "", http.StatusOK},
 		{"another site reconnecting a server", "POST", "/admin/reconnect/m", "http://evil.example", "", "", http.StatusForbidden},
 		{"a rebound host reconnecting a server", "POST", "/admin/reconnect/m", "", "evil.example", "", http.StatusForbidden},
-		{"probes are never guarded", "GET", "/healthz", "http://evil.example", "", "", http.StatusOK},
+		{"liveness is never guarded", "GET", "/healthz", "http://evil.example", "", "", http.StatusOK},
+		{"liveness under any host's name", "GET", "/healthz", "", "evil.example", "", http.StatusOK},
+		{"a rebound host reading readiness", "GET", "/readyz", "", "evil.example", "", http.StatusForbidden},
+		{"another site reading readiness", "GET", "/readyz", "http://evil.example", "", "", http.StatusForbidden},
+		{"readiness from loopback", "GET", "/readyz", "", "", "", http.StatusOK},
 		{"a body over the limit", "POST", "/mcp", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + string(bytes.Repeat([]byte("x"), 2<<10)) + `"}}`, http.StatusRequestEntityTooLarge},
 	} {
 		if code, body := do(tc.method, tc.path, tc.origin, tc.host, tc.body); code != tc.want {

@@ -133,6 +133,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"call", "x", "[1,2]"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"call", "x", "{nope"}, "JSON-ARGS must be a JSON object"},
 		{[]string{"serve", "--stdio", "--listen", "127.0.0.1:0"}, "exclude each other"},
+		{[]string{"serve", "--max-conns", "-1"}, "serve: --max-conns -1: must not be negative"},
 		{[]string{"serve", "--tool-search", "sometimes"}, `serve: invalid value "sometimes" for flag --tool-search: want off, on, auto or auto:N`},
 		{[]string{"serve", "--tool-search", "auto:-1"}, `invalid value "auto:-1" for flag --tool-search: want off, on, auto or auto:N`},
 		{[]string{"tools", "--timeout", "5"}, `tools: invalid value "5" for flag --timeout: want a duration with its unit, such as 500ms, 30s or 2m`},

@@ -6,7 +6,7 @@
 //
 //	switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
 //	                    [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
-//	                    [--tool-search off|on|auto[:N]]
+//	                    [--tool-search off|on|auto[:N]] [--max-conns N]
 //	switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]] [--timeout D]
 //	switchboard call    [--config F]... TOOL [JSON-ARGS] [--timeout D]
 //	switchboard status  [--config F]... [--json] [--timeout D]
@@ -101,7 +101,7 @@ const usage = `switchboard puts every configured MCP server behind one MCP endpo
 Usage:
   switchboard serve   [--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--allow-origin ORIGIN]...
                       [--auth-token-env NAME] [--insecure] [--startup-gate D] [--shutdown-timeout D]
-                      [--tool-search off|on|auto[:N]]
+                      [--tool-search off|on|auto[:N]] [--max-conns N]
   switchboard tools   [--config F]... [--json] [--search QUERY [--limit N]] [--timeout D]
   switchboard call    [--config F]... TOOL [JSON-ARGS] [--timeout D]
   switchboard status  [--config F]... [--json] [--timeout D]

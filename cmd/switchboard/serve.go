@@ -29,7 +29,7 @@ const defaultShutdownTimeout = 10 * time.Second
 // serve runs the gateway until SIGINT or SIGTERM.
 func (e *env) serve(ctx context.Context, args []string) error {
 	var paths configPaths
-	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--startup-gate D] [--shutdown-timeout D] [--tool-search MODE]")
+	fs := e.flags("serve", "[--config F]... [--listen HOST:PORT | --stdio] [--stateless] [--auth-token-env NAME] [--insecure] [--allow-origin ORIGIN]... [--startup-gate D] [--shutdown-timeout D] [--tool-search MODE] [--max-conns N]")
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7777", "serve Streamable HTTP at `HOST:PORT`/mcp")
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
@@ -40,6 +40,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	gate := durationFlag(fs, "startup-gate", switchboard.DefaultStartupGate, "wait `D` at the start, and in a client's handshake or list, for servers making their first connection (0: not at all); later ones arrive with list_changed")
 	var origins originList
 	fs.Var(&origins, "allow-origin", "accept browser requests from `ORIGIN` (such as https://app.example.com), besides loopback ones (repeatable)")
+	maxConns := fs.Int("max-conns", gateway.DefaultMaxConns, "serve at most `N` connections at once: over it, a new one closes the longest idle one, or is closed if every one is in a request (0: no limit)")
 	var toolSearch *config.ToolSearch // nil: the config's
 	fs.Func("tool-search", "serve the tools behind search_tools and call_tool: `MODE` off, on, or auto[:N] (on while more than N tools are exposed; N 40 by default); overrides the config's \"toolSearch\"", func(v string) error {
 		ts, err := config.ParseToolSearch(v)
@@ -57,6 +58,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	if *gate < 0 {
 		return usageErrorf("serve: --startup-gate %v: must not be negative", *gate)
+	}
+	if *maxConns < 0 {
+		return usageErrorf("serve: --max-conns %d: must not be negative", *maxConns)
 	}
 	if *stdio && given(fs)["listen"] {
 		return usageErrorf("serve: --stdio and --listen exclude each other")
@@ -104,7 +108,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *stdio {
 		return e.serveStdio(ctx, m, g, logger)
 	}
-	return e.serveHTTP(ctx, *listen, *shutdownTimeout, m, g, logger)
+	limits := &gateway.HTTPOptions{MaxConns: *maxConns, Logger: logger}
+	if *maxConns == 0 {
+		limits.MaxConns = -1 // no limit
+	}
+	return e.serveHTTP(ctx, *listen, *shutdownTimeout, limits, m, g, logger)
 }
 
 // startupGate is the manager's gate for --startup-gate d: the manager
@@ -180,7 +188,7 @@ func listsNothingYet(s switchboard.ServerStatus) bool {
 // or the startup gate has passed; it shuts down gracefully on a signal:
 // the listener stops, in-flight calls get shutdownTimeout to finish, and
 // every server is closed.
-func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.Duration, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
+func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.Duration, limits *gateway.HTTPOptions, m *switchboard.Manager, g *gateway.Gateway, logger *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		g.Close()
@@ -195,7 +203,9 @@ func (e *env) serveHTTP(ctx context.Context, addr string, shutdownTimeout time.D
 	// What the servers show by the gate (their own tools, or those they had
 	// last time) is exposed before the first request to /mcp is served.
 	started := make(chan struct{})
-	srv := &http.Server{Handler: heldUntil(started, g.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	srv := gateway.NewHTTPServer(g.Handler(), limits)
+	// A request held is not yet under its body and write deadlines.
+	srv.Handler = heldUntil(started, srv.Handler)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	connectAtStart(ctx, m, g, logger)
