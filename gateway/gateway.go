@@ -96,6 +96,7 @@ type Gateway struct {
 	sessions    sessions
 	progress    progressTokens
 	opening     opening
+	limitLog    limitLog // the warnings of the limits of Options
 
 	// mu serializes syncs and guards the following. Lock order: mu, then
 	// sessions.mu.
@@ -127,6 +128,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{m: m, hooks: hooks.Of(m), opts: o, started: time.Now(), search: o.ToolSearch}
+	g.limitLog = limitLog{logger: o.Logger, every: limitWarnEvery}
 	for k := range g.exposed {
 		g.exposed[k] = make(map[string]string)
 	}

@@ -51,10 +51,8 @@ func (g *Gateway) maxSessions() int {
 // opening counts the requests that may open a Streamable HTTP session,
 // which the go-sdk's session list does not hold yet.
 type opening struct {
-	mu      sync.Mutex
-	n       int
-	refused int       // since the last warning
-	warned  time.Time // the last warning
+	mu sync.Mutex
+	n  int
 }
 
 // capSessions refuses a request that would open a Streamable HTTP session
@@ -106,26 +104,11 @@ func (o *opening) end() {
 	o.n--
 }
 
-// sessionWarnEvery spaces the warnings of refused sessions: a flood of
-// them is one line a minute.
-const sessionWarnEvery = time.Minute
-
 // refuseSession answers a request for a new session over the limit, and
-// warns, at most every sessionWarnEvery.
+// warns (see limitLog).
 func (g *Gateway) refuseSession(w http.ResponseWriter, limit int) {
 	g.dropped(DropMaxSessions)
-	o := &g.opening
-	o.mu.Lock()
-	o.refused++
-	var refused int
-	if now := time.Now(); now.Sub(o.warned) >= sessionWarnEvery {
-		refused, o.refused, o.warned = o.refused, 0, now
-	}
-	o.mu.Unlock()
-	if refused > 0 {
-		g.opts.Logger.Warn("refusing new client sessions: the gateway holds its limit",
-			"limit", "MaxSessions", "sessions", limit, "refused", refused)
-	}
+	g.limitLog.hit("sessions", "refusing new client sessions: the gateway holds its limit", "limit", "MaxSessions", "sessions", limit)
 	msg := fmt.Sprintf("too many sessions: the gateway holds %d, its limit (MaxSessions); retry later", limit)
 	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
 	w.Header().Set("Content-Type", "application/json")

@@ -80,7 +80,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
 	l := &limits{
 		bodyTimeout:  orDefault(o.BodyTimeout, DefaultBodyTimeout),
 		writeTimeout: orDefault(o.WriteTimeout, DefaultWriteTimeout),
-		log:          limitLog{logger: o.Logger, every: time.Minute},
+		log:          limitLog{logger: o.Logger, every: limitWarnEvery},
 	}
 	srv := &http.Server{
 		Handler:           l.handler(h),
@@ -276,6 +276,10 @@ func (c *connLimiter) longestWaitingLocked() (net.Conn, bool) {
 	}
 	return victim, victim != nil
 }
+
+// limitWarnEvery spaces the warnings of a limit: a flood of hits is one
+// line a minute.
+const limitWarnEvery = time.Minute
 
 // limitLog logs that a limit was hit, at most once per interval for each
 // limit, with the number of hits since the last line.
