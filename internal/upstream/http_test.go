@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,19 +28,24 @@ func (r *recordHeaders) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.h.ServeHTTP(w, req)
 }
 
+// TestHTTPTransports: an http or sse server is called with its configured
+// headers, also at the end of a redirect within its origin (from via).
 func TestHTTPTransports(t *testing.T) {
 	for _, tc := range []struct {
-		typ  config.Transport
-		path string
+		typ       config.Transport
+		path, via string
 	}{
-		{config.HTTP, "/mcp"},
-		{config.SSE, "/sse"},
+		{config.HTTP, "/mcp", ""},
+		{config.SSE, "/sse", ""},
+		{config.HTTP, "/mcp", "/old"},
+		{config.SSE, "/sse", "/old"},
 	} {
-		t.Run(string(tc.typ), func(t *testing.T) {
+		t.Run(string(tc.typ)+tc.via, func(t *testing.T) {
 			srv := mcptest.NewServer(mcptest.Script{})
 			mux := http.NewServeMux()
 			mux.Handle("/mcp", srv.Handler())
 			mux.Handle("/sse", srv.SSEHandler())
+			mux.Handle("/old", http.RedirectHandler(tc.path, http.StatusPermanentRedirect))
 			rec := &recordHeaders{h: mux, auth: map[string]bool{}}
 			hs := httptest.NewServer(rec)
 			defer hs.Close()
@@ -49,7 +55,7 @@ func TestHTTPTransports(t *testing.T) {
 			u := New(config.Server{
 				Name:    "remote",
 				Type:    tc.typ,
-				URL:     hs.URL + tc.path,
+				URL:     hs.URL + cmp.Or(tc.via, tc.path),
 				Headers: map[string]string{"Authorization": "Bearer ${SWITCHBOARD_TEST_TOKEN}"},
 			}, nil)
 			defer u.Close()

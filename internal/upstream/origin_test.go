@@ -164,45 +164,6 @@ func TestSSEEndpointElsewhereIsRefused(t *testing.T) {
 	}
 }
 
-// TestRedirectWithinOriginIsFollowed: a redirect to the server's own
-// origin is followed, with the configured headers.
-func TestRedirectWithinOriginIsFollowed(t *testing.T) {
-	for _, tc := range []struct {
-		typ  config.Transport
-		path string
-	}{{config.HTTP, "/mcp"}, {config.SSE, "/sse"}} {
-		t.Run(string(tc.typ), func(t *testing.T) {
-			srv := mcptest.NewServer(mcptest.Script{})
-			mux := http.NewServeMux()
-			mux.Handle("/mcp", srv.Handler())
-			mux.Handle("/sse", srv.SSEHandler())
-			mux.Handle("/old", http.RedirectHandler(tc.path, http.StatusPermanentRedirect))
-			rec := &recordHeaders{h: mux, auth: map[string]bool{}}
-			hs := httptest.NewServer(rec)
-			defer hs.Close()
-			defer srv.Close()
-
-			t.Setenv("SWITCHBOARD_TEST_TOKEN", "tok-123456")
-			u := New(config.Server{Name: "remote", Type: tc.typ, URL: hs.URL + "/old",
-				Headers: map[string]string{"Authorization": "Bearer ${SWITCHBOARD_TEST_TOKEN}"}}, nil)
-			defer u.Close()
-			if err := u.Connect(t.Context()); err != nil {
-				t.Fatalf("Connect: %v", err)
-			}
-			res, err := callTool(t.Context(), u, "add", map[string]any{"a": 1, "b": 1})
-			if err != nil || mcptest.Text(res) != "2" {
-				t.Fatalf("add = %v, %v", res, err)
-			}
-			u.Close()
-			rec.mu.Lock()
-			defer rec.mu.Unlock()
-			if !rec.auth["Bearer tok-123456"] || len(rec.auth) != 1 {
-				t.Errorf("Authorization headers seen: %v; want only the configured one", rec.auth)
-			}
-		})
-	}
-}
-
 // TestRedirectLoopStops: redirects within the origin are followed up to
 // maxRedirects.
 func TestRedirectLoopStops(t *testing.T) {
