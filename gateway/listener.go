@@ -80,7 +80,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
 	l := &limits{
 		bodyTimeout:  orDefault(o.BodyTimeout, DefaultBodyTimeout),
 		writeTimeout: orDefault(o.WriteTimeout, DefaultWriteTimeout),
-		log:          limitLog{logger: o.Logger, every: limitWarnEvery},
+		log:          &limitLog{logger: o.Logger, every: limitWarnEvery},
 	}
 	srv := &http.Server{
 		Handler:           l.handler(h),
@@ -96,7 +96,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
 		n = DefaultMaxConns
 		fallthrough
 	case n > 0:
-		c := &connLimiter{max: n, log: &l.log, conns: make(map[net.Conn]time.Time)}
+		c := &connLimiter{max: n, log: l.log, conns: make(map[net.Conn]time.Time)}
 		srv.ConnState = c.track
 	}
 	return srv
@@ -119,7 +119,7 @@ func orDefault(d, def time.Duration) time.Duration {
 type limits struct {
 	bodyTimeout  time.Duration // 0: none
 	writeTimeout time.Duration // 0: none
-	log          limitLog
+	log          *limitLog
 }
 
 // handler sets the deadlines of each request to next.

@@ -290,15 +290,7 @@ func TestConnectionCap(t *testing.T) {
 	// Idle keep-alive connections, as many as the cap.
 	var idle []*bufio.Reader
 	for range maxConns {
-		conn := dial(t, addr)
-		send(t, conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		r := bufio.NewReader(conn)
-		resp, err := http.ReadResponse(r, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		conn, r := keptAlive(t, addr)
 		states.await(t, conn, http.StateIdle)
 		idle = append(idle, r)
 	}
@@ -333,6 +325,14 @@ func TestConnectionCap(t *testing.T) {
 func TestIdleConnectionIsClosed(t *testing.T) {
 	_, g := setup(t, upstreams{"s": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("s", false)}, nil)
 	_, addr, _ := serveLimited(t, g.Handler(), &HTTPOptions{IdleTimeout: 50 * time.Millisecond})
+	_, r := keptAlive(t, addr)
+	wantClosed(t, "an idle keep-alive connection", r)
+}
+
+// keptAlive dials addr, has one request answered on the connection, and
+// returns it, kept alive, with its reader.
+func keptAlive(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
 	conn := dial(t, addr)
 	send(t, conn, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 	r := bufio.NewReader(conn)
@@ -340,6 +340,7 @@ func TestIdleConnectionIsClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	wantClosed(t, "an idle keep-alive connection", r)
+	return conn, r
 }

@@ -157,48 +157,21 @@ func (g *Gateway) streamWriteTimeout() time.Duration {
 // writeBounded bounds each write of a GET to /mcp, a client's standalone
 // stream, by Options.StreamWriteTimeout: a client that stops reading,
 // once the connection's buffers are full, fails the write, and the
-// connection is closed. Between writes the stream has no deadline: it may
-// be quiet for as long as the session lives.
+// connection is closed, which ends a session's Close waiting on it. Between
+// writes the stream has no deadline: it may be quiet for as long as the
+// session lives. (NewHTTPServer bounds every response so; this bounds the
+// streams of a Handler served by any server.)
 func (g *Gateway) writeBounded(next http.Handler) http.Handler {
+	l := &limits{writeTimeout: g.streamWriteTimeout(), log: &g.limitLog}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			w = &boundedWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: g.streamWriteTimeout()}
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		rc := http.NewResponseController(w)
+		// The connection may serve another request after the stream:
+		// without a deadline left of the stream's.
+		defer rc.SetWriteDeadline(time.Time{})
+		next.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: rc, l: l}, r)
 	})
-}
-
-// boundedWriter sets a write deadline for each write and flush of its
-// response, and clears it after. The go-sdk writes a stream from one
-// goroutine at a time.
-type boundedWriter struct {
-	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-}
-
-func (b *boundedWriter) Write(p []byte) (int, error) {
-	defer b.bound()()
-	return b.ResponseWriter.Write(p)
-}
-
-// FlushError flushes the response within the deadline: the go-sdk
-// flushes after each event (through [http.ResponseController]).
-func (b *boundedWriter) FlushError() error {
-	defer b.bound()()
-	return b.rc.Flush()
-}
-
-// Unwrap gives [http.ResponseController] the response for what
-// boundedWriter does not bound.
-func (b *boundedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }
-
-// bound sets the deadline of a write, and returns the function that
-// clears it. A response that cannot have one (a test's recorder) goes
-// without.
-func (b *boundedWriter) bound() (clear func()) {
-	if err := b.rc.SetWriteDeadline(time.Now().Add(b.timeout)); err != nil {
-		return func() {}
-	}
-	return func() { _ = b.rc.SetWriteDeadline(time.Time{}) }
 }
