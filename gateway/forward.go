@@ -243,7 +243,15 @@ func (g *Gateway) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.
 		// as it (a process of its own) is not worth starting.
 		done = g.sessions.done(g, ss)
 	}
-	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx, done: done}), end, nil
+	r := &relay{dropped: func() {
+		g.limitLog.hit("relay", "a client does not read the notifications of its request: the newest are dropped", "limit", "relay queue", "queued", relayQueue)
+	}}
+	release := end
+	end = func() {
+		r.finish() // the notifications of the request go before its answer
+		release()
+	}
+	return switchboard.WithPeer(ctx, downstream{ss: ss, ctx: ctx, done: done, relay: r}), end, nil
 }
 
 // progressTokens holds the progress tokens of the requests in flight, per
@@ -301,6 +309,9 @@ type downstream struct {
 	ss   *mcp.ServerSession
 	ctx  context.Context // the client's request's
 	done <-chan struct{}
+	// relay sends the request's notifications; nil for a downstream of
+	// no request, which sends none.
+	relay *relay
 }
 
 func (d downstream) Session() any { return d.ss }
@@ -341,16 +352,16 @@ func (d downstream) Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.
 	return ask(ctx, d, "elicitation", d.capabilities().Elicitation != nil, d.ss.Elicit, params)
 }
 
-func (d downstream) NotifyElicitationComplete(ctx context.Context, params *mcp.ElicitationCompleteParams) error {
-	return tell(ctx, d, d.ss.NotifyElicitationComplete, params)
+func (d downstream) NotifyElicitationComplete(_ context.Context, params *mcp.ElicitationCompleteParams) error {
+	return relayed(d, d.ss.NotifyElicitationComplete, params)
 }
 
-func (d downstream) Log(ctx context.Context, params *mcp.LoggingMessageParams) error {
-	return tell(ctx, d, d.ss.Log, params)
+func (d downstream) Log(_ context.Context, params *mcp.LoggingMessageParams) error {
+	return relayed(d, d.ss.Log, params)
 }
 
-func (d downstream) NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error {
-	return tell(ctx, d, d.ss.NotifyProgress, params)
+func (d downstream) NotifyProgress(_ context.Context, params *mcp.ProgressNotificationParams) error {
+	return relayed(d, d.ss.NotifyProgress, params)
 }
 
 // ask sends d's client a request for a server, if the client declared the
@@ -360,14 +371,6 @@ func ask[P, R any](ctx context.Context, d downstream, feature string, declared b
 		var zero R
 		return zero, fmt.Errorf("%s: %w", feature, ErrClientCannot)
 	}
-	ctx, done := d.within(ctx)
-	defer done()
-	return send(ctx, params)
-}
-
-// tell sends d's client a notification for a server, within both the
-// server's request (ctx) and the client's.
-func tell[P any](ctx context.Context, d downstream, send func(context.Context, P) error, params P) error {
 	ctx, done := d.within(ctx)
 	defer done()
 	return send(ctx, params)

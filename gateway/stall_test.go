@@ -325,3 +325,86 @@ func TestSameNotificationQueuedOnce(t *testing.T) {
 		t.Errorf("the session was dropped (%s) for updates of one resource", <-r.drops)
 	}
 }
+
+// TestUnreadCallHoldsUpNoOther: a client that leaves the response of its
+// own call unread, while the server sends progress for it without end,
+// holds up no other client of that server: another's call gets its
+// progress and its answer, and the notifications over the stalled call's
+// queue are dropped, with a warning.
+func TestUnreadCallHoldsUpNoOther(t *testing.T) {
+	// A stdio server: one stream, whose messages are read in order, and
+	// whose notifications of a call come before its answer.
+	command, args, env := mcptest.StdioCommand(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "progress", Behavior: mcptest.Progress}}})
+	logs := &syncBuffer{written: make(chan struct{}, 1)}
+	_, g := start(t, []config.Server{{Name: "s", Command: command, Args: args, Env: env}}, &switchboard.Options{},
+		&Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	hs := httptest.NewUnstartedServer(g.Handler())
+	hs.Listener = smallBuffers{hs.Listener}
+	hs.Start()
+	t.Cleanup(func() {
+		g.Close()
+		hs.Close()
+	})
+	endpoint := hs.URL + "/mcp"
+
+	// The stalled client calls, and reads nothing of the answer. Its
+	// connection closes first, when the test ends: the gateway's write to
+	// it has no deadline here.
+	stalled := legacyInit(t, endpoint)
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"s__progress","arguments":{"steps":5000},"_meta":{"progressToken":"stalled"}}}`
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nContent-Length: %d\r\n\r\n%s",
+		hs.Listener.Addr(), stalled, legacy, len(call), call)
+	defer conn.Close()
+	// The call's progress has begun to come: what comes after fills the
+	// connection's buffers, and then waits.
+	r := bufio.NewReaderSize(conn, 16)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stalled call's answer: %v", err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			break
+		}
+	}
+
+	progress := make(chan float64, 100)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "reader", Version: "v"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			progress <- req.Params.Progress
+		},
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	answered := make(chan error, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "s__progress", Arguments: map[string]any{"steps": 3}}
+		params.SetProgressToken("reader")
+		res, err := cs.CallTool(t.Context(), params)
+		if err == nil && mcptest.Text(res) != "done" {
+			err = fmt.Errorf("answer %q, want done", mcptest.Text(res))
+		}
+		answered <- err
+	}()
+	if err := receive(t, answered, "the reader's call"); err != nil {
+		t.Fatalf("the reader's call: %v", err)
+	}
+	for i := range 3 {
+		receive(t, progress, fmt.Sprintf("the reader's progress %d", i+1))
+	}
+	// The server's progress overflows the stalled call's queue.
+	for !strings.Contains(logs.String(), `limit="relay queue"`) {
+		select {
+		case <-logs.written:
+		case <-time.After(stallWait):
+			t.Fatalf("no warning of the relay queue within %v:\n%s", stallWait, logs)
+		}
+	}
+}
