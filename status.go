@@ -52,8 +52,9 @@ type ServerStatus struct {
 	// one, configured first, serves.
 	Collisions []string
 	// Trespasses lists the public names of the tools and prompts that this
-	// server, which has no prefix, lists in another server's namespace
-	// (`victim__echo` while a server has the prefix "victim"), sorted: they
+	// server lists in another server's namespace (`victim__echo`, from a
+	// server with no prefix, while a server has the prefix "victim"),
+	// sorted: they
 	// are not exposed, and the name keeps meaning the other server's.
 	Trespasses []string
 	// Reconnects counts the connections made after the first.

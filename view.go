@@ -151,8 +151,8 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 	}
 }
 
-// trespasses returns the tools, then the prompts, that servers with no
-// prefix list in another server's namespace, and that the view does not
+// trespasses returns the tools, then the prompts, that servers list in
+// another server's namespace, and that the view does not
 // expose.
 func (v *view) trespasses() []catalog.Trespass {
 	return append(v.tools.Trespasses(), v.prompts.Trespasses()...)

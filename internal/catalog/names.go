@@ -90,7 +90,9 @@ func MayOwn(namePrefix, name string) bool {
 
 // Trespass is a tool or prompt that a server lists under a public name in
 // another server's namespace: a server with no prefix that lists
-// `victim__echo` while a server has the prefix "victim". It is not
+// `victim__echo` while a server has the prefix "victim", or one with the
+// prefix "victim" that lists `inner__x` while a server has the prefix
+// "victim__inner". It is not
 // exposed, so that the name, and a policy's `victim__*` glob, keep
 // meaning the server they name.
 type Trespass struct {
@@ -115,20 +117,18 @@ func (ns namespaces) reserve(server, prefix string) {
 
 // trespass returns the server whose namespace the public name candidate,
 // of a server whose names start with namePrefix, would be in, and whether
-// it would: only a server with no prefix can trespass, as every name of a
-// server with one is in its own namespace. Of nested namespaces, the
-// longest is the owner's.
+// that is another's. Of nested namespaces, the longest is the owner's: a
+// server with the prefix "a" that lists "b__x" is in the namespace of a
+// server with the prefix "a__b". A namespace that servers share (their
+// prefix is the same) is each one's own.
 func (ns namespaces) trespass(namePrefix, candidate string) (owner string, ok bool) {
-	if namePrefix != "" {
-		return "", false
-	}
 	best := ""
 	for p, server := range ns {
 		if len(p) > len(best) && strings.HasPrefix(candidate, p) {
 			best, owner = p, server
 		}
 	}
-	return owner, best != ""
+	return owner, best != "" && best != namePrefix
 }
 
 // sortTrespasses sorts trespasses by server, then public name.

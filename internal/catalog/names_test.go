@@ -385,7 +385,7 @@ func TestBuildLongNames(t *testing.T) {
 // in its own namespace, even nested in another's.
 func TestNamespaceIsReserved(t *testing.T) {
 	sources := []Source{
-		{Server: "victim", Prefix: "victim", Tools: tools("echo")},
+		{Server: "victim", Prefix: "victim", Tools: tools("echo", "inner__y")},
 		{Server: "down", Prefix: "down"}, // exposes nothing now
 		{Server: "nested", Prefix: "victim__inner", Tools: tools("x")},
 		{Server: "attacker", Prefix: "", Tools: tools("victim__echo", "victim..other", "down__x", "victim__inner__x", "victim_echo", "own")},
@@ -405,6 +405,8 @@ func TestNamespaceIsReserved(t *testing.T) {
 		{Server: "attacker", Original: "victim__echo", Name: "victim__echo", Owner: "victim"},
 		{Server: "attacker", Original: "victim__inner__x", Name: "victim__inner__x", Owner: "nested"},
 		{Server: "attacker", Original: "victim..other", Name: "victim__other", Owner: "victim"},
+		// A prefix's namespace holds another's nested in it.
+		{Server: "victim", Original: "inner__y", Name: "victim__inner__y", Owner: "nested"},
 	}
 	if diff := cmp.Diff(wantT, v.Trespasses()); diff != "" {
 		t.Errorf("trespasses (-want +got):\n%s", diff)

@@ -49,8 +49,9 @@ type View struct {
 // collision handling. A nil tool is skipped, and if a server lists the same
 // tool name twice, only the first definition is used.
 //
-// Each source's prefix reserves its namespace (`prefix__`): a tool of a
-// server with no prefix whose public name would be in it is not exposed,
+// Each source's prefix reserves its namespace (`prefix__`): a tool of
+// another server whose public name would be in it (a server with no
+// prefix, or with a prefix the namespace is nested in) is not exposed,
 // and [View.Trespasses] lists it. A source with no tools (a server that
 // exposes none now) still reserves its namespace.
 //
