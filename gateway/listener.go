@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -139,7 +140,7 @@ func (l *limits) handler(next http.Handler) http.Handler {
 		}
 		dw := &deadlineWriter{ResponseWriter: w, rc: rc, l: l}
 		dw.extend() // for a 100 Continue, and a handler that writes nothing
-		next.ServeHTTP(dw, r)
+		next.ServeHTTP(dw, r.WithContext(context.WithValue(r.Context(), deadlineWriterKey{}, dw)))
 		dw.extend() // for what the server writes after the handler: the rest of the buffer
 	})
 }
@@ -168,6 +169,11 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// deadlineWriterKey carries, in a request's context, the deadlineWriter of
+// its response, for a handler that bounds its writes otherwise (see
+// Gateway.writeBounded).
+type deadlineWriterKey struct{}
 
 // writeChunk is the most written under one write deadline.
 const writeChunk = 64 << 10

@@ -159,12 +159,18 @@ func (g *Gateway) streamWriteTimeout() time.Duration {
 // once the connection's buffers are full, fails the write, and the
 // connection is closed, which ends a session's Close waiting on it. Between
 // writes the stream has no deadline: it may be quiet for as long as the
-// session lives. (NewHTTPServer bounds every response so; this bounds the
-// streams of a Handler served by any server.)
+// session lives. Served by NewHTTPServer, whose deadlines bound every
+// response, the stream's are StreamWriteTimeout instead of WriteTimeout;
+// served by any other server, the stream gets a deadlineWriter of its own.
 func (g *Gateway) writeBounded(next http.Handler) http.Handler {
 	l := &limits{writeTimeout: g.streamWriteTimeout(), log: &g.limitLog}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if dw, ok := r.Context().Value(deadlineWriterKey{}).(*deadlineWriter); ok {
+			dw.l = l // no write of the response has begun
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -137,8 +137,9 @@ type stallRig struct {
 
 // newStallRig serves uris with a gateway whose sessions queue at most
 // queue notifications, and opens a session subscribed to every URI that
-// stops reading its stream.
-func newStallRig(t *testing.T, queue int, uris []string) *stallRig {
+// stops reading its stream. The gateway's Handler is served by a plain
+// http.Server, or, with listener set, by NewHTTPServer.
+func newStallRig(t *testing.T, queue int, uris []string, listener *HTTPOptions) *stallRig {
 	t.Helper()
 	var resources []mcptest.ResourceSpec
 	for _, uri := range uris {
@@ -157,6 +158,9 @@ func newStallRig(t *testing.T, queue int, uris []string) *stallRig {
 		SessionDropped:     func(reason string) { r.drops <- reason },
 	})
 	hs := httptest.NewUnstartedServer(r.g.Handler())
+	if listener != nil {
+		hs.Config = NewHTTPServer(r.g.Handler(), listener)
+	}
 	hs.Listener = smallBuffers{hs.Listener}
 	hs.Start()
 	t.Cleanup(func() {
@@ -238,8 +242,21 @@ func (r *stallRig) waitingUpdates() int {
 // every resources/updated, and a reload's new server reaches it with
 // tools/list_changed; once the stalled session has more notifications
 // waiting than NotifyQueue, it is closed, with a warning, and the rest go
-// on.
+// on. Its stream's writes have StreamWriteTimeout, also under
+// NewHTTPServer, whose WriteTimeout is for other responses.
 func TestStalledClientHoldsUpNoOther(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		listener *HTTPOptions
+	}{
+		{"Handler", nil},
+		{"NewHTTPServer", &HTTPOptions{WriteTimeout: time.Hour}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testStalledClient(t, tc.listener) })
+	}
+}
+
+func testStalledClient(t *testing.T, listener *HTTPOptions) {
 	const queue = 32
 	// More resources than the queue holds: the same notification is
 	// queued once.
@@ -247,7 +264,7 @@ func TestStalledClientHoldsUpNoOther(t *testing.T) {
 	for i := range queue + 8 {
 		uris = append(uris, fmt.Sprintf("mem://%d", i))
 	}
-	r := newStallRig(t, queue, uris)
+	r := newStallRig(t, queue, uris, listener)
 
 	cs, updates, listChanged := r.reader(t, uris)
 
@@ -308,7 +325,7 @@ func TestStalledClientHoldsUpNoOther(t *testing.T) {
 // not closed for it.
 func TestSameNotificationQueuedOnce(t *testing.T) {
 	const queue = 4
-	r := newStallRig(t, queue, []string{"mem://a"})
+	r := newStallRig(t, queue, []string{"mem://a"}, nil)
 	// The reader's updates say when the stalled session's are queued: the
 	// gateway tells its sessions of one update before the next.
 	_, updates, _ := r.reader(t, []string{"mem://a"})
