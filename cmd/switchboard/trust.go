@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,8 +45,10 @@ path and SHA-256, kept in switchboard/trust.json under $XDG_STATE_HOME
 }
 
 // entryAction says what a server entry runs or connects to, unresolved: its
-// ${VAR}s are shown as written.
+// ${VAR}s are shown as written, and named once more at the end, with what
+// else of the environment it is given, for they are what it sends.
 func entryAction(s config.Server) string {
+	action := "connects to " + s.DisplayURL()
 	if s.TransportType() == config.Stdio {
 		words := append([]string{s.Command}, s.Args...)
 		for i, w := range words {
@@ -53,7 +56,21 @@ func entryAction(s config.Server) string {
 				words[i] = strconv.Quote(w) // where one word ends shows
 			}
 		}
-		return "runs " + strings.Join(words, " ")
+		action = "runs " + strings.Join(words, " ")
 	}
-	return "connects to " + s.DisplayURL()
+	var given []string
+	// The lookup reads no value: it notes the names.
+	s.Resolve(func(name string) (string, bool) {
+		if name = "$" + name; !slices.Contains(given, name) {
+			given = append(given, name)
+		}
+		return "x", true
+	})
+	if s.InheritEnv {
+		given = append(given, "your whole environment (inheritEnv)")
+	}
+	if len(given) > 0 {
+		action += ", given " + strings.Join(given, ", ")
+	}
+	return action
 }

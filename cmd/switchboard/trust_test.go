@@ -62,7 +62,10 @@ func TestUntrustedProjectFile(t *testing.T) {
 	ignored := func(why string) {
 		t.Helper()
 		for _, verb := range [][]string{{"status"}, {"tools", "--timeout", "1s"}, {"check", "--timeout", "1s"}, {"call", "run__x", "--timeout", "1s"}} {
-			_, stderr, _ := cli(t, verb...)
+			_, stderr, code := cli(t, verb...)
+			if verb[0] == "check" && (code != 1 || !strings.Contains(stderr, "switchboard: no server to check: "+project+" is not trusted")) {
+				t.Errorf("check of nothing but an untrusted file: exit %d, stderr:\n%s", code, stderr)
+			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Fatalf("%s ran the command of an untrusted project file", verb[0])
 			}
@@ -80,7 +83,8 @@ func TestUntrustedProjectFile(t *testing.T) {
 	ignored("not trusted")
 
 	stdout, stderr, code := cli(t, "trust")
-	if code != 0 || !strings.Contains(stdout, "trusted "+project+" as it is now") || !strings.Contains(stdout, "run: runs sh -c "+strconv.Quote("touch "+marker)) {
+	if code != 0 || !strings.Contains(stdout, "trusted "+project+" as it is now") || !strings.Contains(stdout, "run: runs sh -c "+strconv.Quote("touch "+marker)+"\n") ||
+		!strings.Contains(stdout, "send: connects to "+listener.URL+"/mcp, given $SECRET\n") || strings.Contains(stdout, "s3cret") {
 		t.Fatalf("trust = %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if _, stderr, _ := cli(t, "status", "--timeout", "3s"); strings.Contains(stderr, "trust") {

@@ -489,6 +489,18 @@ func (e *env) check(ctx context.Context, args []string) (err error) {
 		fmt.Fprintf(e.stderr, "switchboard: %d of %s not ready\n", bad, count(enabled(cfg), "enabled server"))
 		return &exitError{code: 1}
 	}
+	if len(cfg.Servers) == 0 {
+		// A check of nothing must not pass for one of something: a CI step
+		// in a repository whose project file is not trusted, say.
+		why := "the config has no server"
+		for _, w := range cfg.Warnings {
+			if u, ok := errors.AsType[*config.UntrustedError](w); ok {
+				why = fmt.Sprintf("%s is not trusted (see the warning above)", printableLine(u.File))
+			}
+		}
+		fmt.Fprintf(e.stderr, "switchboard: no server to check: %s\n", why)
+		return &exitError{code: 1}
+	}
 	return nil
 }
 
