@@ -186,9 +186,24 @@ func TestSecretsEncodings(t *testing.T) {
 		"raw url base64": "c2sgbGl2ZS_DpD8-Pn4",
 		"query escaped":  "sk+live%2F%C3%A4%3F%3E%3E~",
 		"path escaped":   "sk%20live%2F%C3%A4%3F%3E%3E~",
+		"python quote":   "sk%20live/%C3%A4%3F%3E%3E~",
+		"lower escapes":  "sk%20live/%c3%a4%3f%3e%3e~",
+		"hex":            "736b206c6976652fc3a43f3e3e7e",
+		"upper hex":      "736B206C6976652FC3A43F3E3E7E",
 	} {
 		if got := r.Redact("x " + form + " y"); got != "x [redacted] y" {
 			t.Errorf("%s: Redact = %q, want it redacted", name, got)
+		}
+	}
+	// Inside a longer base64 text, at each offset of a 3-byte group: a
+	// Basic credential, say.
+	for _, text := range []string{
+		"dTpzayBsaXZlL8OkPz4+fjpvdGhlcg==", // "u:" + it + ":other"
+		"dXNlcjpzayBsaXZlL8OkPz4+fg==",     // "user:" + it
+		"c2sgbGl2ZS/DpD8+Pn46bW9yZQ==",     // it + ":more"
+	} {
+		if got := r.Redact(text); !strings.Contains(got, "[redacted]") {
+			t.Errorf("Redact(%q) = %q, want the value's part redacted", text, got)
 		}
 	}
 }

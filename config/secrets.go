@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"encoding/base64"
+	"encoding/hex"
 	"maps"
 	"net/url"
 	"slices"
@@ -147,15 +148,72 @@ func (r *Secrets) RedactError(err error) error {
 }
 
 // encodings returns v and the forms it commonly takes when a server, a
-// library or a log quotes it: base64 in both alphabets, padded or not, and
-// URL-escaped. Some are v itself, or each other.
+// library or a log quotes it: hex; base64 in both alphabets, padded or not,
+// alone or inside a longer text (a Basic credential, "user:" and v);
+// URL-escaped as Go, Python and JavaScript escape, with either case of hex.
+// Some are v itself, or each other.
 func encodings(v string) []string {
 	b := []byte(v)
-	return []string{v,
-		base64.StdEncoding.EncodeToString(b), base64.RawStdEncoding.EncodeToString(b),
-		base64.URLEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b),
-		url.QueryEscape(v), url.PathEscape(v),
+	forms := []string{v, hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b)), url.QueryEscape(v), url.PathEscape(v)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		forms = append(forms, enc.EncodeToString(b))
+		// Inside a longer text, v's bytes start at any of three offsets
+		// of a 3-byte group: what only they make are the characters
+		// from the first whole one of theirs to the last.
+		raw := enc.WithPadding(base64.NoPadding)
+		for k := range 3 {
+			s := raw.EncodeToString(append(make([]byte, k), b...))
+			start, end := (8*k+5)/6, 8*(k+len(b))/6
+			if f := s[start:end]; k == 0 || len(f) >= minEmbeddedForm {
+				forms = append(forms, f)
+			}
+		}
+		forms = append(forms, raw.EncodeToString(b))
 	}
+	for _, safe := range []string{"", "/", "!'()*"} { // every byte, Python's quote, JavaScript's encodeURIComponent
+		e := percentEncode(v, safe)
+		forms = append(forms, e, lowerHex(e))
+	}
+	return forms
+}
+
+// minEmbeddedForm is the shortest form of a value inside a longer base64
+// text that is redacted: a shorter one would match by chance.
+const minEmbeddedForm = 8
+
+// percentEncode escapes every byte of s as %XX but the unreserved ones of
+// RFC 3986 and those in safe.
+func percentEncode(s, safe string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.~"+safe, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		const digits = "0123456789ABCDEF"
+		b.Write([]byte{'%', digits[c>>4], digits[c&15]})
+	}
+	return b.String()
+}
+
+// lowerHex returns s, percent-encoded, with its escapes in lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' {
+			b[i+1], b[i+2] = toLowerHex(b[i+1]), toLowerHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func toLowerHex(c byte) byte {
+	if 'A' <= c && c <= 'F' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 type redactedError struct {
