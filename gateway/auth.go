@@ -7,6 +7,15 @@ import (
 	"time"
 )
 
+// bearsToken reports whether r carries the bearer token, compared in
+// constant time; false if none is configured.
+func (g *Gateway) bearsToken(r *http.Request) bool {
+	// The scheme is case-insensitive (RFC 9110, section 11.1).
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return g.opts.AuthToken != "" && ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.AuthToken)) == 1
+}
+
 // authorized requires the bearer token, if one is configured. The token is
 // compared in constant time and never forwarded: upstreams use only their
 // own configured headers.
@@ -14,11 +23,8 @@ func (g *Gateway) authorized(next http.Handler) http.Handler {
 	if g.opts.AuthToken == "" {
 		return next
 	}
-	want := []byte(g.opts.AuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The scheme is case-insensitive (RFC 9110, section 11.1).
-		scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if !g.bearsToken(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			refuse(w, r, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

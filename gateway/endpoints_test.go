@@ -131,7 +131,8 @@ func TestDrainWaitsForCalls(t *testing.T) {
 }
 
 // TestTokenGuardsMetricsNotProbes: with a token, /mcp and /metrics need it;
-// /healthz and /readyz never do.
+// /healthz and /readyz never do, but /readyz names the servers only to a
+// request with it.
 func TestTokenGuardsMetricsNotProbes(t *testing.T) {
 	const token = "t0ken-value"
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "switchboard_up 1\n") })
@@ -150,10 +151,15 @@ func TestTokenGuardsMetricsNotProbes(t *testing.T) {
 		{"/mcp", nil, http.StatusUnauthorized},
 		{"/healthz", nil, http.StatusOK},
 		{"/readyz", nil, http.StatusOK},
+		{"/readyz", wrong, http.StatusOK},
+		{"/readyz", bearer, http.StatusOK},
 	} {
 		code, body := get(t, h, tc.path, tc.header)
 		if code != tc.want {
 			t.Errorf("GET %s with %v: %d, want %d", tc.path, tc.header, code, tc.want)
+		}
+		if named := strings.Contains(body, `"servers":{"m":`); tc.path == "/readyz" && named != (tc.header.Get("Authorization") == "Bearer "+token) {
+			t.Errorf("GET /readyz with %v: %s; want the servers named with the token alone", tc.header, body)
 		}
 		if strings.Contains(body, token) {
 			t.Errorf("GET %s: the body shows the token", tc.path)

@@ -15,16 +15,21 @@ func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
 // header or an error text.
 type readiness struct {
 	Status  string            `json:"status"`
-	Servers map[string]string `json:"servers"`
+	Servers map[string]string `json:"servers,omitzero"`
 }
 
 // readyz answers readiness from last-known state: 200 when every required
-// server is connected, else 503. It opens no session.
-func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
+// server is connected, else 503. It opens no session. With a token
+// configured, a probe needs none, but only a request with the token is told
+// the servers' names and states.
+func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 	statuses := g.m.Status()
-	body := readiness{Status: "ready", Servers: make(map[string]string, len(statuses))}
-	for _, s := range statuses {
-		body.Servers[s.Name] = s.State.String()
+	body := readiness{Status: "ready"}
+	if g.opts.AuthToken == "" || g.bearsToken(r) {
+		body.Servers = make(map[string]string, len(statuses))
+		for _, s := range statuses {
+			body.Servers[s.Name] = s.State.String()
+		}
 	}
 	code := http.StatusOK
 	if !statuses.Ready() {
