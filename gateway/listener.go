@@ -253,6 +253,7 @@ func (c *connLimiter) track(conn net.Conn, state http.ConnState) {
 				conn.Close()
 				return
 			}
+			c.log.hit("conns-evicted", "too many connections; the one that waited longest for a request is closed for a new one", "limit", "max connections", "max", c.max)
 			victim.Close()
 			delete(c.conns, victim)
 		}

@@ -302,6 +302,9 @@ func TestConnectionCap(t *testing.T) {
 	}
 	states.await(t, conn, http.StateClosed)
 	wantClosed(t, "the longest idle connection", idle[0])
+	if !strings.Contains(logs.String(), "the one that waited longest for a request is closed") {
+		t.Errorf("the log does not tell of the connection closed:\n%s", logs)
+	}
 
 	// Connections each in a request (a body that does not come), as many
 	// as the cap: the idle ones go.
@@ -315,7 +318,7 @@ func TestConnectionCap(t *testing.T) {
 	}
 	extra := dial(t, addr)
 	wantClosed(t, "a connection over the cap, with every one in a request", extra)
-	if !strings.Contains(logs.String(), `limit="max connections" max=3`) {
+	if !strings.Contains(logs.String(), `each in a request; a new one is closed" limit="max connections" max=3`) {
 		t.Errorf("the log does not name the limit:\n%s", logs)
 	}
 }
