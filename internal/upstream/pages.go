@@ -47,7 +47,7 @@ func listPages[T any](ctx context.Context, name string, serial chan struct{}, bu
 	seen := make(map[string]bool)
 	cursor := ""
 	for {
-		if pages++; pages > maxListPages {
+		if pages == maxListPages {
 			return nil, 0, &ListTooLargeError{List: name, Limit: "pages", Max: maxListPages}
 		}
 		var p page[T]
@@ -84,6 +84,7 @@ func listPages[T any](ctx context.Context, name string, serial chan struct{}, bu
 			}
 		}
 		items = append(items, p.items...)
+		pages++ // a retry of a page is the same page
 		if p.next == "" {
 			return items, ttl, nil
 		}
