@@ -76,6 +76,13 @@ func Load(opts *LoadOptions) (*Config, error) {
 			if !mustExist && errors.Is(err, fs.ErrNotExist) {
 				return false
 			}
+			if project {
+				// A repository's file that cannot be read (a FIFO, a
+				// link to /dev/zero) is ignored as an untrusted one is:
+				// it must not stop every verb in the repository.
+				cfg.Warnings = append(cfg.Warnings, fmt.Errorf("%w; it is ignored", err))
+				return true
+			}
 			errs = append(errs, err)
 			return true
 		}

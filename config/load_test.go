@@ -142,11 +142,16 @@ func TestLoadDiscovery(t *testing.T) {
 			wantErr: `ROOT/work/.mcp.json: both "mcpServers" and "servers" are set; want one`,
 		},
 		{
-			name:    "an unreadable discovery file is an error",
-			files:   map[string]string{"work/.mcp.json/x": ""},
-			env:     map[string]string{},
-			want:    summary{},
-			wantErr: "ROOT/work/.mcp.json: read: not a regular file (a directory); want a regular file",
+			// A repository's file must not stop every verb: it is
+			// ignored, with a warning (see TestLoadSpecialFiles).
+			name:  "an unreadable discovery file is ignored",
+			files: map[string]string{"work/.mcp.json/x": "", "cfg/switchboard/mcp.json": user},
+			env:   map[string]string{"XDG_CONFIG_HOME": "ROOT/cfg"},
+			want: summary{
+				Servers:  []string{"shared=user@mcp.json", "u=u@mcp.json"},
+				Rejected: []string{"bad@mcp.json"},
+				Files:    []string{"mcp.json"},
+			},
 		},
 	}
 	for _, tt := range tests {
