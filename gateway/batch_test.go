@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,37 +28,12 @@ func TestLongBatchIsRefused(t *testing.T) {
 	_, g := setup(t, upstreams{"s": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("s", false)}, nil)
 	hs := httptest.NewServer(g.Handler())
 	defer hs.Close()
-	client := hs.Client()
-	defer client.CloseIdleConnections()
-	var session string
+	const batches = "2025-03-26" // the last revision with batches
+	session := initAt(t, hs.URL+"/mcp", batches)
 	post := func(body string) (int, string) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, hs.URL+"/mcp", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-			req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
-			session = id
-		}
-		return resp.StatusCode, string(b)
-	}
-	if code, body := post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`); code != http.StatusOK {
-		t.Fatalf("initialize: %d %s", code, body)
-	}
-	if code, body := post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
-		t.Fatalf("initialized: %d %s", code, body)
+		_, code, answer := postAt(t, hs.URL+"/mcp", batches, session, body)
+		return code, answer
 	}
 	for _, tc := range []struct {
 		name, body string

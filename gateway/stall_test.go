@@ -38,9 +38,10 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// legacyPost posts a JSON-RPC message to endpoint for session (none if
-// ""), and returns the response's session ID and status, the body read.
-func legacyPost(t *testing.T, endpoint, session, body string) (string, int) {
+// postAt posts a JSON-RPC message to endpoint for session (none if ""), of
+// protocol version, and returns the response's session ID, status and
+// body.
+func postAt(t *testing.T, endpoint, version, session, body string) (id string, status int, answer string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, endpoint, strings.NewReader(body))
 	if err != nil {
@@ -50,29 +51,42 @@ func legacyPost(t *testing.T, endpoint, session, body string) (string, int) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", legacy)
+		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode, string(b)
 }
 
-// legacyInit opens a session on endpoint by hand, at protocol version
-// legacy, and returns its ID.
-func legacyInit(t *testing.T, endpoint string) string {
+// legacyPost is postAt at protocol version legacy, without the body.
+func legacyPost(t *testing.T, endpoint, session, body string) (string, int) {
 	t.Helper()
-	id, status := legacyPost(t, endpoint, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, legacy))
+	id, status, _ := postAt(t, endpoint, legacy, session, body)
+	return id, status
+}
+
+// initAt opens a session on endpoint by hand, at protocol version, and
+// returns its ID.
+func initAt(t *testing.T, endpoint, version string) string {
+	t.Helper()
+	id, status, _ := postAt(t, endpoint, version, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, version))
 	if status != http.StatusOK || id == "" {
 		t.Fatalf("initialize: status %d, session %q", status, id)
 	}
-	if _, status := legacyPost(t, endpoint, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+	if _, status, _ := postAt(t, endpoint, version, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
 		t.Fatalf("notifications/initialized: status %d", status)
 	}
 	return id
+}
+
+// legacyInit is initAt at protocol version legacy.
+func legacyInit(t *testing.T, endpoint string) string {
+	t.Helper()
+	return initAt(t, endpoint, legacy)
 }
 
 // stalledStream opens session's standalone stream (a GET to /mcp) on a
