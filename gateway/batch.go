@@ -24,9 +24,7 @@ const MaxBatch = 16
 // go-sdk would: zero means the go-sdk's default, negative no limit), and
 // passes what it read on; any other body passes on as it comes.
 func limitBatch(maxBytes int64, next http.Handler) http.Handler {
-	if maxBytes == 0 {
-		maxBytes = mcp.DefaultMaxRequestBodyBytes
-	}
+	maxBytes = bodyLimit(maxBytes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -39,15 +37,8 @@ func limitBatch(maxBytes int64, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var src io.Reader = br
-		if maxBytes > 0 {
-			src = io.LimitReader(br, maxBytes+1)
-		}
-		data, err := io.ReadAll(src)
-		// The handler has the body as read, and the rest of it, if any:
-		// the go-sdk answers a body too long, or cut short, as it does.
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(data), br), r.Body}
-		if err == nil && (maxBytes < 0 || int64(len(data)) <= maxBytes) {
+		r.Body = body
+		if data, ok := readBody(r, maxBytes); ok {
 			if n := batchLen(data); n > MaxBatch {
 				http.Error(w, fmt.Sprintf("JSON-RPC batch of more than %d messages refused (the gateway's limit; batches exist only in protocol revision 2025-03-26)", MaxBatch), http.StatusBadRequest)
 				return
@@ -55,6 +46,30 @@ func limitBatch(maxBytes int64, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyLimit is the most of a body /mcp reads for Options.MaxRequestBytes,
+// as the go-sdk takes it: zero means the go-sdk's default, negative no
+// limit.
+func bodyLimit(maxBytes int64) int64 {
+	if maxBytes == 0 {
+		return mcp.DefaultMaxRequestBodyBytes
+	}
+	return maxBytes
+}
+
+// readBody reads r's body, up to maxBytes (see bodyLimit), and reports
+// whether that was all of it. r's body then reads again what was read, and
+// the rest, if any: the go-sdk answers a body too long, or cut short, as
+// it does.
+func readBody(r *http.Request, maxBytes int64) (data []byte, whole bool) {
+	src := io.Reader(r.Body)
+	if maxBytes > 0 {
+		src = io.LimitReader(src, maxBytes+1)
+	}
+	data, err := io.ReadAll(src)
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	return data, err == nil && (maxBytes < 0 || int64(len(data)) <= maxBytes)
 }
 
 // startsArray reports whether the first byte of br after white space is

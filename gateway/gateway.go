@@ -256,6 +256,7 @@ func (g *Gateway) tracked(next http.Handler) http.Handler {
 // does not close the manager.
 func (g *Gateway) Close() error {
 	g.unsubscribe()
+	g.opening.closeWait()
 	var errs []error
 	for ss := range g.server.Sessions() {
 		errs = append(errs, ss.Close())

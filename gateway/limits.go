@@ -49,29 +49,42 @@ func (g *Gateway) maxSessions() int {
 }
 
 // opening counts the requests that may open a Streamable HTTP session,
-// which the go-sdk's session list does not hold yet.
+// which the go-sdk's session list does not hold yet, or not wholly: the
+// go-sdk lists a session a moment before it can be closed (v1.8.0 panics
+// closing one then), so Gateway.Close waits for them (see closeWait).
 type opening struct {
-	mu sync.Mutex
-	n  int
+	mu     sync.Mutex
+	n      int
+	closed bool       // the gateway is closing: no session opens
+	none   *sync.Cond // signalled when n falls to 0; on mu
 }
 
 // capSessions refuses a request that would open a Streamable HTTP session
 // (a POST without Mcp-Session-Id) while the gateway holds
-// Options.MaxSessions, counting those being opened: 503, with Retry-After
-// and a JSON-RPC error naming the limit. Sessions of every transport
-// count. Requests of existing sessions go through. A stateless gateway
-// holds no session.
+// Options.MaxSessions, counting those being opened, or is closing: 503,
+// with Retry-After and a JSON-RPC error naming the limit. Sessions of every
+// transport count. Requests of existing sessions go through. A stateless
+// gateway holds no session.
 func (g *Gateway) capSessions(next http.Handler) http.Handler {
-	limit := g.maxSessions()
-	if g.opts.Stateless || limit == 0 {
+	if g.opts.Stateless {
 		return next
 	}
+	limit, maxBytes := g.maxSessions(), bodyLimit(g.opts.MaxRequestBytes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !g.opening.begin(g.server, limit) {
+		// Read before counting: Close waits for the sessions being
+		// opened, and a client may never finish its body.
+		if r.Body != nil {
+			readBody(r, maxBytes)
+		}
+		switch ok, closed := g.opening.begin(g.server, limit); {
+		case closed:
+			refuseJSONRPC(w, "the gateway is closing; retry later")
+			return
+		case !ok:
 			g.refuseSession(w, limit)
 			return
 		}
@@ -81,19 +94,22 @@ func (g *Gateway) capSessions(next http.Handler) http.Handler {
 }
 
 // begin counts a session being opened, unless the sessions held and being
-// opened are limit already.
-func (o *opening) begin(server *mcp.Server, limit int) bool {
+// opened are limit (if not 0) already, or the gateway is closing.
+func (o *opening) begin(server *mcp.Server, limit int) (ok, closed bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return false, true
+	}
 	n := o.n
 	for range server.Sessions() {
 		n++
 	}
-	if n >= limit {
-		return false
+	if limit > 0 && n >= limit {
+		return false, false
 	}
 	o.n++
-	return true
+	return true, false
 }
 
 // end uncounts a session being opened: the go-sdk holds it by now, or
@@ -101,7 +117,23 @@ func (o *opening) begin(server *mcp.Server, limit int) bool {
 func (o *opening) end() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.n--
+	if o.n--; o.n == 0 && o.none != nil {
+		o.none.Broadcast()
+	}
+}
+
+// closeWait lets no more sessions open, and waits until those being opened
+// are, or were refused.
+func (o *opening) closeWait() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	if o.none == nil {
+		o.none = sync.NewCond(&o.mu)
+	}
+	for o.n > 0 {
+		o.none.Wait()
+	}
 }
 
 // refuseSession answers a request for a new session over the limit, and
@@ -109,7 +141,12 @@ func (o *opening) end() {
 func (g *Gateway) refuseSession(w http.ResponseWriter, limit int) {
 	g.dropped(DropMaxSessions)
 	g.limitLog.hit("sessions", "refusing new client sessions: the gateway holds its limit", "limit", "MaxSessions", "sessions", limit)
-	msg := fmt.Sprintf("too many sessions: the gateway holds %d, its limit (MaxSessions); retry later", limit)
+	refuseJSONRPC(w, fmt.Sprintf("too many sessions: the gateway holds %d, its limit (MaxSessions); retry later", limit))
+}
+
+// refuseJSONRPC answers a request for a new session with 503, Retry-After
+// and a JSON-RPC error that says msg.
+func refuseJSONRPC(w http.ResponseWriter, msg string) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(sessionRetryAfter/time.Second)))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusServiceUnavailable)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -124,6 +125,44 @@ func TestIdleSessionExpires(t *testing.T) {
 		}
 		if code := ping(h, id); code != http.StatusNotFound {
 			t.Errorf("a ping of the expired session: %d, want 404", code)
+		}
+	})
+}
+
+// TestCloseWhileSessionOpens: Close waits for no client that has not sent
+// all of its request for a session, and then no session opens: the request
+// gets 503, saying the gateway is closing.
+func TestCloseWhileSessionOpens(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, upstreams{"s": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("s", false)}, nil)
+		h := g.Handler()
+		body, rest := io.Pipe()
+		req := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		answered := make(chan *httptest.ResponseRecorder, 1)
+		go func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			answered <- w
+		}()
+		init := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, legacy)
+		go fmt.Fprint(rest, init[:20])
+		synctest.Wait() // the request waits for the rest of its body
+
+		closed := make(chan error, 1)
+		go func() { closed <- g.Close() }()
+		synctest.Wait()
+		select {
+		case <-closed:
+		default:
+			t.Fatal("Close waits for a request for a session whose body has not all come")
+		}
+		fmt.Fprint(rest, init[20:])
+		rest.Close()
+		w := <-answered
+		if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "the gateway is closing") {
+			t.Errorf("a session asked for after Close: %d %s, want 503 saying the gateway is closing", w.Code, w.Body)
 		}
 	})
 }
