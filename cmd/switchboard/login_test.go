@@ -44,9 +44,14 @@ func TestLoginThroughTheGateway(t *testing.T) {
 	g.waitLogs(t,
 		regexp.MustCompile(`server needs a login.*run: switchboard login tracker --config `+regexp.QuoteMeta(path)),
 		regexp.MustCompile(`servers settled" connected=0 failed=0 needs_auth=1 `))
+	// /readyz names the servers to a request with the token alone.
 	var ready struct{ Servers map[string]string }
-	if code := getJSON(t, g.url+"/readyz", &ready); ready.Servers["tracker"] != "needs-auth" {
-		t.Errorf("/readyz = %d %v, want tracker needs-auth", code, ready.Servers)
+	if err := json.Unmarshal([]byte(fetchAuth(t, g.url+"/readyz", "application/json")), &ready); err != nil || ready.Servers["tracker"] != "needs-auth" {
+		t.Errorf("/readyz = %v %v, want tracker needs-auth", ready.Servers, err)
+	}
+	var probe struct{ Status, Servers any }
+	if code := getJSON(t, g.url+"/readyz", &probe); code != http.StatusOK || probe.Status != "ready" || probe.Servers != nil {
+		t.Errorf("/readyz without the token = %d %+v, want 200 naming no server", code, probe)
 	}
 	report := gatewayReport(t, g.url)
 	if len(report.Servers) != 1 || report.Servers[0].State != "needs-auth" || report.Servers[0].Action != "switchboard login tracker --config "+path {
