@@ -49,6 +49,9 @@ type AuthServer struct {
 	resources map[string]bool   // the protected resources' URLs
 	scopes    map[string]string // the scope granted with each access or refresh token
 	required  string            // a scope every MCP request needs; "" for none
+	refuse    int               // requests to refuse with 401 whatever their token (RefuseNext)
+	hold      chan struct{}     // refresh grants wait until it is closed (HoldRefreshes)
+	held      chan struct{}     // gets a value as each refresh grant starts to wait
 }
 
 // NewProtectedServer returns a Server with the default script, and an
@@ -138,6 +141,10 @@ func (a *AuthServer) verify(_ context.Context, token string, _ *http.Request) (*
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.bearers[token]++
+	if a.refuse > 0 {
+		a.refuse--
+		return nil, auth.ErrInvalidToken
+	}
 	if !a.access[token] {
 		return nil, auth.ErrInvalidToken
 	}
@@ -160,6 +167,25 @@ func (a *AuthServer) stepUp(h http.Handler, prm string) http.Handler {
 	})
 }
 
+// RefuseNext answers the next n requests to the protected paths with 401,
+// whatever their token: a server that lost track of its tokens for a moment.
+func (a *AuthServer) RefuseNext(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refuse = n
+}
+
+// HoldRefreshes makes every refresh grant wait until release is called (or
+// its request ends): a slow authorization server. held gets a value as each
+// one starts to wait; it holds up to 100 unread.
+func (a *AuthServer) HoldRefreshes() (held <-chan struct{}, release func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	hold, c := make(chan struct{}), make(chan struct{}, 100)
+	a.hold, a.held = hold, c
+	return c, sync.OnceFunc(func() { close(hold) })
+}
+
 // RequireScope makes every MCP request need scope, which the tokens issued
 // so far may lack: a step-up.
 func (a *AuthServer) RequireScope(scope string) {
@@ -174,6 +200,17 @@ func (a *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.ParseForm()
+	a.mu.Lock()
+	hold, held := a.hold, a.held
+	a.mu.Unlock()
+	if hold != nil && r.Form.Get("grant_type") == "refresh_token" {
+		held <- struct{}{}
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var scope string

@@ -76,6 +76,8 @@ type Handler struct {
 	stamp  string             // the stamp of the record as last read or written: see Store.Stamp
 	rec    *Record            // the record ts serves, as last saved or loaded
 	ts     oauth2.TokenSource // nil until there is a record
+	// refreshing is the refresh of a refused token in flight, if any.
+	refreshing *refresh
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -262,40 +264,85 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return fmt.Errorf("oauth: the server refused the request (%s) without an OAuth challenge: check its credentials in the config", resp.Status)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	stored, err := h.load()
 	switch {
 	case err != nil:
+		h.mu.Unlock()
 		return err
 	case stored == nil:
 		h.rec, h.ts = nil, nil
+		h.mu.Unlock()
 		return h.needsLogin("no login is stored")
 	}
 	if h.adopt(stored) {
+		h.mu.Unlock()
 		return nil // a new login, or a refresh by another process: try it
 	}
 	if sent := req.Header.Get("Authorization"); sent != "" && sent != "Bearer "+h.rec.Token.AccessToken {
+		h.mu.Unlock()
 		return nil // a newer token than the one refused, from a concurrent refresh: try it
 	}
 	// The current token was refused, or could not be refreshed before the
 	// request (which then went without one).
 	if h.rec.Token.RefreshToken == "" {
+		h.mu.Unlock()
 		return h.needsLogin("its token was refused, and there is no refresh token")
 	}
-	expired := *h.rec.Token
+	f := h.refreshing
+	if f == nil {
+		f = &refresh{rec: h.rec, done: make(chan struct{})}
+		h.refreshing = f
+		go h.refresh(f)
+	}
+	h.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// A refresh is the refresh of a refused token, which the requests refused
+// meanwhile share: one at a time, without h.mu, so that a slow
+// authorization server holds up no request that does not wait for it.
+type refresh struct {
+	rec  *Record       // the record whose token was refused
+	done chan struct{} // closed when err is set
+	err  error
+}
+
+// refreshTimeout bounds the refresh of a refused token.
+const refreshTimeout = time.Minute
+
+// refresh refreshes f.rec's token. It runs on a goroutine of its own, so
+// that a request that gives up leaves the refresh to the others, within
+// refreshTimeout.
+func (h *Handler) refresh(f *refresh) {
+	expired := *f.rec.Token
 	expired.Expiry = time.Unix(1, 0)
-	tok, err := h.config(h.rec).TokenSource(context.WithValue(ctx, oauth2.HTTPClient, h.opts.HTTPClient), &expired).Token()
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient), refreshTimeout)
+	defer cancel()
+	tok, err := h.config(f.rec).TokenSource(ctx, &expired).Token()
+	h.mu.Lock()
+	defer func() {
+		h.refreshing = nil
+		h.mu.Unlock()
+		close(f.done)
+	}()
 	var re *oauth2.RetrieveError
 	switch {
 	case errors.As(err, &re) && (re.ErrorCode != "" || re.Response != nil && re.Response.StatusCode < 500):
-		return h.needsLogin("the refresh of its token was refused: " + refreshError(err))
+		f.err = h.needsLogin("the refresh of its token was refused: " + refreshError(err))
 	case err != nil:
-		// The authorization server is down, or the request was cancelled:
-		// this request fails, and the login stands.
-		return fmt.Errorf("oauth: the token of %s could not be refreshed: %s", h.opts.Server, refreshError(err))
+		// The authorization server is down: the requests fail, and the
+		// login stands.
+		f.err = fmt.Errorf("oauth: the token of %s could not be refreshed: %s", h.opts.Server, refreshError(err))
+	case h.rec == f.rec:
+		h.use(h.refreshed(tok))
 	}
-	h.use(h.refreshed(tok))
-	return nil
+	// Else a login replaced the record meanwhile: its token is the one to
+	// try.
 }
 
 // load reads the server's record from the store, and notes its stamp.

@@ -430,3 +430,50 @@ func TestBrowserTriesTheNext(t *testing.T) {
 		t.Errorf("output %q; want the missing browser reported", got)
 	}
 }
+
+// TestSlowRefreshHoldsUpNoOtherRequest: while the refresh of a refused
+// token waits on a slow authorization server, another request to the same
+// server, whose token it takes, is served; the refused request gets the
+// refreshed token once the refresh ends.
+func TestSlowRefreshHoldsUpNoOtherRequest(t *testing.T) {
+	a := newAuthServer(t)
+	store := &Store{Dir: t.TempDir()}
+	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
+		t.Fatal(err)
+	}
+	h := handler(t, a, store, "s", false)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", OAuthHandler: h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	held, release := a.HoldRefreshes()
+	defer release()
+	a.RefuseNext(1)
+	refused := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		refused <- err
+	}()
+	select {
+	case <-held:
+	case err := <-refused:
+		t.Fatalf("the refused call ended (%v) before its refresh began", err)
+	}
+	// The refresh waits: another request goes on with the token it has.
+	// (Without the bound, a request held up would hang the test.)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("a call while the refresh waits: %v", err)
+	}
+	release()
+	if err := <-refused; err != nil {
+		t.Fatalf("the refused call, after the refresh: %v", err)
+	}
+	if _, refreshes := a.Counts(); refreshes != 1 {
+		t.Errorf("%d refreshes, want 1", refreshes)
+	}
+}
