@@ -280,6 +280,8 @@ func (g *Gateway) addFound(ss *mcp.ServerSession, names []string) {
 // notification to one session, and sends it after any change to its
 // tools, so search_tools is registered again, unchanged. The sessions
 // whose list did not change are spared it: see toolsListChanged.
+// TestSDKTellsEverySessionOfAToolAddedAgain pins the go-sdk's part, and
+// docs/go-sdk.md asks it for a notification to one session.
 func (g *Gateway) notifyToolsChanged() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
