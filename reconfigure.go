@@ -37,7 +37,7 @@ type Reconfiguration struct {
 // one that exposed nothing leaves no event.
 func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfiguration, error) {
 	var r Reconfiguration
-	_, unlock, err := m.lock(ctx, "reconfigure")
+	ctx, unlock, err := m.lock(ctx, "reconfigure")
 	if err != nil {
 		return r, err
 	}

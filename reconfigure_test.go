@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -177,4 +178,44 @@ func (p *endingPeer) Done() <-chan struct{} { return p.done }
 //lint:ignore SA1019 a peer offers roots while clients and servers use them.
 func (*endingPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
 	return nil, errors.New("no roots")
+}
+
+// TestCloseEndsReconfiguresWait: a Reconfigure that waits for a slow
+// subscriber to take its events stops waiting when Close begins, as every
+// lifecycle method does, instead of holding Close up for CloseTimeout.
+func TestCloseEndsReconfiguresWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("a", mcptest.Script{})
+		f.add("b", mcptest.Script{})
+		m := f.managerWith(&Options{CloseTimeout: time.Hour}, server("a"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		gate := make(chan struct{})
+		var once sync.Once
+		m.Subscribe(func(ev Event) {
+			if ev.Server == "b" {
+				once.Do(func() { <-gate }) // slow to take b's first event
+			}
+		})
+		reconfigured := make(chan error, 1)
+		go func() {
+			_, err := m.Reconfigure(t.Context(), &config.Config{Servers: []config.Server{server("a"), server("b")}})
+			reconfigured <- err
+		}()
+		synctest.Wait() // Reconfigure waits for the subscriber
+		closed := make(chan error, 1)
+		go func() { closed <- m.Close() }()
+		synctest.Wait()
+		select {
+		case <-reconfigured:
+		default:
+			t.Error("Reconfigure still waits for its subscriber after Close began")
+		}
+		close(gate)
+		if err := <-closed; err != nil {
+			t.Errorf("Close = %v", err)
+		}
+	})
 }
