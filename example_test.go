@@ -608,3 +608,11 @@ func ExampleManager_SearchTools() {
 	// weather__get_forecast on weather
 	// true
 }
+
+// A server that needs a login says, in its status, the command that logs in
+// to it.
+func ExampleServerStatus_LoginCommand() {
+	s := switchboard.ServerStatus{Name: "tracker", Source: "/home/me/work/mcp.json", State: switchboard.StateNeedsAuth}
+	fmt.Println(s.LoginCommand())
+	// Output: switchboard login tracker --config /home/me/work/mcp.json
+}

@@ -18,6 +18,10 @@ import (
 // SearchOptions.Limit is zero.
 const DefaultSearchLimit = 5
 
+// MaxSearchQueryBytes is the most of a query SearchTools reads: a longer
+// one is searched by its first words within it.
+const MaxSearchQueryBytes = toolsearch.MaxQueryBytes
+
 // ErrInvalidSearch means a search was refused before anything was ranked:
 // its query is empty (or only stop words), or its limit is negative. The
 // error says which.
@@ -48,8 +52,8 @@ type ToolMatch struct {
 // tool that Options.Filter hides from opts.Query is never found.
 //
 // The index follows the views: a server whose tools change is indexed
-// again, alone. A query over 1 KiB is searched by its first words within
-// 1 KiB, cut between words: models paste whole requests. An empty query or
+// again, alone. A query over MaxSearchQueryBytes is searched by its first
+// words within it, cut between words: models paste whole requests. An empty query or
 // a negative limit is refused with [ErrInvalidSearch].
 func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOptions) ([]ToolMatch, error) {
 	var o SearchOptions

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
@@ -85,6 +86,13 @@ type ServerStatus struct {
 	// line), since the manager was created: they were skipped, and the
 	// session went on, as the official TypeScript and Python SDKs do.
 	SkippedLines uint64
+}
+
+// LoginCommand returns the command line that logs in to the server, for
+// one in StateNeedsAuth: its name, and its config file unless that is
+// found without a flag.
+func (s ServerStatus) LoginCommand() string {
+	return oauth.LoginCommand(s.Name, s.Source, nil)
 }
 
 // ErrorText returns the text of s.Err for people (status tables and pages),

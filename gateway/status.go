@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
-	"github.com/switchboard-mcp/switchboard/internal/oauth"
 )
 
 // statusPage is /status: one small page, with no external assets, that
@@ -141,7 +140,7 @@ func (g *Gateway) statusReport() StatusReport {
 		row := StatusRow{Name: s.Name, State: s.State.String(), Class: stateClass(s.State), Transport: string(s.Transport),
 			Error: s.ErrorText(), Tools: s.Tools, Reconnects: s.Reconnects, PID: s.PID, SkippedLines: s.SkippedLines, P50: "-", P99: "-", Collisions: s.Collisions, Trespasses: s.Trespasses}
 		if s.State == switchboard.StateNeedsAuth {
-			row.Action = oauth.LoginCommand(s.Name, s.Source, nil)
+			row.Action = s.LoginCommand()
 		}
 		if g.opts.Latency != nil {
 			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
-	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
 )
 
 // The tools of tool search (design §2).
@@ -89,10 +88,9 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	query, cut := toolsearch.CutQuery(*args.Query)
-	matches, err := g.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit})
+	matches, err := g.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
 	switch {
-	case errors.Is(err, toolsearch.ErrEmptyQuery):
+	case errors.Is(err, switchboard.ErrInvalidSearch): // the limit is checked: the query has no word
 		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done`)), nil
 	case err != nil:
 		return toolAnswer(ctx, nil, err)
@@ -113,9 +111,9 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 		g.addFound(ss, names)
 	}
 	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
-	if cut {
+	if len(*args.Query) > switchboard.MaxSearchQueryBytes {
 		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
-			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(*args.Query), toolsearch.MaxQueryBytes)})
+			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(*args.Query), switchboard.MaxSearchQueryBytes)})
 	}
 	return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
 }
