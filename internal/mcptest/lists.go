@@ -4,6 +4,7 @@ package mcptest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -261,6 +262,14 @@ func (s *Server) SetFlood(f *ListFlood) {
 	s.flood = f
 }
 
+// floodedLists names the list of each list method, as ListFlood does.
+var floodedLists = map[string]string{
+	"tools/list":               "tools",
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "templates",
+}
+
 // floodPage answers a list request as the script's Flood says (see
 // [ListFlood]); a list it does not flood is next's to answer. The first
 // page is the server's own first page (its own cursor dropped) with the
@@ -269,36 +278,20 @@ func (s *Server) floodPage(ctx context.Context, method string, req mcp.Request, 
 	s.mu.Lock()
 	f := s.flood
 	s.mu.Unlock()
-	var list, cursor string
-	switch p := req.GetParams().(type) {
-	case *mcp.ListToolsParams:
-		list = "tools"
-		if p != nil {
-			cursor = p.Cursor
-		}
-	case *mcp.ListPromptsParams:
-		list = "prompts"
-		if p != nil {
-			cursor = p.Cursor
-		}
-	case *mcp.ListResourcesParams:
-		list = "resources"
-		if p != nil {
-			cursor = p.Cursor
-		}
-	case *mcp.ListResourceTemplatesParams:
-		list = "templates"
-		if p != nil {
-			cursor = p.Cursor
-		}
-	}
+	list := floodedLists[method]
 	if !f.floods(list) {
 		return next(ctx, method, req)
 	}
+	// The params of every list hold its cursor alike; the go-sdk offers no
+	// getter for it.
+	var cursor struct{ Cursor string }
+	if b, err := json.Marshal(req.GetParams()); err == nil {
+		json.Unmarshal(b, &cursor)
+	}
 	pageNo := 0
-	if cursor != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(cursor, "flood-"))
-		if err != nil || !strings.HasPrefix(cursor, "flood-") || n < 1 {
+	if cursor.Cursor != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(cursor.Cursor, "flood-"))
+		if err != nil || !strings.HasPrefix(cursor.Cursor, "flood-") || n < 1 {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown cursor"}
 		}
 		pageNo = n
