@@ -26,14 +26,19 @@ type relay struct {
 }
 
 // add queues send, and starts the sender if none runs. Once the request is
-// answered, or with relayQueue waiting, send is dropped.
+// answered, send is dropped; with relayQueue waiting, it is dropped and
+// counted (dropped).
 func (r *relay) add(send func()) {
 	if r == nil {
 		send() // a downstream of no request: nothing to wait for
 		return
 	}
 	r.mu.Lock()
-	if r.closed || len(r.queue) >= relayQueue {
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return // the answer went: too late to tell
+	case len(r.queue) >= relayQueue:
 		r.mu.Unlock()
 		r.dropped()
 		return
