@@ -113,12 +113,12 @@ func TestIdleSessionExpires(t *testing.T) {
 			return false
 		}
 		const idle = 10 * time.Minute
-		time.Sleep(idle - time.Second)
+		mcptest.PassTime(idle - time.Second)
 		synctest.Wait()
 		if !open() {
 			t.Fatalf("the session was closed before %v idle", idle)
 		}
-		time.Sleep(2 * time.Second)
+		mcptest.PassTime(2 * time.Second)
 		synctest.Wait()
 		if open() {
 			t.Errorf("the session is open after %v idle", idle)
