@@ -128,7 +128,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gateway{m: m, hooks: hooks.Of(m), opts: o, started: time.Now(), search: o.ToolSearch}
-	g.limitLog = limitLog{logger: o.Logger, every: limitWarnEvery}
+	g.limitLog = limitLog{logger: o.Logger}
 	for k := range g.exposed {
 		g.exposed[k] = make(map[string]string)
 	}

@@ -8,8 +8,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/ratelog"
 )
 
 // The defaults of [HTTPOptions].
@@ -81,7 +84,7 @@ func NewHTTPServer(h http.Handler, opts *HTTPOptions) *http.Server {
 	l := &limits{
 		bodyTimeout:  orDefault(o.BodyTimeout, DefaultBodyTimeout),
 		writeTimeout: orDefault(o.WriteTimeout, DefaultWriteTimeout),
-		log:          &limitLog{logger: o.Logger, every: limitWarnEvery},
+		log:          &limitLog{logger: o.Logger},
 	}
 	srv := &http.Server{
 		Handler:           l.handler(h),
@@ -288,30 +291,32 @@ func (c *connLimiter) longestWaitingLocked() (net.Conn, bool) {
 // line a minute.
 const limitWarnEvery = time.Minute
 
-// limitLog logs that a limit was hit, at most once per interval for each
-// limit, with the number of hits since the last line.
+// limitLog warns that a limit was hit: at the first hit, and then at most
+// once every limitWarnEvery for each limit, with the number of hits held
+// back (a ratelog.Log per limit).
 type limitLog struct {
 	logger *slog.Logger
-	every  time.Duration
 
 	mu   sync.Mutex
-	last map[string]time.Time // by limit
-	hits map[string]int       // by limit, since its last line
+	logs map[string]*ratelog.Log // by limit
 }
 
+// hit warns, with msg and args, that limit was hit, unless it was lately.
+// The args of a limit's first hit are those of its later summaries.
 func (l *limitLog) hit(limit, msg string, args ...any) {
 	l.mu.Lock()
-	if l.last == nil {
-		l.last, l.hits = make(map[string]time.Time), make(map[string]int)
+	r := l.logs[limit]
+	if r == nil {
+		if l.logs == nil {
+			l.logs = make(map[string]*ratelog.Log)
+		}
+		r = ratelog.New(limitWarnEvery, 1, func(held int, _ string) {
+			l.logger.Warn(msg, append(slices.Clone(args), "hits", held)...)
+		})
+		l.logs[limit] = r
 	}
-	l.hits[limit]++
-	now := time.Now()
-	if last, ok := l.last[limit]; ok && now.Sub(last) < l.every {
-		l.mu.Unlock()
-		return
-	}
-	hits := l.hits[limit]
-	l.last[limit], l.hits[limit] = now, 0
 	l.mu.Unlock()
-	l.logger.Warn(msg, append(args, "hits", hits)...)
+	if r.Allow(func() string { return "" }) {
+		l.logger.Warn(msg, append(args, "hits", 1)...)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/ratelog"
 )
 
 // handlers are what the upstream's client does with what a server sends:
@@ -28,7 +30,7 @@ type handlers struct {
 	notes  *noteCount
 	// logs limits the server's log messages (see serverLog), and may be
 	// another upstream's (Options.LogSkippedWith).
-	logs *rateLog
+	logs *ratelog.Log
 	// roots, if not nil (even empty), are the roots offered at first:
 	// the client then offers roots.
 	roots []*mcp.Root
@@ -83,9 +85,9 @@ const (
 
 // newServerLogLimit returns the limit on the log messages of the server
 // called name, whose summary of dropped messages goes to logger, at Warn.
-func newServerLogLimit(logger *slog.Logger, name string) *rateLog {
+func newServerLogLimit(logger *slog.Logger, name string) *ratelog.Log {
 	limit := fmt.Sprintf("%d per %v", serverLogBurst, serverLogEvery)
-	return newRateLog(serverLogEvery, serverLogBurst, func(dropped int, first string) {
+	return ratelog.New(serverLogEvery, serverLogBurst, func(dropped int, first string) {
 		logger.Warn("dropped log messages from the server: over the limit", "server", name, "dropped", dropped, "limit", limit, "first", first)
 	})
 }
@@ -99,7 +101,7 @@ func (h *handlers) serverLog(ctx context.Context, params *mcp.LoggingMessagePara
 	}
 	p, linked, err := h.peers.route(params.Meta)
 	defer h.noteDone(linked)
-	if !h.logs.allow(func() string { return showLine(h.redact, []byte(logText(params.Data))) }) {
+	if !h.logs.Allow(func() string { return showLine(h.redact, []byte(logText(params.Data))) }) {
 		return
 	}
 	params = cutLogData(params)

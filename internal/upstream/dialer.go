@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/ratelog"
 )
 
 // A dialer opens and closes the sessions of one server: it resolves the
@@ -32,11 +33,11 @@ type dialer struct {
 	opts     dialOptions
 	red      *redactor
 	settings *settingsRef
-	client   *mcp.Client // the client of every session
-	notes    *noteCount  // what the server says during requests, counted
-	noise    *noiseLog   // logs what stdout carries that is not JSON-RPC
-	logs     *rateLog    // limits the server's log messages (handlers.serverLog)
-	front    frontWatch  // see frontWatch
+	client   *mcp.Client  // the client of every session
+	notes    *noteCount   // what the server says during requests, counted
+	noise    *noiseLog    // logs what stdout carries that is not JSON-RPC
+	logs     *ratelog.Log // limits the server's log messages (handlers.serverLog)
+	front    frontWatch   // see frontWatch
 
 	// closers joins every session being closed. Only the owner goroutine
 	// adds to it, and it waits for it before it returns.
@@ -65,7 +66,7 @@ type dialOptions struct {
 	sharedNoise   bool   // the log of skipped lines is another upstream's, which stops it
 }
 
-func newDialer(opts dialOptions, red *redactor, settings *settingsRef, client *mcp.Client, notes *noteCount, noise *noiseLog, logs *rateLog) *dialer {
+func newDialer(opts dialOptions, red *redactor, settings *settingsRef, client *mcp.Client, notes *noteCount, noise *noiseLog, logs *ratelog.Log) *dialer {
 	d := &dialer{opts: opts, red: red, settings: settings, client: client, notes: notes, noise: noise, logs: logs, kill: make(chan struct{})}
 	d.life, d.endLife = context.WithCancel(context.Background())
 	return d
@@ -426,6 +427,6 @@ func (d *dialer) skipLine(line []byte) {
 func (d *dialer) stopNoise() {
 	if !d.opts.sharedNoise {
 		d.noise.stop()
-		d.logs.stop()
+		d.logs.Stop()
 	}
 }

@@ -161,7 +161,7 @@
 //
 // The log lines about skipped lines, and a server's own log messages
 // (notifications/message, whether they go to a client or to the host's
-// log, on any transport), are bounded the same way, by a rateLog each (see
+// log, on any transport), are bounded the same way, by a ratelog.Log each (see
 // noise.go): a few lines per period, the rest counted in one summary line
 // at its end; a log message's data is cut at maxLogData besides.
 //
