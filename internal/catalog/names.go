@@ -131,11 +131,41 @@ func (ns namespaces) trespass(namePrefix, candidate string) (owner string, ok bo
 	return owner, best != "" && best != namePrefix
 }
 
-// sortTrespasses sorts trespasses by server, then public name.
-func sortTrespasses(ts []Trespass) {
-	slices.SortFunc(ts, func(a, b Trespass) int {
-		return cmp.Or(strings.Compare(a.Server, b.Server), strings.Compare(a.Name, b.Name), strings.Compare(a.Original, b.Original))
+// A border admits the names of a build into their namespaces, and keeps
+// those it refuses.
+type border struct {
+	reserved namespaces
+	refused  []Trespass
+}
+
+// newBorder reserves the namespace of each of sources, whose server and
+// prefix of says.
+func newBorder[S any](sources []S, of func(S) (server, prefix string)) *border {
+	b := &border{reserved: make(namespaces)}
+	for _, src := range sources {
+		b.reserved.reserve(of(src))
+	}
+	return b
+}
+
+// admit returns the public name candidate of original, listed by server,
+// whose names start with namePrefix, and whether it is in no other server's
+// namespace; if it is, it is kept as a trespass.
+func (b *border) admit(server, namePrefix, original string) (candidate string, ok bool) {
+	candidate = candidateName(namePrefix, original)
+	if owner, in := b.reserved.trespass(namePrefix, candidate); in {
+		b.refused = append(b.refused, Trespass{Server: server, Original: original, Name: candidate, Owner: owner})
+		return candidate, false
+	}
+	return candidate, true
+}
+
+// trespasses returns the names refused, sorted by server, then public name.
+func (b *border) trespasses() []Trespass {
+	slices.SortFunc(b.refused, func(x, y Trespass) int {
+		return cmp.Or(strings.Compare(x.Server, y.Server), strings.Compare(x.Name, y.Name), strings.Compare(x.Original, y.Original))
 	})
+	return b.refused
 }
 
 // hashedStem returns the stem of a name that [hashedName] may have made,

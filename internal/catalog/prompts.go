@@ -36,14 +36,10 @@ type PromptView struct {
 // depend on the order of sources.
 func BuildPrompts(sources []PromptSource) *PromptView {
 	var (
-		prompts    []Prompt
-		keys       []nameKey
-		trespasses []Trespass
+		prompts []Prompt
+		keys    []nameKey
 	)
-	reserved := make(namespaces)
-	for _, src := range sources {
-		reserved.reserve(src.Server, src.Prefix)
-	}
+	border := newBorder(sources, func(s PromptSource) (string, string) { return s.Server, s.Prefix })
 	seen := make(map[string]bool)
 	for _, src := range sources {
 		prefix := NamePrefix(src.Prefix)
@@ -52,9 +48,8 @@ func BuildPrompts(sources []PromptSource) *PromptView {
 				continue
 			}
 			seen[src.Server+"\x00"+p.Name] = true
-			candidate := candidateName(prefix, p.Name)
-			if owner, ok := reserved.trespass(prefix, candidate); ok {
-				trespasses = append(trespasses, Trespass{Server: src.Server, Original: p.Name, Name: candidate, Owner: owner})
+			candidate, ok := border.admit(src.Server, prefix, p.Name)
+			if !ok {
 				continue
 			}
 			prompts = append(prompts, Prompt{Server: src.Server, Original: p.Name, Prompt: p})
@@ -65,8 +60,7 @@ func BuildPrompts(sources []PromptSource) *PromptView {
 		prompts[i].Name = name
 	}
 	slices.SortFunc(prompts, func(a, b Prompt) int { return strings.Compare(a.Name, b.Name) })
-	sortTrespasses(trespasses)
-	v := &PromptView{prompts: prompts, byName: make(map[string]int, len(prompts)), trespasses: trespasses}
+	v := &PromptView{prompts: prompts, byName: make(map[string]int, len(prompts)), trespasses: border.trespasses()}
 	for i, p := range prompts {
 		v.byName[p.Name] = i
 	}

@@ -58,14 +58,10 @@ type View struct {
 // The result does not depend on the order of sources or of their tools.
 func Build(sources []Source) *View {
 	var (
-		tools      []Tool
-		keys       []nameKey
-		trespasses []Trespass
+		tools []Tool
+		keys  []nameKey
 	)
-	reserved := make(namespaces)
-	for _, src := range sources {
-		reserved.reserve(src.Server, src.Prefix)
-	}
+	border := newBorder(sources, func(s Source) (string, string) { return s.Server, s.Prefix })
 	seen := make(map[string]bool)
 	for _, src := range sources {
 		prefix := NamePrefix(src.Prefix)
@@ -78,9 +74,8 @@ func Build(sources []Source) *View {
 				continue
 			}
 			seen[key] = true
-			candidate := candidateName(prefix, t.Name)
-			if owner, ok := reserved.trespass(prefix, candidate); ok {
-				trespasses = append(trespasses, Trespass{Server: src.Server, Original: t.Name, Name: candidate, Owner: owner})
+			candidate, ok := border.admit(src.Server, prefix, t.Name)
+			if !ok {
 				continue
 			}
 			tools = append(tools, Tool{Server: src.Server, Original: t.Name, Tool: t})
@@ -91,8 +86,7 @@ func Build(sources []Source) *View {
 		tools[i].Name = name
 	}
 	sortByName(tools)
-	sortTrespasses(trespasses)
-	v := &View{tools: tools, byName: make(map[string]int, len(tools)), trespasses: trespasses}
+	v := &View{tools: tools, byName: make(map[string]int, len(tools)), trespasses: border.trespasses()}
 	for i, t := range v.tools {
 		v.byName[t.Name] = i
 	}
