@@ -299,7 +299,9 @@ func describe(ctx context.Context, s *session, err error) error {
 	if s.proc == nil {
 		return err
 	}
-	if s.proc.waitExit(explainWait, ctx.Done()) {
+	// A process that outlived ctx ends because the handshake did: how it
+	// ended then says nothing of why the handshake failed.
+	if ctx.Err() == nil && s.proc.waitExit(explainWait, ctx.Done()) {
 		s.proc.waitStderr(explainWait, ctx.Done())
 		if s.proc.refused() {
 			err = ErrRecursion
