@@ -52,6 +52,8 @@ type serverSet struct {
 	byName   map[string]*upstream.Upstream
 	rejected []config.Rejected
 	added    map[string]upstream.Snapshot
+	// toolSearch is the config's toolSearch.
+	toolSearch config.ToolSearch
 }
 
 // add queues an event of up. It is every upstream's OnEvent.
@@ -130,13 +132,14 @@ func (e *events) apply(batch []queued) {
 		prev := m.view.Load()
 		base := prev
 		if set != nil {
-			base = &view{servers: set.servers, byName: set.byName, rejected: set.rejected, prepared: prev.prepared}
+			base = &view{servers: set.servers, byName: set.byName, rejected: set.rejected, toolSearch: set.toolSearch,
+				prepared: prev.prepared, revision: prev.revision}
 		}
 		next := m.build(base, e.snaps, lists)
 		m.view.Store(next)
 		if lists {
 			m.search.follow(next)
-			out = append(out, changes(prev, next)...)
+			out = append(append(out, Event{Kind: eventRevised}), changes(prev, next)...)
 		}
 	}
 	for _, ev := range out {
@@ -146,16 +149,17 @@ func (e *events) apply(batch []queued) {
 
 // listsDiffer reports whether what a server contributes to the catalogs
 // changed between two of its snapshots: its lists (replaced, never
-// mutated, so compared by identity), whether it exposes them, or its
-// prefix and filters. Whether its tools came from the cache is only
-// status.
+// mutated, so compared by identity), whether it exposes them, its prefix
+// and filters, or whether gateways keep its tools listed (alwaysLoad),
+// which makes a new revision for them. Whether its tools came from the
+// cache is only status.
 func listsDiffer(a, b upstream.Snapshot) bool {
 	hasLists := func(s upstream.Snapshot) bool {
 		return len(s.Tools)+len(s.Prompts)+len(s.Resources)+len(s.Templates) > 0
 	}
 	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) ||
 		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
-		a.Config.PublicPrefix() != b.Config.PublicPrefix() || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
+		a.Config.PublicPrefix() != b.Config.PublicPrefix() || a.Config.AlwaysLoad != b.Config.AlwaysLoad || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
 }
 
 // same reports whether two slices are the same slice.

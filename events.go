@@ -46,6 +46,11 @@ const (
 	EventAttemptFailed
 )
 
+// eventRevised reports a new revision of the view (see view.revision), to
+// the gateway's hooks alone (see gatewayHooks.Follow): Subscribe never
+// delivers it.
+const eventRevised EventKind = -1
+
 var eventKindNames = [...]string{
 	EventState:           "state",
 	EventChanged:         "changed",
@@ -149,7 +154,11 @@ func (d Diff) String() string {
 // function unsubscribes; after it returns, fn is not called again, except
 // for a call already in progress. It may be called from fn.
 func (m *Manager) Subscribe(fn func(Event)) (unsubscribe func()) {
-	return m.subs.subscribe(fn)
+	return m.subs.subscribe(func(ev Event) {
+		if ev.Kind != eventRevised {
+			fn(ev)
+		}
+	})
 }
 
 // told waits until every change made so far is in the views and every
@@ -214,6 +223,9 @@ func (d *dispatcher) send(ev Event) {
 	if d.ever {
 		d.queue.Push(ev)
 		return
+	}
+	if ev.Kind == eventRevised {
+		return // for the gateway's hooks, which follow the view from its start
 	}
 	d.backlog = append(d.backlog, ev)
 	if len(d.backlog) > backlogSize {

@@ -301,6 +301,25 @@ func ExampleManager_Tools() {
 	// accountant: 0 tools
 }
 
+// A host that mirrors the tools finds what changed between two lists
+// without comparing definitions: a tool its server lists again unchanged is
+// the same.
+func ExampleTool_Same() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()}, nil)
+	defer m.Close()
+
+	ctx := context.Background()
+	before := m.Tools(ctx, nil)
+	if err := m.Reconnect(ctx, "hello"); err != nil { // lists its tools again
+		log.Fatal(err)
+	}
+	after := m.Tools(ctx, nil)
+	fmt.Println(after[0].Name, "same:", before[0].Same(after[0]))
+	// Output:
+	// hello__greet same: true
+}
+
 // With the default error formatter, a failed call becomes a result that
 // tells the model what to do next.
 func ExampleManager_CallTool() {

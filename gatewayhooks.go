@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
+
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
@@ -24,6 +26,18 @@ func (h gatewayHooks) PeerRootsChanged(p Peer) { h.m.peerRootsChanged(p) }
 
 func (h gatewayHooks) SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error {
 	return h.m.setLoggingLevel(ctx, level)
+}
+
+func (h gatewayHooks) Revision() uint64 { return h.m.view.Load().revision }
+
+func (h gatewayHooks) ToolSearch() config.ToolSearch { return h.m.view.Load().toolSearch }
+
+func (h gatewayHooks) Follow(f func()) (stop func()) {
+	return h.m.subs.subscribe(func(ev Event) {
+		if ev.Kind == eventRevised {
+			f()
+		}
+	})
 }
 
 func (h gatewayHooks) AlwaysLoad(server string) bool {

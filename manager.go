@@ -106,7 +106,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		cfg = &config.Config{}
 	}
 	m.events = newEvents(m)
-	v := &view{byName: make(map[string]*upstream.Upstream)}
+	v := &view{byName: make(map[string]*upstream.Upstream), toolSearch: cfg.ToolSearch}
 	seen := make(map[string]bool)
 	snaps := make(map[string]upstream.Snapshot)
 	for _, srv := range cfg.Servers {

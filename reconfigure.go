@@ -43,7 +43,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 	}
 	defer unlock()
 	prev := m.view.Load()
-	set := &serverSet{byName: make(map[string]*upstream.Upstream), added: make(map[string]upstream.Snapshot)}
+	set := &serverSet{byName: make(map[string]*upstream.Upstream), added: make(map[string]upstream.Snapshot), toolSearch: cfg.ToolSearch}
 	var changed, started []*upstream.Upstream
 	changes := make(map[*upstream.Upstream]config.Server)
 	keep := func(up *upstream.Upstream) {

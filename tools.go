@@ -45,6 +45,15 @@ func (t Tool) RequiresApproval(ctx context.Context, q *Query) bool {
 	return t.approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
 }
 
+// Same reports whether t and u are the same definition under the same
+// public name: two results of [Manager.Tools] hold the same tool for as
+// long as its server lists it unchanged, however often it lists it. It
+// compares identities, not contents, so that a host that mirrors the
+// tools (a gateway, say) finds what changed at little cost.
+func (t Tool) Same(u Tool) bool {
+	return t.Name == u.Name && t.Server == u.Server && t.src == u.src
+}
+
 // Definition returns a deep copy of the tool's definition, named by its
 // public name, whose input schema is an object with properties (made strict
 // if Options.StrictSchemas asks). It is nil for the zero Tool.

@@ -20,6 +20,12 @@ type view struct {
 	servers  []*upstream.Upstream // configured order: every valid entry, enabled or not
 	byName   map[string]*upstream.Upstream
 	rejected []config.Rejected // the entries the config rejected
+	// toolSearch is the config's toolSearch, for gateways.
+	toolSearch config.ToolSearch
+	// revision counts the views whose catalogs were built (the first is 1),
+	// which every reconfiguration does: a gateway that saw a revision has
+	// seen its lists and its config.
+	revision uint64
 
 	tools         *catalog.View
 	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
@@ -54,8 +60,9 @@ func exposes(s upstream.State) bool {
 // build makes the view of snaps, the latest snapshot of each server. It
 // rebuilds the catalogs only if lists is set, and takes prev's otherwise.
 func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bool) *view {
-	v := &view{servers: prev.servers, byName: prev.byName, rejected: prev.rejected}
+	v := &view{servers: prev.servers, byName: prev.byName, rejected: prev.rejected, toolSearch: prev.toolSearch, revision: prev.revision}
 	if lists {
+		v.revision++
 		m.buildCatalogs(v, snaps, prev.prepared)
 		m.warnTrespasses(prev, v)
 	} else {

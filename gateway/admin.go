@@ -25,11 +25,11 @@ type reconnected struct {
 // (a crash loop ends), and answers its state once the attempt ended: 200
 // if it is connected, 502 if not, 404 for a server that is not configured,
 // 409 for one that cannot be reconnected (disabled, say).
-func (g *Gateway) adminReconnect(w http.ResponseWriter, r *http.Request) {
+func (e *endpoints) adminReconnect(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("server")
 	ctx, cancel := context.WithTimeout(r.Context(), reconnectWait)
 	defer cancel()
-	err := g.m.Reconnect(ctx, name)
+	err := e.m.Reconnect(ctx, name)
 	switch {
 	case errors.Is(err, switchboard.ErrUnknownServer):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no server is configured as " + name})
@@ -38,8 +38,8 @@ func (g *Gateway) adminReconnect(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		return
 	}
-	g.hooks.Settle(ctx) // the status as of the attempt
-	for _, s := range g.m.Status() {
+	e.hooks.Settle(ctx) // the status as of the attempt
+	for _, s := range e.m.Status() {
 		if s.Name != name {
 			continue
 		}

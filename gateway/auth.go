@@ -7,24 +7,24 @@ import (
 	"time"
 )
 
-// bearsToken reports whether r carries the bearer token, compared in
-// constant time; false if none is configured.
-func (g *Gateway) bearsToken(r *http.Request) bool {
+// bearsToken reports whether r carries token as its bearer token,
+// compared in constant time; false if token is "".
+func bearsToken(token string, r *http.Request) bool {
 	// The scheme is case-insensitive (RFC 9110, section 11.1).
 	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	return g.opts.AuthToken != "" && ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.AuthToken)) == 1
+	return token != "" && ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
 }
 
-// authorized requires the bearer token, if one is configured. The token is
-// compared in constant time and never forwarded: upstreams use only their
-// own configured headers.
-func (g *Gateway) authorized(next http.Handler) http.Handler {
-	if g.opts.AuthToken == "" {
+// authorized requires token as the bearer token, if it is not "". The
+// token is compared in constant time and never forwarded: upstreams use
+// only their own configured headers.
+func authorized(token string, next http.Handler) http.Handler {
+	if token == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !g.bearsToken(r) {
+		if !bearsToken(token, r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="switchboard"`)
 			refuse(w, r, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return

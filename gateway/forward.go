@@ -19,22 +19,32 @@ import (
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
+// A forwarder passes the clients' requests on to the servers, through the
+// manager, each on behalf of the client session that sent it.
+type forwarder struct {
+	m         *switchboard.Manager
+	sessions  *sessions
+	stateless bool // Options.Stateless
+	limitLog  *limitLog
+	progress  progressTokens
+}
+
 // callTool returns the handler of the tool with the given public name. The
 // call goes on with the client's arguments, as sent, and its _meta (a
 // progress token, say), on behalf of the client's session.
-func (g *Gateway) callTool(name string) mcp.ToolHandler {
+func (f *forwarder) callTool(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := g.forwardCall(ctx, name, req)
+		res, err := f.forwardCall(ctx, name, req)
 		return toolAnswer(ctx, res, err)
 	}
 }
 
 // forwardCall calls the tool with the given public name through the
 // manager, with the client's arguments and _meta, on behalf of its session.
-func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if err := checkArguments(req.Params.Arguments); err != nil {
 		where := ""
-		if t, ok := g.m.Lookup(name); ok {
+		if t, ok := f.m.Lookup(name); ok {
 			where = fmt.Sprintf("server %q: ", t.Server)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
@@ -44,14 +54,14 @@ func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToo
 	if len(req.Params.Arguments) > 0 {
 		params.Arguments = req.Params.Arguments
 	}
-	peerCtx, end, err := g.onBehalf(ctx, req.Session, params.Meta)
+	peerCtx, end, err := f.onBehalf(ctx, req.Session, params.Meta)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	res, err := g.m.CallTool(peerCtx, nil, params)
+	res, err := f.m.CallTool(peerCtx, nil, params)
 	if rpcErr, ok := mcpconn.Answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {
-		err = g.namedInvalidParams(name, err, rpcErr)
+		err = f.namedInvalidParams(name, err, rpcErr)
 	}
 	return res, err
 }
@@ -60,10 +70,10 @@ func (g *Gateway) forwardCall(ctx context.Context, name string, req *mcp.CallToo
 // name, which its server answered with rpcErr, -32602 (invalid params): an
 // answer that names the tool goes to the client unchanged; one that does
 // not is named as the manager names it, by its server and the tool.
-func (g *Gateway) namedInvalidParams(name string, err error, rpcErr *jsonrpc.Error) error {
+func (f *forwarder) namedInvalidParams(name string, err error, rpcErr *jsonrpc.Error) error {
 	var where *switchboard.ServerError
-	t, _ := g.m.Lookup(name)
-	if !errors.As(err, &where) || names(rpcErr.Message, name) || t.Original != "" && names(rpcErr.Message, t.Original) {
+	t, _ := f.m.Lookup(name)
+	if !errors.As(err, &where) || mentions(rpcErr.Message, name) || t.Original != "" && mentions(rpcErr.Message, t.Original) {
 		return err
 	}
 	named := *rpcErr
@@ -71,9 +81,9 @@ func (g *Gateway) namedInvalidParams(name string, err error, rpcErr *jsonrpc.Err
 	return &named
 }
 
-// names reports whether msg names the tool called name: as a word of its
-// own, not as a part of another ("id" in "invalid").
-func names(msg, name string) bool {
+// mentions reports whether msg names the tool called name: as a word of
+// its own, not as a part of another ("id" in "invalid").
+func mentions(msg, name string) bool {
 	for i := 0; ; {
 		j := strings.Index(msg[i:], name)
 		if j < 0 {
@@ -92,48 +102,19 @@ func isNameByte(b byte) bool {
 	return b == '_' || b == '-' || b == '.' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
-// toolAnswer is the answer to a client's tool call that returned res and
-// err: the result; the server's own protocol error, unchanged; else an
-// error result that says what went wrong, naming the server (one that is
-// unavailable, say), with no URL or address.
-func toolAnswer(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
-	if err == nil {
-		return res, nil
-	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err() // the client went away: nothing to tell it
-	}
-	if rpcErr, ok := mcpconn.Answer(err); ok {
-		return nil, rpcErr
-	}
-	return &mcp.CallToolResult{
-		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: "switchboard: " + errorText(err)}},
-	}, nil
-}
-
-// errorText is the text of err, the failure of a tool call, for a client:
-// as a status shows it, with every URL, network address and host name of a
-// server replaced, but without what the server wrote to stderr (see
-// switchboard.WithoutStderr). (The errors of other requests keep their
-// URLs: they name the resources they concern.)
-func errorText(err error) string {
-	return switchboard.WithoutStderr(switchboard.ServerStatus{Err: err}.ErrorText())
-}
-
 // getPrompt gets a prompt, by its public name, from its server.
-func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := forward(ctx, g, req.Session, req.Params, g.m.GetPrompt)
+func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	res, err := forward(ctx, f, req.Session, req.Params, f.m.GetPrompt)
 	return res, protocolError(ctx, err)
 }
 
 // readResource reads a resource, or a URI that a template matches, from
 // the server that serves it.
-func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	if reached, ok := ctx.Value(readReachedKey{}).(*bool); ok {
 		*reached = true
 	}
-	res, err := forward(ctx, g, req.Session, req.Params, g.m.ReadResource)
+	res, err := forward(ctx, f, req.Session, req.Params, f.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, resourceNotFound(req.Params.URI)
 	}
@@ -142,8 +123,8 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // complete routes a completion by the prompt's public name or the
 // template's URI.
-func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	res, err := forward(ctx, g, req.Session, req.Params, g.m.Complete)
+func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	res, err := forward(ctx, f, req.Session, req.Params, f.m.Complete)
 	return res, protocolError(ctx, err)
 }
 
@@ -153,27 +134,17 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 func forward[T any, P interface {
 	*T
 	mcp.Params
-}, R any](ctx context.Context, g *Gateway, ss *mcp.ServerSession, in P, call func(context.Context, *switchboard.Query, P) (R, error)) (R, error) {
+}, R any](ctx context.Context, f *forwarder, ss *mcp.ServerSession, in P, call func(context.Context, *switchboard.Query, P) (R, error)) (R, error) {
 	params := P(new(T))
 	*params = *in
 	params.SetMeta(hopMeta(in.GetMeta()))
-	peerCtx, end, err := g.onBehalf(ctx, ss, params.GetMeta())
+	peerCtx, end, err := f.onBehalf(ctx, ss, params.GetMeta())
 	if err != nil {
 		var zero R
 		return zero, err
 	}
 	defer end()
 	return call(peerCtx, nil, params)
-}
-
-// resourceNotFound is the go-sdk's error for a resource that no server
-// serves, with the URI named in its message too.
-func resourceNotFound(uri string) error {
-	err := mcp.ResourceNotFoundError(uri)
-	if rpcErr, ok := err.(*jsonrpc.Error); ok {
-		rpcErr.Message = fmt.Sprintf("switchboard: resource %q not found: no server serves it", uri)
-	}
-	return err
 }
 
 // hopMeta returns the _meta of a client's request to pass on to a server:
@@ -195,56 +166,31 @@ func hopMeta(meta mcp.Meta) mcp.Meta {
 	return out
 }
 
-// protocolError is the JSON-RPC error for err, the failure of a request
-// that is not a tool call: the server's own error answer, unchanged, or one
-// that says what went wrong, naming the server, without what it wrote to
-// stderr.
-func protocolError(ctx context.Context, err error) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if rpcErr, ok := mcpconn.Answer(err); ok {
-		return rpcErr
-	}
-	code := int64(jsonrpc.CodeInternalError)
-	switch {
-	case errors.Is(err, switchboard.ErrUnknownPrompt), errors.Is(err, switchboard.ErrUnknownResource),
-		errors.Is(err, switchboard.ErrInvalidArguments):
-		code = jsonrpc.CodeInvalidParams
-	case errors.Is(err, switchboard.ErrNotSupported):
-		code = jsonrpc.CodeMethodNotFound
-	}
-	return &jsonrpc.Error{Code: code, Message: "switchboard: " + switchboard.WithoutStderr(err.Error())}
-}
-
 // onBehalf returns ctx carrying the client session ss as the peer of the
 // requests made with it, and claims the request's progress token, from
 // meta, for the session until end. A token that the session already uses
 // for a request in flight is refused: its progress could not be told apart.
-func (g *Gateway) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, end func(), _ error) {
+func (f *forwarder) onBehalf(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta) (_ context.Context, end func(), _ error) {
 	if ss == nil {
 		return ctx, func() {}, nil
 	}
-	end, err := g.progress.claim(ss, meta["progressToken"])
+	end, err := f.progress.claim(ss, meta["progressToken"])
 	if err != nil {
 		return nil, nil, err
 	}
 	if level, ok := meta[mcp.MetaKeyLogLevel].(string); ok && slices.Contains(levelOrder, mcp.LoggingLevel(level)) {
 		// A modern client asks for logs per request: a server on an
 		// older revision needs to be asked with logging/setLevel.
-		g.setLevel(ctx, ss, mcp.LoggingLevel(level))
+		f.sessions.setLoggingLevel(ctx, ss, mcp.LoggingLevel(level))
 	}
 	var done <-chan struct{}
-	if !g.opts.Stateless {
+	if !f.stateless {
 		// A stateless session lasts one request: what would live as long
 		// as it (a process of its own) is not worth starting.
-		done = g.sessions.done(g, ss)
+		done = f.sessions.done(ss)
 	}
 	r := &relay{dropped: func() {
-		g.limitLog.hit("relay", "a client does not read the notifications of its request: the newest are dropped", "limit", "relay queue", "queued", relayQueue)
+		f.limitLog.hit("relay", "a client does not read the notifications of its request: the newest are dropped", "limit", "relay queue", "queued", relayQueue)
 	}}
 	release := end
 	end = func() {
@@ -380,9 +326,9 @@ func ask[P, R any](ctx context.Context, d downstream, feature string, declared b
 // readResource sets: the request reached a handler of the gateway.
 type readReachedKey struct{}
 
-// isResourceNotFound reports whether err is the go-sdk's error for a
-// resource that no handler serves (see [mcp.ResourceNotFoundError]).
-func isResourceNotFound(err error) bool {
-	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeInvalidParams && rpcErr.Message == "Resource not found"
+// relayed sends params to d's client with send, through d's relay: the
+// caller, a server's reading goroutine, does not wait for the write.
+func relayed[P any](d downstream, send func(context.Context, P) error, params P) error {
+	d.relay.add(func() { _ = send(d.ctx, params) })
+	return nil
 }

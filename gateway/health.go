@@ -1,13 +1,12 @@
 package gateway
 
 import (
-	"encoding/json"
 	"net/http"
 )
 
 // healthz answers liveness: the process can serve. It never looks at
 // upstreams.
-func (g *Gateway) healthz(w http.ResponseWriter, _ *http.Request) {
+func healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
@@ -22,10 +21,10 @@ type readiness struct {
 // server is connected, else 503. It opens no session. With a token
 // configured, a probe needs none, but only a request with the token is told
 // the servers' names and states.
-func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
-	statuses := g.m.Status()
+func (e *endpoints) readyz(w http.ResponseWriter, r *http.Request) {
+	statuses := e.m.Status()
 	body := readiness{Status: "ready"}
-	if g.opts.AuthToken == "" || g.bearsToken(r) {
+	if e.opts.AuthToken == "" || bearsToken(e.opts.AuthToken, r) {
 		body.Servers = make(map[string]string, len(statuses))
 		for _, s := range statuses {
 			body.Servers[s.Name] = s.State.String()
@@ -36,11 +35,4 @@ func (g *Gateway) readyz(w http.ResponseWriter, r *http.Request) {
 		body.Status, code = "not_ready", http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, body)
-}
-
-func writeJSON(w http.ResponseWriter, code int, body any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(body)
 }

@@ -10,43 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DefaultMaxSessions is how many client sessions the gateway holds at once
-// when Options.MaxSessions is zero.
-const DefaultMaxSessions = 1000
-
 // sessionRetryAfter is the Retry-After of a new session refused for
 // MaxSessions: idle sessions expire in minutes, busy ones may end sooner.
 const sessionRetryAfter = 30 * time.Second
-
-// Why the gateway dropped a client session, or refused one, for
-// Options.SessionDropped.
-const (
-	// DropNotifyQueueFull: the session left more notifications unread than
-	// Options.NotifyQueue holds, and was closed.
-	DropNotifyQueueFull = "notify_queue_full"
-	// DropMaxSessions: a new session was refused, for the gateway held
-	// Options.MaxSessions already.
-	DropMaxSessions = "max_sessions"
-)
-
-// dropped tells Options.SessionDropped, if set.
-func (g *Gateway) dropped(reason string) {
-	if g.opts.SessionDropped != nil {
-		g.opts.SessionDropped(reason)
-	}
-}
-
-// maxSessions is Options.MaxSessions, its default, or 0 for no limit.
-func (g *Gateway) maxSessions() int {
-	switch n := g.opts.MaxSessions; {
-	case n == 0:
-		return DefaultMaxSessions
-	case n < 0:
-		return 0
-	default:
-		return n
-	}
-}
 
 // opening counts the requests that may open a Streamable HTTP session,
 // which the go-sdk's session list does not hold yet, or not wholly: the
@@ -65,11 +31,11 @@ type opening struct {
 // with Retry-After and a JSON-RPC error naming the limit. Sessions of every
 // transport count. Requests of existing sessions go through. A stateless
 // gateway holds no session.
-func (g *Gateway) capSessions(next http.Handler) http.Handler {
-	if g.opts.Stateless {
+func capSessions(server *mcp.Server, o *Options, open *opening, log *limitLog, next http.Handler) http.Handler {
+	if o.Stateless {
 		return next
 	}
-	limit, maxBytes := g.maxSessions(), bodyLimit(g.opts.MaxRequestBytes)
+	limit, maxBytes := o.maxSessions(), bodyLimit(o.MaxRequestBytes)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 			next.ServeHTTP(w, r)
@@ -80,15 +46,17 @@ func (g *Gateway) capSessions(next http.Handler) http.Handler {
 		if r.Body != nil {
 			readBody(r, maxBytes)
 		}
-		switch ok, closed := g.opening.begin(g.server, limit); {
+		switch ok, closed := open.begin(server, limit); {
 		case closed:
 			refuseJSONRPC(w, "the gateway is closing; retry later")
 			return
 		case !ok:
-			g.refuseSession(w, limit)
+			o.dropped(DropMaxSessions)
+			log.hit("sessions", "refusing new client sessions: the gateway holds its limit", "limit", "MaxSessions", "sessions", limit)
+			refuseJSONRPC(w, fmt.Sprintf("too many sessions: the gateway holds %d, its limit (MaxSessions); retry later", limit))
 			return
 		}
-		defer g.opening.end()
+		defer open.end()
 		next.ServeHTTP(w, r)
 	})
 }
@@ -134,14 +102,6 @@ func (o *opening) closeWait() {
 	for o.n > 0 {
 		o.none.Wait()
 	}
-}
-
-// refuseSession answers a request for a new session over the limit, and
-// warns (see limitLog).
-func (g *Gateway) refuseSession(w http.ResponseWriter, limit int) {
-	g.dropped(DropMaxSessions)
-	g.limitLog.hit("sessions", "refusing new client sessions: the gateway holds its limit", "limit", "MaxSessions", "sessions", limit)
-	refuseJSONRPC(w, fmt.Sprintf("too many sessions: the gateway holds %d, its limit (MaxSessions); retry later", limit))
 }
 
 // refuseJSONRPC answers a request for a new session with 503, Retry-After

@@ -15,9 +15,9 @@ import (
 // request that reached a loopback address under another host's name. The
 // go-sdk does the second for /mcp; this does both for every endpoint it
 // guards.
-func (g *Gateway) guarded(next http.Handler) http.Handler {
+func guarded(allow []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && !g.allowedOrigin(origin) {
+		if origin := r.Header.Get("Origin"); origin != "" && !allowedOrigin(allow, origin) {
 			refuse(w, r, fmt.Sprintf("forbidden: origin %q is not allowed (see --allow-origin)", origin), http.StatusForbidden)
 			return
 		}
@@ -30,7 +30,7 @@ func (g *Gateway) guarded(next http.Handler) http.Handler {
 }
 
 // allowedOrigin reports whether origin is loopback or allowed.
-func (g *Gateway) allowedOrigin(origin string) bool {
+func allowedOrigin(allow []string, origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false // "null", or not an origin
@@ -38,7 +38,7 @@ func (g *Gateway) allowedOrigin(origin string) bool {
 	if isLoopbackHost(u.Host) {
 		return true
 	}
-	for _, allowed := range g.opts.AllowOrigins {
+	for _, allowed := range allow {
 		if strings.EqualFold(allowed, u.Scheme+"://"+u.Host) {
 			return true
 		}

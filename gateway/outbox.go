@@ -4,19 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// DefaultNotifyQueue is how many notifications a client session may have
-// waiting to be sent when Options.NotifyQueue is zero.
-const DefaultNotifyQueue = 256
-
-// DefaultStreamWriteTimeout bounds each write to a client's standalone
-// stream (its HTTP GET) when Options.StreamWriteTimeout is zero.
-const DefaultStreamWriteTimeout = 10 * time.Second
 
 // queuedMethods are the notifications the go-sdk sends a client session
 // outside of any request of the session's, on its standalone stream, from
@@ -47,21 +38,13 @@ type queued struct {
 	next   mcp.MethodHandler
 }
 
-// queueNotifications is sending middleware: the notifications of
-// queuedMethods go to the session's outbox, and the sender returns at
-// once. A session's outbox is sent in order by a goroutine of its own,
-// which runs while the outbox holds anything. A session whose outbox
-// overflows is closed (see ErrNotifyQueueFull); the client may start a new
-// one.
-func (g *Gateway) queueNotifications(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ss, ok := req.GetSession().(*mcp.ServerSession)
-		if !ok || !queuedMethods[method] {
-			return next(ctx, method, req)
-		}
-		g.enqueue(ss, queued{ctx: context.WithoutCancel(ctx), method: method, req: req, next: next})
-		return nil, nil
-	}
+// An outbox holds a session's notifications waiting to be sent, oldest
+// first, at most Options.NotifyQueue (see sessions.queueNotifications).
+// Guarded by its session's lock.
+type outbox struct {
+	queue      []queued
+	sending    bool // a goroutine sends them
+	overflowed bool // the outbox overflowed: the session is being closed
 }
 
 // same reports whether n and o tell a client the same thing: the same
@@ -80,80 +63,6 @@ func (n queued) same(o queued) bool {
 	return ok1 && ok2 && p.URI == q.URI
 }
 
-// enqueue adds n to ss's outbox, unless the same notification waits there
-// already, and starts its sender if none runs.
-func (g *Gateway) enqueue(ss *mcp.ServerSession, n queued) {
-	s := &g.sessions
-	s.mu.Lock()
-	st := s.trackLocked(g, ss)
-	if st == nil || st.overflowed {
-		s.mu.Unlock()
-		return // the gateway or the session is closing
-	}
-	if slices.ContainsFunc(st.outbox, n.same) {
-		s.mu.Unlock()
-		return // the client will be told once: it need not be told twice
-	}
-	limit := g.notifyQueue()
-	if len(st.outbox) < limit {
-		st.outbox = append(st.outbox, n)
-		if !st.sending {
-			st.sending = true
-			s.watch.Go(func() { g.send(ss, st) })
-		}
-		s.mu.Unlock()
-		return
-	}
-	st.overflowed, st.outbox = true, nil
-	// Close waits for a write in progress, which the stream's write
-	// deadline ends.
-	s.watch.Go(func() { ss.Close() })
-	s.mu.Unlock()
-	g.opts.Logger.Warn("closing a client session that does not read its notifications",
-		"session", ss.ID(), "limit", "NotifyQueue", "queued", limit, "error", ErrNotifyQueueFull)
-	g.dropped(DropNotifyQueueFull)
-}
-
-// send sends ss's outbox in order until it is empty or ss has ended.
-func (g *Gateway) send(ss *mcp.ServerSession, st *sessionState) {
-	s := &g.sessions
-	for {
-		s.mu.Lock()
-		if len(st.outbox) == 0 || s.byID[ss] != st {
-			st.sending, st.outbox = false, nil
-			s.mu.Unlock()
-			return
-		}
-		n := st.outbox[0]
-		st.outbox[0] = queued{}
-		st.outbox = st.outbox[1:]
-		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(n.ctx, g.streamWriteTimeout())
-		if _, err := n.next(ctx, n.method, n.req); err != nil {
-			// Many clients open no stream to be told on: not news for
-			// the operator (see sdkLog).
-			g.opts.Logger.Debug("calling "+n.method, "session", ss.ID(), "error", err)
-		}
-		cancel()
-	}
-}
-
-// notifyQueue is Options.NotifyQueue, or its default.
-func (g *Gateway) notifyQueue() int {
-	if n := g.opts.NotifyQueue; n > 0 {
-		return n
-	}
-	return DefaultNotifyQueue
-}
-
-// streamWriteTimeout is Options.StreamWriteTimeout, or its default.
-func (g *Gateway) streamWriteTimeout() time.Duration {
-	if d := g.opts.StreamWriteTimeout; d > 0 {
-		return d
-	}
-	return DefaultStreamWriteTimeout
-}
-
 // writeBounded bounds each write of a GET to /mcp, a client's standalone
 // stream, by Options.StreamWriteTimeout: a client that stops reading,
 // once the connection's buffers are full, fails the write, and the
@@ -162,8 +71,8 @@ func (g *Gateway) streamWriteTimeout() time.Duration {
 // session lives. Served by NewHTTPServer, whose deadlines bound every
 // response, the stream's are StreamWriteTimeout instead of WriteTimeout;
 // served by any other server, the stream gets a deadlineWriter of its own.
-func (g *Gateway) writeBounded(next http.Handler) http.Handler {
-	l := &limits{writeTimeout: g.streamWriteTimeout(), log: &g.limitLog}
+func writeBounded(timeout time.Duration, log *limitLog, next http.Handler) http.Handler {
+	l := &limits{writeTimeout: timeout, log: log}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			next.ServeHTTP(w, r)

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"sync"
 )
 
@@ -81,11 +80,4 @@ func (r *relay) finish() {
 	if idle != nil {
 		<-idle
 	}
-}
-
-// relayed sends params to d's client with send, through d's relay: the
-// caller, a server's reading goroutine, does not wait for the write.
-func relayed[P any](d downstream, send func(context.Context, P) error, params P) error {
-	d.relay.add(func() { _ = send(d.ctx, params) })
-	return nil
 }

@@ -1,24 +1,36 @@
-//lint:file-ignore SA1019 Switchboard forwards sampling, elicitation and logging for as long as servers and clients use them.
+//lint:file-ignore SA1019 Switchboard forwards logging for as long as servers and clients use it.
 
 package gateway
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
 )
 
-// sessions holds what each client session asked for that the gateway must
-// hold upstream on its behalf: resource subscriptions and a logging level.
-// A subscription is held upstream while any session wants it, and dropped
-// when the last one unsubscribes or goes away.
+// sessions is the set of client sessions the gateway follows, from the
+// first moment it needs one (its handshake, its first list or request)
+// until it ends. It holds upstream, for all of them, what they asked for:
+// resource subscriptions, held while any session wants them and dropped
+// when the last one unsubscribes or goes away, and the most verbose
+// logging level any session wants. It sends each session's notifications
+// through the session's outbox.
 type sessions struct {
+	m          *switchboard.Manager
+	setLevel   func(context.Context, mcp.LoggingLevel) error // asks the servers for a logging level
+	logger     *slog.Logger
+	queueLimit int           // Options.NotifyQueue
+	writeLimit time.Duration // Options.StreamWriteTimeout
+	overflowed func()        // called for each session closed for queueLimit
+
 	// uris serializes the subscription changes of each URI, and is held
 	// across the upstream requests they make: a subscribe and an
 	// unsubscribe of one URI never cross, and a server slow to answer
@@ -27,10 +39,13 @@ type sessions struct {
 	uris uriLocks
 
 	// mu guards the following, and is never held across a request: every
-	// handshake and forwarded request takes it.
+	// handshake and forwarded request takes it. Lock order: mu, then a
+	// session's own.
 	mu     sync.Mutex
-	byID   map[*mcp.ServerSession]*sessionState
+	byID   map[*mcp.ServerSession]*session
 	closed bool
+	subs   map[*session]map[string]bool // each session's subscriptions
+	levels map[*session]mcp.LoggingLevel
 	// level is the level the servers were last asked for, and asking
 	// whether a goroutine is asking them now: it asks again for the level
 	// the sessions want by the time it is done, so that no one waits
@@ -38,173 +53,108 @@ type sessions struct {
 	level  mcp.LoggingLevel
 	asking bool
 
-	// ends holds each tracked session's done channel, for the requests'
-	// peers to read without a lock.
+	// ends holds each session's done channel, for the requests' peers to
+	// read without a lock.
 	ends  sync.Map       // *mcp.ServerSession → chan struct{}
-	watch sync.WaitGroup // one goroutine per session, until it ends
+	watch sync.WaitGroup // a goroutine per session until it ends, and its sender
 }
 
-type sessionState struct {
-	subs  map[string]bool
-	level mcp.LoggingLevel
-	done  chan struct{} // closed when the session ends
-	// found are the tools the session found with search_tools, most
-	// recent last, at most MaxFoundPerSession.
-	found []string
-	// stale reports that the session's tools/list may have changed since
-	// it was last told list_changed.
-	stale bool
-	// outbox holds the notifications waiting to be sent, oldest first, at
-	// most Options.NotifyQueue (see queueNotifications); sending reports
-	// that a goroutine sends them; overflowed, that the outbox overflowed
-	// and the session is being closed.
-	outbox     []queued
-	sending    bool
-	overflowed bool
+func newSessions(m *switchboard.Manager, setLevel func(context.Context, mcp.LoggingLevel) error, o *Options) *sessions {
+	return &sessions{
+		m: m, setLevel: setLevel, logger: o.Logger, queueLimit: o.notifyQueue(), writeLimit: o.streamWriteTimeout(),
+		overflowed: func() { o.dropped(DropNotifyQueueFull) },
+		byID:       make(map[*mcp.ServerSession]*session),
+		subs:       make(map[*session]map[string]bool),
+		levels:     make(map[*session]mcp.LoggingLevel),
+	}
 }
 
-func (s *sessions) init() { s.byID = make(map[*mcp.ServerSession]*sessionState) }
-
-// track starts following ss, once, until it ends.
-func (s *sessions) track(g *Gateway, ss *mcp.ServerSession) *sessionState {
+// of returns the session of ss, following it from now on until it ends;
+// nil once the gateway is closing.
+func (s *sessions) of(ss *mcp.ServerSession) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.trackLocked(g, ss)
+	return s.ofLocked(ss)
 }
 
-func (s *sessions) trackLocked(g *Gateway, ss *mcp.ServerSession) *sessionState {
+func (s *sessions) ofLocked(ss *mcp.ServerSession) *session {
 	if st := s.byID[ss]; st != nil || s.closed {
 		return st
 	}
-	st := &sessionState{subs: make(map[string]bool), done: make(chan struct{})}
+	st := newSession(ss)
 	s.byID[ss] = st
 	s.ends.Store(ss, st.done)
 	s.watch.Go(func() {
 		ss.Wait()
-		g.sessionEnded(ss)
+		s.ended(st)
 	})
 	return st
 }
 
-// done returns a channel closed when ss ends, tracking ss from now on;
-// nil once the gateway is closing.
-func (s *sessions) done(g *Gateway, ss *mcp.ServerSession) <-chan struct{} {
+// done returns a channel closed when ss ends; nil once the gateway is
+// closing.
+func (s *sessions) done(ss *mcp.ServerSession) <-chan struct{} {
 	if c, ok := s.ends.Load(ss); ok {
 		return c.(chan struct{})
 	}
-	if st := s.track(g, ss); st != nil {
+	if st := s.of(ss); st != nil {
 		return st.done
 	}
 	return nil
 }
 
-// listed returns the tools ss found with search_tools, most recent last,
-// for a tools/list of ss, which from then on is told list_changed only
-// when its list may have changed (see toolsListChanged).
-func (s *sessions) listed(g *Gateway, ss *mcp.ServerSession) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.trackLocked(g, ss)
-	if st == nil {
-		return nil
-	}
-	st.stale = false
-	return slices.Clone(st.found)
-}
-
-// addFound adds names to the tools ss found, as the most recent, dropping
-// the oldest beyond MaxFoundPerSession, and reports whether any was new:
-// the session is then stale.
-func (s *sessions) addFound(g *Gateway, ss *mcp.ServerSession, names []string) (grew bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.trackLocked(g, ss)
-	if st == nil {
-		return false
-	}
-	for _, name := range names {
-		if i := slices.Index(st.found, name); i >= 0 {
-			st.found = slices.Delete(st.found, i, i+1)
-		} else {
-			grew = true
-		}
-		st.found = append(st.found, name)
-	}
-	if n := len(st.found) - MaxFoundPerSession; n > 0 {
-		st.found = slices.Delete(st.found, 0, n)
-	}
-	st.stale = st.stale || grew
-	return grew
-}
-
-// markAllStale marks every session's tools/list as maybe changed.
+// markAllStale records that every session's tools/list may have changed.
 func (s *sessions) markAllStale() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, st := range s.byID {
-		st.stale = true
+		st.markStale()
 	}
 }
 
-// takeStale reports whether ss's tools/list may have changed since it was
-// last told, and clears it. A session not tracked (one that has not listed
-// its tools with search on) is told.
-func (s *sessions) takeStale(ss *mcp.ServerSession) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.byID[ss]
-	if st == nil {
-		return true
-	}
-	stale := st.stale
-	st.stale = false
-	return stale
-}
-
-// wait waits for the sessions' goroutines, once the sessions are closed.
-func (s *sessions) wait() {
+// close lets no session be followed any more, and waits for the sessions'
+// goroutines, once the sessions are closed.
+func (s *sessions) close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.watch.Wait()
 }
 
-// sessionEnded drops what ss held: its subscriptions, unless another
-// session holds them too, and its logging level. A subscribe of ss still
-// in flight drops its own (see subscribe).
-func (g *Gateway) sessionEnded(ss *mcp.ServerSession) {
-	s := &g.sessions
+// ended drops what st held: its subscriptions, unless another session
+// holds them too, and its logging level. A subscribe of st still in flight
+// drops its own (see subscribe).
+func (s *sessions) ended(st *session) {
 	s.mu.Lock()
-	st := s.byID[ss]
-	delete(s.byID, ss)
-	if st == nil {
-		s.mu.Unlock()
-		return
-	}
-	s.ends.Delete(ss)
+	delete(s.byID, st.ss)
+	s.ends.Delete(st.ss)
+	st.mu.Lock()
+	st.ended = true
+	st.mu.Unlock()
 	close(st.done)
-	held := slices.Collect(maps.Keys(st.subs))
+	held := slices.Collect(maps.Keys(s.subs[st]))
+	delete(s.subs, st)
+	delete(s.levels, st)
 	s.mu.Unlock()
 	for _, uri := range held {
 		unlock, _ := s.uris.lock(context.Background(), uri) // never fails
-		g.dropIfUnwanted(uri)
+		s.dropIfUnwanted(uri)
 		unlock()
 	}
-	g.askLevel(context.Background())
+	s.askLevel(context.Background())
 }
 
 // dropIfUnwanted ends the upstream subscription to uri if no session
 // holds one any more. The caller holds uri's lock.
-func (g *Gateway) dropIfUnwanted(uri string) {
-	s := &g.sessions
+func (s *sessions) dropIfUnwanted(uri string) {
 	s.mu.Lock()
 	wanted := s.wantedLocked(uri)
 	s.mu.Unlock()
 	if wanted {
 		return
 	}
-	if err := g.dropUpstream(context.Background(), uri); err != nil {
-		g.opts.Logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
+	if err := s.dropUpstream(context.Background(), uri); err != nil {
+		s.logger.Debug("unsubscribe after the last client left", "uri", uri, "error", err)
 	}
 }
 
@@ -216,16 +166,16 @@ const upstreamWait = 10 * time.Second
 // modern client unsubscribes by cancelling its subscriptions/listen
 // request, and the go-sdk calls the unsubscribe handler with that request's
 // context, already cancelled.
-func (g *Gateway) dropUpstream(ctx context.Context, uri string) error {
+func (s *sessions) dropUpstream(ctx context.Context, uri string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
 	defer cancel()
-	return g.m.UnsubscribeResource(ctx, nil, uri)
+	return s.m.UnsubscribeResource(ctx, nil, uri)
 }
 
 // wantedLocked reports whether any session holds a subscription to uri.
 func (s *sessions) wantedLocked(uri string) bool {
-	for _, st := range s.byID {
-		if st.subs[uri] {
+	for _, subs := range s.subs {
+		if subs[uri] {
 			return true
 		}
 	}
@@ -235,8 +185,7 @@ func (s *sessions) wantedLocked(uri string) bool {
 // subscribe subscribes the client's session to a resource: upstream, if no
 // other session is subscribed to it yet. The go-sdk then sends the
 // session every resources/updated of that URI.
-func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	s := &g.sessions
+func (s *sessions) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	unlock, err := s.uris.lock(ctx, uri)
 	if err != nil {
@@ -244,74 +193,77 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	}
 	defer unlock()
 	s.mu.Lock()
-	st := s.trackLocked(g, req.Session)
+	st := s.ofLocked(req.Session)
 	wanted := s.wantedLocked(uri)
 	s.mu.Unlock()
 	if st == nil {
 		return fmt.Errorf("subscribe %q: the gateway is closing", uri)
 	}
 	if !wanted {
-		if err := g.m.SubscribeResource(ctx, nil, uri); err != nil {
+		if err := s.m.SubscribeResource(ctx, nil, uri); err != nil {
 			return protocolError(ctx, err)
 		}
 	}
 	s.mu.Lock()
-	st.subs[uri] = true
 	// A session that ended while its subscribe was upstream has had its
 	// subscriptions dropped already, without this one.
 	ended := s.byID[req.Session] != st
+	if !ended {
+		if s.subs[st] == nil {
+			s.subs[st] = make(map[string]bool)
+		}
+		s.subs[st][uri] = true
+	}
 	s.mu.Unlock()
 	if ended {
-		g.dropIfUnwanted(uri)
+		s.dropIfUnwanted(uri)
 	}
 	return nil
 }
 
-// unsubscribeResource ends the client session's subscription, and the
-// upstream one after the last session leaves.
-func (g *Gateway) unsubscribeResource(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	s := &g.sessions
+// unsubscribe ends the client session's subscription, and the upstream one
+// after the last session leaves.
+func (s *sessions) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
 	// Not with ctx: it may be cancelled already (see dropUpstream).
 	unlock, _ := s.uris.lock(context.WithoutCancel(ctx), uri) // never fails
 	defer unlock()
 	s.mu.Lock()
 	st := s.byID[req.Session]
-	if st == nil || !st.subs[uri] {
+	if st == nil || !s.subs[st][uri] {
 		s.mu.Unlock()
 		return nil // nothing to undo: unsubscribing is idempotent
 	}
-	delete(st.subs, uri)
+	delete(s.subs[st], uri)
 	wanted := s.wantedLocked(uri)
 	s.mu.Unlock()
 	if wanted {
 		return nil
 	}
-	return protocolError(ctx, g.dropUpstream(ctx, uri))
+	return protocolError(ctx, s.dropUpstream(ctx, uri))
 }
 
 // levelOrder ranks the MCP logging levels, most verbose first.
 var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// setLevel records a session's logging level, and asks the servers for the
-// most verbose level any session wants: the go-sdk sends each session only
-// what its own level lets through.
-func (g *Gateway) setLevel(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
-	s := &g.sessions
+// setLoggingLevel records a session's logging level, and asks the servers
+// for the most verbose level any session wants: the go-sdk sends each
+// session only what its own level lets through.
+func (s *sessions) setLoggingLevel(ctx context.Context, ss *mcp.ServerSession, level mcp.LoggingLevel) {
 	s.mu.Lock()
-	if st := s.trackLocked(g, ss); st != nil {
-		st.level = level
+	if st := s.ofLocked(ss); st != nil {
+		s.levels[st] = level
 	}
 	s.mu.Unlock()
-	g.askLevel(ctx)
+	s.askLevel(ctx)
 }
 
 // levelLocked returns the most verbose level any session wants, or "".
 func (s *sessions) levelLocked() mcp.LoggingLevel {
 	var want mcp.LoggingLevel
-	for _, st := range s.byID {
-		if st.level != "" && (want == "" || slices.Index(levelOrder, st.level) < slices.Index(levelOrder, want)) {
-			want = st.level
+	for _, level := range s.levels {
+		if level != "" && (want == "" || slices.Index(levelOrder, level) < slices.Index(levelOrder, want)) {
+			want = level
 		}
 	}
 	return want
@@ -322,8 +274,7 @@ func (s *sessions) levelLocked() mcp.LoggingLevel {
 // ctx, bounded. While another goroutine is asking, it returns at once: that
 // one asks for the latest level before it stops. So a client's
 // logging/setLevel may be answered before the servers are asked for it.
-func (g *Gateway) askLevel(ctx context.Context) {
-	s := &g.sessions
+func (s *sessions) askLevel(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.asking {
@@ -337,8 +288,8 @@ func (g *Gateway) askLevel(ctx context.Context) {
 		s.level, s.asking = level, true
 		s.mu.Unlock()
 		askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
-		if err := g.hooks.SetLoggingLevel(askCtx, level); err != nil {
-			g.opts.Logger.Info("setting the servers' logging level", "level", level, "error", err)
+		if err := s.setLevel(askCtx, level); err != nil {
+			s.logger.Info("setting the servers' logging level", "level", level, "error", err)
 		}
 		cancel()
 		s.mu.Lock()
@@ -346,111 +297,63 @@ func (g *Gateway) askLevel(ctx context.Context) {
 	}
 }
 
-// settle waits for the servers making their first connection, no longer
-// than the startup gate (see [hooks.Gateway]), and exposes
-// what the manager's views hold: the change events that would expose it
-// may still be on their way.
-func (g *Gateway) settle(ctx context.Context) {
-	g.hooks.Settle(ctx)
-	g.syncExposed()
-}
-
-// intercept sees every request from clients before the go-sdk handles it:
-// the handshake and lists wait, briefly, for servers still making their
-// first connection (see settle); with tool search on, a session's
-// tools/list is its own (see searchList); it records logging levels, and
-// completes the handshake's answer with what the servers offer.
-func (g *Gateway) intercept(next mcp.MethodHandler) mcp.MethodHandler {
+// queueNotifications is sending middleware: the notifications of
+// queuedMethods go to the session's outbox, and the sender returns at
+// once. A session's outbox is sent in order by a goroutine of its own,
+// which runs while the outbox holds anything. A session whose outbox
+// overflows is closed (see ErrNotifyQueueFull); the client may start a new
+// one.
+func (s *sessions) queueNotifications(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "initialize", "server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			g.settle(ctx)
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if !ok || !queuedMethods[method] {
+			return next(ctx, method, req)
 		}
-		if method == "tools/list" {
-			if res := g.toolsList(req); res != nil {
-				return res, nil
-			}
-		}
-		var reached bool
-		if method == "resources/read" {
-			ctx = context.WithValue(ctx, readReachedKey{}, &reached)
-		}
-		res, err := next(ctx, method, req)
-		if err != nil {
-			if params, ok := req.GetParams().(*mcp.ReadResourceParams); ok && !reached && isResourceNotFound(err) {
-				// The go-sdk's own answer for a URI that nothing
-				// registered matches, which does not name it.
-				err = resourceNotFound(params.URI)
-			}
-			return res, err
-		}
-		switch method {
-		case "logging/setLevel":
-			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && params != nil {
-				g.setLevel(ctx, ss, params.Level)
-			}
-		case "initialize":
-			if r, ok := res.(*mcp.InitializeResult); ok {
-				g.describe(&r.Capabilities, &r.Instructions)
-			}
-		case "server/discover":
-			if r, ok := res.(*mcp.DiscoverResult); ok {
-				g.describe(&r.Capabilities, &r.Instructions)
-			}
-		}
-		return res, err
+		s.enqueue(ss, queued{ctx: context.WithoutCancel(ctx), method: method, req: req, next: next})
+		return nil, nil
 	}
 }
 
-// describe sets what the gateway advertises: tools, the prompts and
-// resources it exposes (the go-sdk has set those) or its servers offer,
-// with list_changed, and what else its servers offer that it forwards, no
-// more; and their instructions, labelled by server.
-func (g *Gateway) describe(caps **mcp.ServerCapabilities, instructions *string) {
-	c := *caps
-	if c == nil {
-		c = &mcp.ServerCapabilities{}
-		*caps = c
+// enqueue adds n to ss's outbox, and starts its sender if none runs.
+func (s *sessions) enqueue(ss *mcp.ServerSession, n queued) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.ofLocked(ss)
+	if st == nil {
+		return // the gateway is closing
 	}
-	var (
-		text                                         []string
-		logs, completes, subscribe, prompts, listing bool
-	)
-	for _, st := range g.m.Status() {
-		if st.Instructions != "" {
-			text = append(text, fmt.Sprintf("## %s\n%s", st.Name, st.Instructions))
+	start, overflowed := st.push(n, s.queueLimit)
+	switch {
+	case start:
+		s.watch.Go(func() { st.send(s.writeLimit, s.logger) })
+	case overflowed:
+		// Close waits for a write in progress, which the stream's write
+		// deadline ends.
+		s.watch.Go(func() { ss.Close() })
+		s.logger.Warn("closing a client session that does not read its notifications",
+			"session", ss.ID(), "limit", "NotifyQueue", "queued", s.queueLimit, "error", ErrNotifyQueueFull)
+		s.overflowed()
+	}
+}
+
+// toolsListChanged is sending middleware: while searchOn reports tool
+// search on, it sends a session tools/list_changed only if its list may
+// have changed (see session.stale); every other notification and request
+// goes through. A session not followed yet is told.
+func (s *sessions) toolsListChanged(searchOn func() bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/tools/list_changed" && searchOn() {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					s.mu.Lock()
+					st := s.byID[ss]
+					s.mu.Unlock()
+					if st != nil && !st.takeStale() {
+						return nil, nil
+					}
+				}
+			}
+			return next(ctx, method, req)
 		}
-		if sc := st.Capabilities; sc != nil {
-			logs = logs || sc.Logging != nil
-			completes = completes || sc.Completions != nil
-			subscribe = subscribe || sc.Resources != nil && sc.Resources.Subscribe
-			prompts = prompts || sc.Prompts != nil
-			listing = listing || sc.Resources != nil
-		}
-	}
-	if prompts && c.Prompts == nil {
-		c.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-	}
-	if listing && c.Resources == nil {
-		c.Resources = &mcp.ResourceCapabilities{ListChanged: true}
-	}
-	c.Logging, c.Completions = nil, nil
-	if logs {
-		c.Logging = &mcp.LoggingCapabilities{}
-	}
-	if completes {
-		c.Completions = &mcp.CompletionCapabilities{}
-	}
-	if c.Resources != nil {
-		c.Resources.Subscribe = subscribe && !g.opts.Stateless
-	}
-	g.mu.Lock()
-	if g.searchOn {
-		text = append([]string{searchInstructions}, text...)
-	}
-	g.mu.Unlock()
-	if len(text) > 0 {
-		*instructions = strings.Join(text, "\n\n")
 	}
 }

@@ -227,25 +227,29 @@ func (r *stallRig) reader(t *testing.T, uris []string) (*mcp.ClientSession, <-ch
 
 // waiting is how many notifications the stalled session has waiting.
 func (r *stallRig) waiting() int {
+	return len(r.queued())
+}
+
+// queued returns the notifications the stalled session has waiting.
+func (r *stallRig) queued() []queued {
 	r.g.sessions.mu.Lock()
-	defer r.g.sessions.mu.Unlock()
-	if st := r.g.sessions.byID[r.stalled]; st != nil {
-		return len(st.outbox)
+	st := r.g.sessions.byID[r.stalled]
+	r.g.sessions.mu.Unlock()
+	if st == nil {
+		return nil
 	}
-	return 0
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.queue)
 }
 
 // waitingUpdates is how many resources/updated the stalled session has
 // waiting.
 func (r *stallRig) waitingUpdates() int {
-	r.g.sessions.mu.Lock()
-	defer r.g.sessions.mu.Unlock()
 	n := 0
-	if st := r.g.sessions.byID[r.stalled]; st != nil {
-		for _, q := range st.outbox {
-			if q.method == "notifications/resources/updated" {
-				n++
-			}
+	for _, q := range r.queued() {
+		if q.method == "notifications/resources/updated" {
+			n++
 		}
 	}
 	return n

@@ -37,24 +37,6 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 </body></html>
 `))
 
-// A reload is the outcome of a config reload.
-type reload struct {
-	at  time.Time
-	err string
-}
-
-// ConfigReloaded records the outcome of a reload of the config, which the
-// caller applied to the manager (see [switchboard.Manager.Reconfigure]):
-// nil, or the error that refused it or some of its entries. /status shows
-// the last one. The error must not carry a secret.
-func (g *Gateway) ConfigReloaded(err error) {
-	r := &reload{at: time.Now()}
-	if err != nil {
-		r.err = err.Error()
-	}
-	g.reload.Store(r)
-}
-
 // A StatusRow is one server's line on /status, and in its JSON answer.
 type StatusRow struct {
 	Name       string `json:"name"`
@@ -130,10 +112,10 @@ func stateClass(s switchboard.State) string {
 
 // statusReport reads last-known state: no URL, no header, and errors as
 // ServerStatus.ErrorText shows them.
-func (g *Gateway) statusReport() StatusReport {
-	statuses := g.m.Status()
-	uptime := time.Since(g.started).Round(time.Second)
-	report := StatusReport{Version: g.opts.Implementation.Version, Uptime: uptime.String(), UptimeSeconds: int64(uptime / time.Second),
+func (e *endpoints) statusReport() StatusReport {
+	statuses := e.m.Status()
+	uptime := time.Since(e.started).Round(time.Second)
+	report := StatusReport{Version: e.opts.Implementation.Version, Uptime: uptime.String(), UptimeSeconds: int64(uptime / time.Second),
 		Servers: make([]StatusRow, 0, len(statuses))}
 	down := 0
 	for _, s := range statuses {
@@ -142,8 +124,8 @@ func (g *Gateway) statusReport() StatusReport {
 		if s.State == switchboard.StateNeedsAuth {
 			row.Action = s.LoginCommand()
 		}
-		if g.opts.Latency != nil {
-			if p50, p99, n := g.opts.Latency(s.Name); n > 0 {
+		if e.opts.Latency != nil {
+			if p50, p99, n := e.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)
 				row.P50Seconds, row.P99Seconds = p50.Seconds(), p99.Seconds()
 			}
@@ -156,10 +138,11 @@ func (g *Gateway) statusReport() StatusReport {
 			report.Collided = append(report.Collided, row)
 		}
 	}
-	if r := g.reload.Load(); r != nil {
+	if r := e.reload.Load(); r != nil {
 		report.Reload = &ReloadRow{At: r.at.UTC().Truncate(time.Second), Error: r.err}
 	}
-	report.ToolSearch = g.toolSearchRow()
+	x := e.registry.exposure()
+	report.ToolSearch = ToolSearchRow{Setting: x.setting.String(), On: x.searchOn, Tools: x.count}
 	report.Summary = "all servers up"
 	if !statuses.Ready() {
 		report.Summary = "not ready"
@@ -171,8 +154,8 @@ func (g *Gateway) statusReport() StatusReport {
 
 // status serves /status: the page, or its contents as JSON to a client
 // whose Accept header prefers application/json.
-func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
-	report := g.statusReport()
+func (e *endpoints) status(w http.ResponseWriter, r *http.Request) {
+	report := e.statusReport()
 	if wantsJSON(r) {
 		writeJSON(w, http.StatusOK, report)
 		return
@@ -181,7 +164,7 @@ func (g *Gateway) status(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	if err := statusPage.Execute(w, report); err != nil {
-		g.opts.Logger.Debug("status page", "error", err)
+		e.opts.Logger.Debug("status page", "error", err)
 	}
 }
 

@@ -41,7 +41,7 @@ func searchServers() []config.Server {
 	return []config.Server{entry("files", false), math}
 }
 
-var searchOn = &Options{ToolSearch: config.ToolSearch{Mode: config.ToolSearchOn}}
+var searchOn = &Options{ToolSearch: &config.ToolSearch{Mode: config.ToolSearchOn}}
 
 // call calls tool with args, failing the test on a protocol error.
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
@@ -275,13 +275,13 @@ func TestToolSearchAuto(t *testing.T) {
 		ups := upstreams{"s": mcptest.NewServer(mcptest.Script{Tools: three})}
 		logs := &syncBuffer{written: make(chan struct{}, 1)}
 		auto := config.ToolSearch{Mode: config.ToolSearchAuto, Threshold: 3}
-		_, g := setup(t, ups, []config.Server{entry("s", false)}, &Options{ToolSearch: auto, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		_, g := setup(t, ups, []config.Server{entry("s", false)}, &Options{ToolSearch: &auto, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 		changed := make(chan struct{}, 10)
 		cs := client(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 		if diff := cmp.Diff([]string{"s__a", "s__b", "s__c"}, listNames(t, cs)); diff != "" {
 			t.Errorf("3 tools (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: false, Tools: 3}, g.statusReport().ToolSearch); diff != "" {
+		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: false, Tools: 3}, g.endpoints.statusReport().ToolSearch); diff != "" {
 			t.Errorf("/status with 3 tools (-want +got):\n%s", diff)
 		}
 		ups["s"].SetTools(append(three, mcptest.ToolSpec{Name: "d"}))
@@ -290,7 +290,7 @@ func TestToolSearchAuto(t *testing.T) {
 			t.Errorf("4 tools (-want +got):\n%s", diff)
 		}
 		logs.waitFor(`msg="tool search on: tools are behind search_tools" setting=auto:3 tools=4`)
-		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: true, Tools: 4}, g.statusReport().ToolSearch); diff != "" {
+		if diff := cmp.Diff(ToolSearchRow{Setting: "auto:3", On: true, Tools: 4}, g.endpoints.statusReport().ToolSearch); diff != "" {
 			t.Errorf("/status with 4 tools (-want +got):\n%s", diff)
 		}
 		ups["s"].SetTools(three)
@@ -389,10 +389,17 @@ func TestToolSearchHidesFilteredTools(t *testing.T) {
 }
 
 // TestToolSearchOffAndBack: with search off, nothing is added; turned on
-// and off again (as a reload does), the lists follow.
+// and off again by the config, which the manager's Reconfigure hands the
+// gateway (as a reload does), the lists follow.
 func TestToolSearchOffAndBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, g := setup(t, searchUpstreams(), searchServers(), nil)
+		m, g := setup(t, searchUpstreams(), searchServers(), nil)
+		reconfigure := func(ts config.ToolSearch) {
+			t.Helper()
+			if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: searchServers(), ToolSearch: ts}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		changed := make(chan struct{}, 10)
 		cs := client(t, g, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 		all := []string{"files__delete_file", "files__read_file", "files__report", "files__secret", "files__write_file", "math__add"}
@@ -405,12 +412,12 @@ func TestToolSearchOffAndBack(t *testing.T) {
 		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: searchToolsName, Arguments: map[string]any{"query": "file"}})
 		wantRPCError(t, "search_tools with search off", err, jsonrpc.CodeInvalidParams, `unknown tool "search_tools"`)
 
-		g.SetToolSearch(config.ToolSearch{Mode: config.ToolSearchOn})
+		reconfigure(config.ToolSearch{Mode: config.ToolSearchOn})
 		<-changed
 		if diff := cmp.Diff([]string{"search_tools", "call_tool", "math__add"}, listNames(t, cs)); diff != "" {
 			t.Errorf("on (-want +got):\n%s", diff)
 		}
-		g.SetToolSearch(config.ToolSearch{})
+		reconfigure(config.ToolSearch{})
 		<-changed
 		if diff := cmp.Diff(all, listNames(t, cs)); diff != "" {
 			t.Errorf("off again (-want +got):\n%s", diff)
@@ -419,8 +426,8 @@ func TestToolSearchOffAndBack(t *testing.T) {
 }
 
 // TestToolSearchFollowsAlwaysLoad: a reload that unmarks a server
-// alwaysLoad (the manager reconfigured, then SetToolSearch, as serve does)
-// takes its tools out of the list, and the sessions are told.
+// alwaysLoad (the manager reconfigured, as serve does) takes its tools out
+// of the list, and the sessions are told.
 func TestToolSearchFollowsAlwaysLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, g := setup(t, searchUpstreams(), searchServers(), searchOn)
@@ -434,7 +441,6 @@ func TestToolSearchFollowsAlwaysLoad(t *testing.T) {
 		if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: servers}); err != nil {
 			t.Fatal(err)
 		}
-		g.SetToolSearch(searchOn.ToolSearch)
 		<-changed
 		if diff := cmp.Diff([]string{"search_tools", "call_tool"}, listNames(t, cs)); diff != "" {
 			t.Errorf("after (-want +got):\n%s", diff)

@@ -21,30 +21,32 @@ import (
 // suggests the names the client may have meant. A tool that the manager
 // exposes already, ahead of the change event that registers it, is
 // registered and called.
-func (g *Gateway) unlisted(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		call, ok := req.(*mcp.CallToolRequest)
-		if !ok || !isUnknownTool(err, call.Params.Name) {
-			return res, err
+func unlisted(r *registry, f *forwarder) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			call, ok := req.(*mcp.CallToolRequest)
+			if !ok || !isUnknownTool(err, call.Params.Name) {
+				return res, err
+			}
+			name := call.Params.Name
+			if _, ok := f.m.Lookup(name); ok {
+				r.sync()
+				return next(ctx, method, req)
+			}
+			answer, ferr := f.forwardCall(ctx, name, call)
+			if errors.Is(ferr, switchboard.ErrUnknownTool) {
+				return nil, unknownTool(err, ferr)
+			}
+			answer, ferr = toolAnswer(ctx, answer, ferr)
+			if answer != nil && answer.Content == nil && !answer.NeedsInput() {
+				answer.Content = []mcp.Content{} // as the go-sdk sends a result: never null
+			}
+			if ferr != nil {
+				return nil, ferr
+			}
+			return answer, nil
 		}
-		name := call.Params.Name
-		if _, ok := g.m.Lookup(name); ok {
-			g.syncExposed()
-			return next(ctx, method, req)
-		}
-		answer, ferr := g.forwardCall(ctx, name, call)
-		if errors.Is(ferr, switchboard.ErrUnknownTool) {
-			return nil, unknownTool(err, ferr)
-		}
-		answer, ferr = toolAnswer(ctx, answer, ferr)
-		if answer != nil && answer.Content == nil && !answer.NeedsInput() {
-			answer.Content = []mcp.Content{} // as the go-sdk sends a result: never null
-		}
-		if ferr != nil {
-			return nil, ferr
-		}
-		return answer, nil
 	}
 }
 

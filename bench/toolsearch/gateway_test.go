@@ -45,7 +45,7 @@ func listedBytes(t *testing.T, servers []Server, search config.ToolSearch) (byte
 	if err := m.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g := gateway.New(m, &gateway.Options{ToolSearch: search})
+	g := gateway.New(m, &gateway.Options{ToolSearch: &search})
 	defer g.Close()
 	serverSide, clientSide := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(ctx, serverSide, nil)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -96,14 +95,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Latency:        stats.Latency,
 		SessionDropped: stats.SessionDropped,
 		AllowOrigins:   origins,
-		ToolSearch:     *cmp.Or(toolSearch, &cfg.ToolSearch),
+		ToolSearch:     toolSearch, // nil: the config's, as reloads bring it
 	})
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
 		g.ConfigReloaded(err)
-		if reloaded != nil {
-			g.SetToolSearch(*cmp.Or(toolSearch, &reloaded.ToolSearch))
-		}
 	})()
 	if *stdio {
 		return e.serveStdio(ctx, m, g, logger)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
@@ -27,6 +28,18 @@ type Gateway interface {
 	// SetLoggingLevel asks every server that logs for level, now and after
 	// every reconnect: the level the gateway's clients ask for.
 	SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error
+	// Revision identifies the manager's view of what its servers expose
+	// and of the config's settings for gateways (ToolSearch, AlwaysLoad):
+	// it changes whenever they may have, and only then, so that a gateway
+	// that saw a revision need not look again.
+	Revision() uint64
+	// ToolSearch is the config's toolSearch, as of New or the last
+	// Reconfigure.
+	ToolSearch() config.ToolSearch
+	// Follow calls f, from the goroutine that tells the manager's
+	// subscribers, in order with their events, after each new revision,
+	// until stop: f must not block for long (see Manager.Subscribe).
+	Follow(f func()) (stop func())
 	// AlwaysLoad reports whether the server's config marks it alwaysLoad:
 	// with tool search on, its tools stay listed.
 	AlwaysLoad(server string) bool

@@ -23,13 +23,6 @@ const (
 // maxSearchLimit is the largest limit search_tools takes.
 const maxSearchLimit = 50
 
-// MaxFoundPerSession is how many of the tools a client session found with
-// search_tools its tools/list holds, besides search_tools, call_tool and
-// the alwaysLoad servers' tools: the most recently found, so that the list
-// stays small however long the session searches. A tool that dropped out
-// stays callable, directly and through call_tool.
-const MaxFoundPerSession = 32
-
 // searchInstructions tell the model how to use the two tools.
 const searchInstructions = "Most tools are not listed: call search_tools with what you want done, in words, to find the tools that do it. " +
 	"Call a tool it found with call_tool, giving the tool's name and its arguments, or directly once it appears in your tool list."
@@ -61,6 +54,23 @@ var (
 	}
 )
 
+// The search face serves search_tools and call_tool: it finds tools for
+// a session, adds them to the session's view, and calls them as a direct
+// call would be.
+type searchFace struct {
+	m         *switchboard.Manager
+	sessions  *sessions
+	registry  *registry
+	forwarder *forwarder
+	stateless bool // Options.Stateless: no session keeps its finds
+}
+
+// tools returns the tools of tool search, with their handlers,
+// search_tools first.
+func (f *searchFace) tools() []searchTool {
+	return []searchTool{{searchToolsDef, f.searchTools}, {callToolDef, f.callNamedTool}}
+}
+
 // A foundTool is one match of search_tools, as its result gives it.
 type foundTool struct {
 	Name        string  `json:"name"`
@@ -73,7 +83,7 @@ type foundTool struct {
 
 // searchTools is search_tools: it ranks the tools the client may see by its
 // query, and adds those it found to the session's tools/list.
-func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
 		Query *string          `json:"query"`
 		Limit *json.RawMessage `json:"limit"`
@@ -88,7 +98,7 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	matches, err := g.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
+	matches, err := f.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
 	switch {
 	case errors.Is(err, switchboard.ErrInvalidSearch): // the limit is checked: the query has no word
 		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done`)), nil
@@ -107,8 +117,10 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 	if err != nil {
 		return toolAnswer(ctx, nil, fmt.Errorf("search tools: %w", err))
 	}
-	if ss := req.Session; ss != nil && !g.opts.Stateless {
-		g.addFound(ss, names)
+	if ss := req.Session; ss != nil && !f.stateless {
+		if st := f.sessions.of(ss); st != nil && st.addFound(names) {
+			f.registry.tellToolsChanged()
+		}
 	}
 	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
 	if len(*args.Query) > switchboard.MaxSearchQueryBytes {
@@ -121,7 +133,7 @@ func (g *Gateway) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*m
 // callNamedTool is call_tool: it calls the named tool as a direct
 // tools/call of it would be, on the same path, with call_tool's _meta (a
 // progress token, say).
-func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *searchFace) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
 		Name      *string         `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -141,7 +153,7 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *mcp.CallToolRequest) (
 	params.Name, params.Arguments = name, arguments
 	call := *req
 	call.Params = &params
-	res, err := g.forwardCall(ctx, name, &call)
+	res, err := f.forwarder.forwardCall(ctx, name, &call)
 	if unknown := (*switchboard.UnknownToolError)(nil); errors.As(err, &unknown) {
 		if len(unknown.Suggestions) == 0 {
 			return badInput(callToolName, fmt.Errorf("%w: search_tools finds tools by what they do", unknown)), nil
@@ -203,110 +215,4 @@ func searchLimit(raw *json.RawMessage) (int, error) {
 		return 0, fmt.Errorf(`"limit" is %s: want a whole number from 1 to %d`, *raw, maxSearchLimit)
 	}
 	return int(f), nil
-}
-
-// badInput is the error result of a call of tool with input that does not
-// fit: a result, so that the model reads what to correct, as the go-sdk
-// answers arguments that do not fit a tool's input schema.
-func badInput(tool string, err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		IsError: true,
-		Content: []mcp.Content{&mcp.TextContent{Text: tool + ": " + err.Error()}},
-	}
-}
-
-// isSearchTool reports whether name is one of the tools of tool search.
-func isSearchTool(name string) bool { return name == searchToolsName || name == callToolName }
-
-// toolsList answers req, a tools/list, while tool search is on; else nil.
-func (g *Gateway) toolsList(req mcp.Request) *mcp.ListToolsResult {
-	g.mu.Lock()
-	on := g.searchOn
-	g.mu.Unlock()
-	if !on {
-		return nil
-	}
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	return g.searchList(ss)
-}
-
-// searchList is the tools/list of session ss while tool search is on:
-// search_tools, call_tool, the tools of the alwaysLoad servers and those
-// the session found, in that order, each once.
-func (g *Gateway) searchList(ss *mcp.ServerSession) *mcp.ListToolsResult {
-	var found []string
-	if ss != nil && !g.opts.Stateless {
-		found = g.sessions.listed(g, ss)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	tools := []*mcp.Tool{searchToolsDef, callToolDef}
-	listed := map[string]bool{searchToolsName: true, callToolName: true}
-	always := make(map[string]bool)
-	for _, name := range g.toolOrder {
-		t := g.tools[name]
-		load, ok := always[t.server]
-		if !ok {
-			load = g.hooks.AlwaysLoad(t.server)
-			always[t.server] = load
-		}
-		if load && !listed[name] {
-			listed[name] = true
-			tools = append(tools, t.def)
-		}
-	}
-	for _, name := range found {
-		if t, ok := g.tools[name]; ok && !listed[name] {
-			listed[name] = true
-			tools = append(tools, t.def)
-		}
-	}
-	res := &mcp.ListToolsResult{Tools: tools}
-	res.CacheScope = "private" // each session has its own
-	return res
-}
-
-// addFound adds names to the tools session ss found, most recent last, up
-// to MaxFoundPerSession; if its list grew, the session is told list_changed.
-func (g *Gateway) addFound(ss *mcp.ServerSession, names []string) {
-	if g.sessions.addFound(g, ss, names) {
-		g.notifyToolsChanged()
-	}
-}
-
-// notifyToolsChanged has the go-sdk send tools/list_changed: it offers no
-// notification to one session, and sends it after any change to its
-// tools, so search_tools is registered again, unchanged. The sessions
-// whose list did not change are spared it: see toolsListChanged.
-// TestSDKTellsEverySessionOfAToolAddedAgain pins the go-sdk's part, and
-// docs/go-sdk.md asks it for a notification to one session.
-func (g *Gateway) notifyToolsChanged() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.searchOn {
-		g.server.AddTool(searchToolsDef, g.searchTools)
-	}
-}
-
-// toolsListChanged is sending middleware: while tool search is on, it
-// sends a session tools/list_changed only if its list may have changed (see
-// sessions.stale); every other notification and request goes through.
-func (g *Gateway) toolsListChanged(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/tools/list_changed" {
-			g.mu.Lock()
-			on := g.searchOn
-			g.mu.Unlock()
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && on && !g.sessions.takeStale(ss) {
-				return nil, nil
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// An exposedTool is an upstream tool registered with the go-sdk server.
-type exposedTool struct {
-	server string
-	def    *mcp.Tool
 }
