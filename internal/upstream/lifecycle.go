@@ -94,8 +94,9 @@ func (u *Upstream) Unproven() (since time.Time, ok bool) {
 // yet connected or failed). A scheduled attempt in progress, whose failure
 // would keep the old schedule, is superseded by a fresh one. Restart
 // returns at once, with a channel closed when the attempt ends (closed
-// already if the upstream is disabled or closed); once it is closed, the
-// state, and [Snapshot.Err], tell how the attempt ended.
+// already if the upstream is disabled or closed). Restart does not say how
+// the attempt ended: once the channel is closed, the state and
+// [Snapshot.Err] do, until the next change.
 func (u *Upstream) Restart() <-chan struct{} { return u.sup.reconnect() }
 
 // Disconnect stops the server: it stops every attempt, closes the session
