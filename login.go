@@ -149,7 +149,7 @@ func Login(ctx context.Context, srv config.Server, opts *LoginOptions) (LoginRes
 		LookupEnv: o.LookupEnv,
 		OAuth:     &oauth.Options{Store: store, RedirectURL: loop.RedirectURL, Login: fetch.login, Scopes: o.Scopes},
 	})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(ctx); err != nil {
 		if ctx.Err() != nil {
 			return fail(fmt.Errorf("no answer within %v: %w", bound, err))

@@ -297,7 +297,7 @@ func (m *Manager) Connect(ctx context.Context) error {
 func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate time.Duration) (gated bool, err error) {
 	start := func(up *upstream.Upstream, begin <-chan struct{}) <-chan struct{} {
 		if up.State() == upstream.Disconnected {
-			return up.StartAfter(begin)
+			return up.Start(begin)
 		}
 		return up.Restart()
 	}
@@ -423,7 +423,7 @@ func closeAll(ups []*upstream.Upstream, deadline time.Time) []error {
 	errs := make([]error, len(ups))
 	var wg sync.WaitGroup
 	for i, up := range ups {
-		wg.Go(func() { errs[i] = up.CloseBy(deadline) })
+		wg.Go(func() { errs[i] = up.Close(deadline) })
 	}
 	wg.Wait()
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
@@ -664,7 +664,7 @@ func (m *Manager) Close() error {
 	servers := m.view.Load().servers
 	var errs []error
 	for i := len(servers) - 1; i >= 0; i-- {
-		if err := servers[i].CloseBy(deadline); err != nil {
+		if err := servers[i].Close(deadline); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,7 +35,7 @@ func TestNeedsAuthKeepsCachedTools(t *testing.T) {
 	login := func() {
 		t.Helper()
 		u := upstream.New(cfg.Servers[0], &upstream.Options{OAuth: &oauth.Options{Store: store, Login: mcptest.Headless, RedirectURL: "http://127.0.0.1:1/callback"}})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatalf("login: %v", err)
 		}

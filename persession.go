@@ -104,7 +104,7 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		s.byKey = make(map[sessionKey]*sessionServer)
 	}
 	s.byKey[key] = own
-	own.Start()
+	own.Start(nil)
 	s.reaped.Go(func() {
 		select {
 		case <-p.Done():
@@ -119,7 +119,7 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		}
 		s.mu.Unlock()
 		if mine { // else taken meanwhile, and closed by its taker
-			own.CloseBy(time.Now().Add(m.opts.CloseTimeout))
+			own.Close(time.Now().Add(m.opts.CloseTimeout))
 		}
 	})
 	return own.Upstream, nil

@@ -119,7 +119,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 		srv := changes[up]
 		up.Reconfigure(srv)
 		if up.State() == upstream.Disconnected && !m.held[up] {
-			up.Start() // enabled again
+			up.Start(nil) // enabled again
 		}
 		if srv.ProcessPerSession && srv.IsEnabled() {
 			for _, own := range m.perSession.ofServer(up.Name()) {
@@ -131,7 +131,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 	}
 	for _, up := range started {
 		if up.State() != upstream.Disabled {
-			up.Start()
+			up.Start(nil)
 		}
 	}
 	for _, up := range removed {

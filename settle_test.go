@@ -144,8 +144,8 @@ func TestWaitSettled(t *testing.T) {
 		f.delay("late", 2*time.Second)
 		f.add("idle", mcptest.Script{Tools: tools("i")})
 		m := f.managerWith(&Options{Cache: CacheOff}, server("hang"), server("late"), server("idle"))
-		m.view.Load().byName["hang"].Start()
-		m.view.Load().byName["late"].Start()
+		m.view.Load().byName["hang"].Start(nil)
+		m.view.Load().byName["late"].Start(nil)
 
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,7 +44,7 @@ func BenchmarkCallTool(b *testing.B) {
 		srv := mcptest.NewServer(mcptest.Script{})
 		defer srv.Close()
 		u := New(inMemoryServer, dialing(srv))
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(b.Context()); err != nil {
 			b.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func BenchmarkRestartRecovery(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			u.Close()
+			u.Close(time.Time{})
 			b.StartTimer()
 		}
 	})
@@ -151,7 +152,7 @@ func BenchmarkIdleMemory(b *testing.B) {
 			if err := u.Connect(b.Context()); err != nil {
 				b.Fatal(err)
 			}
-			return func() { u.Close() }
+			return func() { u.Close(time.Time{}) }
 		})
 	})
 }
@@ -218,7 +219,7 @@ func BenchmarkNotificationStorm(b *testing.B) {
 		if err := u.Connect(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-		defer u.Close()
+		defer u.Close(time.Time{})
 		target.Store(u.lists.listGen[Tools].Load())
 		measure(b, srv, func() { target.Add(storm) }, func() { <-caughtUp })
 	})

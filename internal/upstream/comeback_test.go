@@ -231,8 +231,8 @@ func TestNoChecksWithoutDemand(t *testing.T) {
 					return nil
 				},
 			})
-			defer u.Close()
-			u.Start()
+			defer u.Close(time.Time{})
+			u.Start(nil)
 			waitState(t, u, CrashLoop)
 			callFor(t, u, time.Minute)
 			mu.Lock()
@@ -259,7 +259,7 @@ func TestReach(t *testing.T) {
 	defer hs.Close()
 
 	u := New(config.Server{Name: "r", URL: hs.URL}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestReach(t *testing.T) {
 	defer lb.Close()
 	front.down = true
 	behind := New(config.Server{Name: "lb", URL: lb.URL + "/mcp"}, nil)
-	defer behind.Close()
+	defer behind.Close(time.Time{})
 	if err := behind.Connect(t.Context()); err == nil {
 		t.Fatal("Connect through a front whose server is down = nil")
 	}

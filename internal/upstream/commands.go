@@ -84,43 +84,27 @@ func (sv *supervisor) unproven() (since time.Time, ok bool) {
 	return sv.since, true
 }
 
-// reconnect asks for a fresh connection now, and waits for it or for ctx.
-func (sv *supervisor) reconnect(ctx context.Context) error {
-	sv.mu.Lock()
-	a, err := sv.reconnectLocked()
-	sv.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	select {
-	case <-a.done:
-		return sv.red.wrap("reconnect", a.err)
-	case <-ctx.Done():
-		return sv.red.errorf("reconnect", ctx.Err())
-	}
-}
-
-// restartNow is reconnect without the wait.
-func (sv *supervisor) restartNow() <-chan struct{} {
+// reconnect asks for a fresh connection now, and returns the channel closed
+// when the attempt that answers it ends.
+func (sv *supervisor) reconnect() <-chan struct{} {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	a, _ := sv.reconnectLocked()
-	return doneOf(a)
+	return doneOf(sv.reconnectLocked())
 }
 
 // reconnectLocked asks for a fresh connection now, unless one is in
 // progress or due while connecting, and returns the attempt that answers
-// it.
-func (sv *supervisor) reconnectLocked() (*op, error) {
+// it, or nil if the upstream is disabled or closed.
+func (sv *supervisor) reconnectLocked() *op {
 	switch sv.state {
 	case Closed, Disabled:
-		return nil, sv.red.errorf("reconnect", &UnavailableError{State: sv.state})
+		return nil
 	}
 	sv.resetBreaker = true
 	if sv.state != Connecting {
 		sv.restartLocked()
 	}
-	return sv.next, nil
+	return sv.next
 }
 
 // restartLocked asks the owner for a fresh connection now.

@@ -46,13 +46,13 @@ func TestDisconnectOvertakenByClose(t *testing.T) {
 				return nil, errRefused
 			},
 		})
-		u.Start()
+		u.Start(nil)
 		synctest.Wait() // the owner is in the dial
 		disconnected := make(chan error, 1)
 		go func() { disconnected <- u.Disconnect(context.Background()) }()
 		synctest.Wait()
 		closed := make(chan error, 1)
-		go func() { closed <- u.Close() }()
+		go func() { closed <- u.Close(time.Time{}) }()
 		synctest.Wait()
 		close(release)
 		if err := <-closed; err != nil {
@@ -86,7 +86,7 @@ func TestStartAfterDisconnectTriesAtOnce(t *testing.T) {
 				sw.down = true
 				sw.drain(t)
 				u := sw.upstream(t, nil)
-				u.Start()
+				u.Start(nil)
 				mcptest.PassTime(40 * time.Second) // on the background schedule: next attempt at 52.5 s
 				ctx, cancel := context.WithCancel(context.Background())
 				if !waited {
@@ -175,21 +175,21 @@ func TestReconnectSupersedesACrashLoopAttempt(t *testing.T) {
 				return crashing.ConnectInMemory(ctx)
 			},
 		})
-		defer u.Close()
-		u.Start()
+		defer u.Close(time.Time{})
+		u.Start(nil)
 		waitState(t, u, CrashLoop)
 		mode.Store(1)
 		<-hanging // the background attempt, 5 min later, hangs
 		mode.Store(2)
 		start := time.Now()
-		if err := u.Reconnect(t.Context()); err != nil {
-			t.Fatalf("Reconnect = %v", err)
+		if err := reconnect(t.Context(), u); err != nil {
+			t.Fatalf("reconnect = %v", err)
 		}
 		if took := time.Since(start); took != 0 {
-			t.Errorf("Reconnect took %v, want a fresh attempt at once", took)
+			t.Errorf("reconnect took %v, want a fresh attempt at once", took)
 		}
 		if got := u.State(); got != Connected {
-			t.Errorf("state %v after Reconnect, want connected", got)
+			t.Errorf("state %v after a reconnect, want connected", got)
 		}
 	})
 }
@@ -220,8 +220,8 @@ func TestEarlyRequestRightAfterAFailedAttempt(t *testing.T) {
 				}
 			},
 		})
-		defer u.Close()
-		u.Start()
+		defer u.Close(time.Time{})
+		u.Start(nil)
 		synctest.Wait()
 		callTool(context.Background(), u, "echo", nil) // the step's early attempt
 		mcptest.PassTime(time.Second)                  // the scheduled attempt at 0.5 s has failed
@@ -270,7 +270,7 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 	t.Run("disconnected while waiting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
-			u.Start()
+			u.Start(nil)
 			called := make(chan error, 1)
 			go func() { _, err := callTool(context.Background(), u, "echo", nil); called <- err }()
 			synctest.Wait()
@@ -286,7 +286,7 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 			sw := newSwitchable(t, mcptest.Script{})
 			sw.drain(t)
 			u := New(config.Server{Name: "sw", Command: "in-memory", Timeout: ms(100)}, &Options{Dial: sw.dial, Rand: func() float64 { return 0.5 }})
-			defer u.Close()
+			defer u.Close(time.Time{})
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 			connected := make(chan error, 1)
 			go func() { connected <- u.Connect(context.Background()) }()
 			synctest.Wait()
-			u.Close()
+			u.Close(time.Time{})
 			err := <-connected
 			var e *Error
 			if !errors.As(err, &e) || e.Server != "mem" || !errors.Is(err, ErrClosed) {

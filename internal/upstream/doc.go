@@ -62,14 +62,14 @@
 //
 // An [Upstream] is created by [New], which does no I/O, and lives until
 // [Upstream.Close]. Nothing replaces it: [Upstream.Start],
-// [Upstream.Connect], [Upstream.Reconnect], [Upstream.Disconnect] and
+// [Upstream.Connect], [Upstream.Restart], [Upstream.Disconnect] and
 // [Upstream.Reconfigure] are commands to it. A command publishes the state
 // it asks for at once (connecting, disconnected, disabled, closed) and
 // leaves the work to the owner goroutine, launched by the first Start: the
 // only goroutine that connects, closes sessions, and moves the state on its
 // own. Every session it drops is closed in the background, joined by Close.
 //
-//	             Start, Connect, Reconnect, a new config
+//	             Start, Connect, Restart, a new config
 //	                          │
 //	disconnected ◀────────────┼──────────── Disconnect, from any state
 //	                          ▼

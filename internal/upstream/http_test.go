@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -58,7 +59,7 @@ func TestHTTPTransports(t *testing.T) {
 				URL:     hs.URL + cmp.Or(tc.via, tc.path),
 				Headers: map[string]string{"Authorization": "Bearer ${SWITCHBOARD_TEST_TOKEN}"},
 			}, nil)
-			defer u.Close()
+			defer u.Close(time.Time{})
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
@@ -66,7 +67,7 @@ func TestHTTPTransports(t *testing.T) {
 			if err != nil || mcptest.Text(res) != "2" {
 				t.Fatalf("add = %v, %v", res, err)
 			}
-			u.Close()
+			u.Close(time.Time{})
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			if !rec.auth["Bearer tok-123456"] || len(rec.auth) != 1 {
@@ -81,7 +82,7 @@ func TestHTTPConnectionRefusedIsRedacted(t *testing.T) {
 	t.Setenv("SWITCHBOARD_TEST_SECRET", secret)
 	// Port 1 on loopback refuses connections.
 	u := New(config.Server{Name: "down", URL: "http://user:pw@127.0.0.1:1/mcp?key=${SWITCHBOARD_TEST_SECRET}"}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	if err == nil {
 		t.Fatal("Connect succeeded against a closed port")
@@ -114,7 +115,7 @@ func TestHTTPPoolKeepsItsConnections(t *testing.T) {
 	defer hs.Close()
 	defer srv.Close()
 	u := New(config.Server{Name: "remote", Type: config.HTTP, URL: hs.URL}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}

@@ -15,21 +15,21 @@ import (
 // channel closed when the connection attempt in progress or due ends; it
 // is closed already when there is none (the server is connected, or waits
 // for a later attempt, or is disabled or closed). It launches the owner
-// goroutine on first use. A running upstream is left alone.
-func (u *Upstream) Start() <-chan struct{} { return u.StartAfter(nil) }
+// goroutine on first use; that goroutine makes its first attempt only once
+// begin is closed (nil: at once), though the server is connecting from the
+// call. A running upstream is left alone, and begin ignored. The begin
+// gate is for a caller that starts many servers at once and must first
+// publish what they expose: once their processes start, they could starve
+// that work of the CPU.
+//
+// Start does not say how the attempt ended: [Upstream.Connect] does.
+func (u *Upstream) Start(begin <-chan struct{}) <-chan struct{} { return u.sup.start(begin) }
 
-// StartAfter is Start, except that the owner goroutine, if this call
-// launches it, makes its first attempt only once begin is closed (nil: at
-// once). The server is connecting from the call. It is for a caller that
-// starts many servers at once and must first publish what they expose:
-// once their processes start, they could starve that work of the CPU.
-func (u *Upstream) StartAfter(begin <-chan struct{}) <-chan struct{} { return u.sup.start(begin) }
-
-// Connect starts the upstream if needed and waits until its connection
-// attempt in progress or due settles, or ctx is done. It returns the
-// attempt's error. A server that failed and waits for a later attempt
-// returns its last error at once. The attempt itself is not bound to ctx:
-// it goes on in the background.
+// Connect is Start(nil) that waits until the connection attempt in
+// progress or due settles, or ctx is done, and returns the attempt's
+// error. A connected server returns nil at once; one that failed and waits
+// for a later attempt returns its last error at once. The attempt itself
+// is not bound to ctx: it goes on in the background.
 func (u *Upstream) Connect(ctx context.Context) error { return u.sup.connect(ctx) }
 
 // Settle waits while the upstream is connecting, for the attempt in
@@ -87,23 +87,21 @@ func (u *Upstream) Unproven() (since time.Time, ok bool) {
 	return u.sup.unproven()
 }
 
-// Reconnect asks for a fresh connection now: it drops the current session,
-// if any, forgives past crashes (the breaker, and crash-loop), starts the
-// upstream if it is not running, and waits for the attempt to end, or for
-// ctx. Concurrent calls share one attempt, as does a call made while the
-// upstream is connecting (started, and not yet connected or failed). A
-// scheduled attempt in progress, whose failure would keep the old
-// schedule, is superseded by a fresh one. It returns the attempt's error.
-func (u *Upstream) Reconnect(ctx context.Context) error { return u.sup.reconnect(ctx) }
-
-// Restart is Reconnect without the wait: it returns at once, with a
-// channel closed when the attempt ends (closed already if the upstream is
-// disabled or closed).
-func (u *Upstream) Restart() <-chan struct{} { return u.sup.restartNow() }
+// Restart asks for a fresh connection now: it drops the current session,
+// if any, forgives past crashes (the breaker, and crash-loop), and starts
+// the upstream if it is not running. Concurrent calls share one attempt,
+// as does a call made while the upstream is connecting (started, and not
+// yet connected or failed). A scheduled attempt in progress, whose failure
+// would keep the old schedule, is superseded by a fresh one. Restart
+// returns at once, with a channel closed when the attempt ends (closed
+// already if the upstream is disabled or closed). Restart does not say how
+// the attempt ended: once the channel is closed, the state and
+// [Snapshot.Err] do, until the next change.
+func (u *Upstream) Restart() <-chan struct{} { return u.sup.reconnect() }
 
 // Disconnect stops the server: it stops every attempt, closes the session
 // (ending a stdio server's process group) and leaves the upstream
-// Disconnected until Start, Connect or Reconnect. A server that was down
+// Disconnected until Start, Connect or Restart. A server that was down
 // keeps its last error. Disconnect waits for the session to be closed, or
 // for ctx, and returns the close's error. It is idempotent.
 func (u *Upstream) Disconnect(ctx context.Context) error { return u.sup.disconnect(ctx) }
@@ -126,16 +124,14 @@ func (u *Upstream) Seed(tools []*mcp.Tool) { u.sup.seed(tools) }
 
 // Close stops the server for good: it closes the session, ends a stdio
 // server's process group and stops the owner goroutine, and returns when
-// every session it opened is closed. It is idempotent and safe for
-// concurrent use; every call waits for the teardown and returns its result.
-func (u *Upstream) Close() error { return u.CloseBy(time.Time{}) }
-
-// CloseBy is [Upstream.Close] with a deadline: shortly before it, every
-// stop in progress skips to SIGKILL and every connection's I/O (a DELETE
-// that hangs, say) ends, so that Close returns by the deadline. A zero
-// deadline lets each step of each stop take its full StopGrace. Only the
-// first call's deadline counts.
-func (u *Upstream) CloseBy(deadline time.Time) error {
+// every session it opened is closed. With a deadline, shortly before it,
+// every stop in progress skips to SIGKILL and every connection's I/O (a
+// DELETE that hangs, say) ends, so that Close returns by the deadline; a
+// zero deadline lets each step of each stop take its full StopGrace. Close
+// is idempotent and safe for concurrent use; only the first call's
+// deadline counts, and every call waits for the teardown and returns its
+// result.
+func (u *Upstream) Close(deadline time.Time) error {
 	u.closeOnce.Do(func() { u.sup.close(deadline) })
 	return u.sup.closeResult()
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // One Upstream per server, for the server's whole life: Disconnect,
-// Connect, Reconnect and Reconfigure all reuse it, and what it owns (its
+// Connect, Restart and Reconfigure all reuse it, and what it owns (its
 // subscriptions above all) survives each of them.
 
 func TestDisconnectThenConnectAgain(t *testing.T) {
@@ -107,7 +107,7 @@ func TestReconfigure(t *testing.T) {
 			mu.Unlock()
 			return srv.ConnectInMemory(ctx)
 		}})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestReconfigure(t *testing.T) {
 		if _, err := callTool(t.Context(), u, "echo", nil); !errors.Is(err, ErrNotConnected) || !strings.Contains(err.Error(), "disabled") {
 			t.Errorf("call when disabled = %v, want ErrNotConnected saying so", err)
 		}
-		u.Start()
+		u.Start(nil)
 		if got := u.State(); got != Disabled {
 			t.Errorf("Start on a disabled server: %v", got)
 		}
@@ -188,7 +188,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 			restartServer(t, u, sw.srv)
 		}},
 		{"manual", func(t *testing.T, u *Upstream, sw *switchable) {
-			if err := u.Reconnect(t.Context()); err != nil {
+			if err := reconnect(t.Context(), u); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -198,7 +198,7 @@ func TestSubscriptionsSurviveEveryReconnect(t *testing.T) {
 			mcptest.PassTime(time.Minute) // past the ladder
 			waitState(t, u, Failed)
 			sw.revive()
-			if err := u.Reconnect(t.Context()); err != nil {
+			if err := reconnect(t.Context(), u); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -324,9 +324,9 @@ func TestSeedKeptWhenTheServerListsTheSame(t *testing.T) {
 	})
 }
 
-// TestStartAfterHoldsTheFirstAttempt: a server started after a signal is
+// TestStartBeginHoldsTheFirstAttempt: a server started with a begin signal is
 // connecting at once, and dialed only once the signal comes.
-func TestStartAfterHoldsTheFirstAttempt(t *testing.T) {
+func TestStartBeginHoldsTheFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := mcptest.NewServer(mcptest.Script{Tools: specs("t")})
 		defer srv.Close()
@@ -337,9 +337,9 @@ func TestStartAfterHoldsTheFirstAttempt(t *testing.T) {
 				return srv.ConnectInMemory(ctx)
 			},
 		})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		begin := make(chan struct{})
-		done := u.StartAfter(begin)
+		done := u.Start(begin)
 		synctest.Wait()
 		if got := u.State(); got != Connecting {
 			t.Errorf("state before the signal = %v, want connecting", got)
@@ -366,9 +366,9 @@ func TestCloseWhileStartIsHeld(t *testing.T) {
 				return nil, errors.New("dialed")
 			},
 		})
-		done := u.StartAfter(make(chan struct{}))
+		done := u.Start(make(chan struct{}))
 		synctest.Wait() // the owner waits for the signal
-		if err := u.Close(); err != nil {
+		if err := u.Close(time.Time{}); err != nil {
 			t.Errorf("Close = %v", err)
 		}
 		<-done

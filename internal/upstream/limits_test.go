@@ -51,7 +51,7 @@ func TestResponseOverTheLimit(t *testing.T) {
 		srv.MaxResponseBytes = limit.MaxResponseBytes
 		var log eventLog
 		u := New(srv, &Options{OnEvent: log.add})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +78,8 @@ func TestHungDeleteDelaysNothing(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{LegacyOnly: true}, config.Server{})
 	srv.HangDeletes()
 	start := time.Now()
-	if err := u.Reconnect(t.Context()); err != nil {
-		t.Fatalf("Reconnect = %v", err)
+	if err := reconnect(t.Context(), u); err != nil {
+		t.Fatalf("reconnect = %v", err)
 	}
 	if took := time.Since(start); took >= deleteTimeout {
 		t.Errorf("reconnect took %v, want less than the DELETE's %v: the old session closes in the background", took, deleteTimeout)
@@ -88,7 +88,7 @@ func TestHungDeleteDelaysNothing(t *testing.T) {
 		t.Errorf("call on the new session = %v", err)
 	}
 	start = time.Now()
-	u.Close()
+	u.Close(time.Time{})
 	if took := time.Since(start); took > 3*deleteTimeout {
 		t.Errorf("close took %v with DELETEs hanging, want about %v", took, deleteTimeout)
 	}

@@ -89,7 +89,7 @@ func TestNotificationDuringInitialListIsNotMissed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
 		release := srv.BlockListTools()
-		u.Start()
+		u.Start(nil)
 		synctest.Wait() // the first list is held
 		srv.SetTools(specs("beta"))
 		settle(t) // the notification arrives while the list is held
@@ -239,7 +239,7 @@ func TestEndlessStormStillFetches(t *testing.T) {
 func TestNoReloadAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := connectedInMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
-		u.Close()
+		u.Close(time.Time{})
 		u.lists.listChanged(Tools) // as a notification racing the close would
 		synctest.Wait()
 		if got := srv.Counts().ListTools; got != 1 {
@@ -324,7 +324,7 @@ func TestResourceSubscriptions(t *testing.T) {
 		var log eventLog
 		sw := newSwitchable(t, script)
 		u := New(config.Server{Name: "sw", Command: "in-memory"}, &Options{Dial: sw.dial, OnEvent: log.add, Rand: func() float64 { return 0.5 }})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func noisyUpstream(t *testing.T, script mcptest.Script, logs *syncBuffer) (*Upst
 		Logger:        slog.New(slog.NewTextHandler(logs, nil)),
 		OnSkippedLine: func() { skipped.Add(1) },
 	})
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() { u.Close(time.Time{}) })
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -216,12 +216,12 @@ func TestNoiseLogSharedByAServersProcesses(t *testing.T) {
 				return a
 			},
 		}))})
-		defer shared.Close()
+		defer shared.Close(time.Time{})
 		own := New(srv, &Options{LogSkippedWith: shared})
 		shared.dial.skipLine([]byte("a"))
 		own.dial.skipLine([]byte("b"))
 		own.dial.skipLine([]byte("c"))
-		own.Close()
+		own.Close(time.Time{})
 		mcptest.PassTime(10 * time.Second)
 		synctest.Wait()
 		shared.dial.skipLine([]byte("d"))
@@ -241,7 +241,7 @@ level=WARN msg="skipped lines on stdout that are not JSON-RPC" lines=1 first=d
 // what is not printable replaced.
 func TestShowLine(t *testing.T) {
 	u := New(config.Server{Name: "x", Command: "x"}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	const secret = "sk-planted-5ecret"
 	u.red.secrets.Add(secret)
 	line := "token=" + secret + " \x1b[31mred\x1b[0m \u202e\xff tab\t" + strings.Repeat("é", 200)

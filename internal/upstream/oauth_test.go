@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,7 +39,7 @@ func (p *protected) login(t *testing.T, store *oauth.Store, name string, typ con
 	t.Helper()
 	u := New(config.Server{Name: name, Type: typ, URL: p.URL + path}, &Options{OAuth: &oauth.Options{
 		Store: store, Login: mcptest.Headless, RedirectURL: "http://127.0.0.1:1/callback"}})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("login: %v", err)
 	}
@@ -58,7 +59,7 @@ func loggedIn(t *testing.T, srv config.Server, opts *Options) (*protected, *Upst
 	}
 	opts.OAuth = &oauth.Options{Store: store}
 	u := New(srv, opts)
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() { u.Close(time.Time{}) })
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestNeedsAuthUntilLogin(t *testing.T) {
 			var events eventLog
 			u := New(config.Server{Name: "tracker", Type: tc.typ, URL: p.URL + tc.path},
 				&Options{OAuth: &oauth.Options{Store: store}, OnEvent: events.add})
-			defer u.Close()
+			defer u.Close(time.Time{})
 			u.Seed([]*mcp.Tool{{Name: "add", InputSchema: map[string]any{"type": "object"}}})
 
 			err := u.Connect(t.Context())
@@ -167,7 +168,7 @@ func TestConfiguredAuthorizationHeaderWins(t *testing.T) {
 	store := &oauth.Store{Dir: filepath.Join(t.TempDir(), "oauth")}
 	u := New(config.Server{Name: "s", URL: p.URL + "/mcp", Headers: map[string]string{"authorization": "Bearer static"}},
 		&Options{OAuth: &oauth.Options{Store: store, Login: mcptest.Headless, RedirectURL: "http://127.0.0.1:1/callback"}})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	if err == nil || errors.Is(err, oauth.ErrLoginRequired) {
 		t.Fatalf("Connect = %v; want the server's refusal of the configured header", err)
@@ -218,7 +219,7 @@ func TestStepUpFailsTheRequestOnly(t *testing.T) {
 	// The login of `switchboard login s --scopes admin`.
 	lu := New(config.Server{Name: "s", URL: p.URL + "/mcp"}, &Options{OAuth: &oauth.Options{
 		Store: store, Login: mcptest.Headless, RedirectURL: "http://127.0.0.1:1/callback", Scopes: []string{"admin"}}})
-	defer lu.Close()
+	defer lu.Close(time.Time{})
 	if err := lu.Connect(t.Context()); err != nil {
 		t.Fatalf("login with the scope: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -85,7 +86,7 @@ func TestRedirectElsewhereCarriesNoSecret(t *testing.T) {
 					Headers: map[string]string{"Authorization": "Bearer ${SWITCHBOARD_TEST_TOKEN}", "X-Api-Key": "${SWITCHBOARD_TEST_KEY}"}}
 
 				u := New(cfg, nil)
-				defer u.Close()
+				defer u.Close(time.Time{})
 				if err := u.Connect(t.Context()); err != nil {
 					t.Fatalf("Connect: %v", err)
 				}
@@ -95,7 +96,7 @@ func TestRedirectElsewhereCarriesNoSecret(t *testing.T) {
 				}
 
 				again := New(cfg, nil)
-				defer again.Close()
+				defer again.Close(time.Time{})
 				checkRefusedRedirect(t, again.Connect(t.Context()), e)
 				if n := e.requests.Load(); n != 0 {
 					t.Errorf("the other origin got %d requests, want none", n)
@@ -124,7 +125,7 @@ func TestOAuthTokenStaysHome(t *testing.T) {
 			p.login(t, store, "s", tc.typ, tc.path)
 
 			u := New(config.Server{Name: "s", Type: tc.typ, URL: p.URL + tc.path}, &Options{OAuth: &oauth.Options{Store: store}})
-			defer u.Close()
+			defer u.Close(time.Time{})
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatalf("Connect: %v", err)
 			}
@@ -154,7 +155,7 @@ func TestSSEEndpointElsewhereIsRefused(t *testing.T) {
 	t.Setenv("SWITCHBOARD_TEST_KEY", "key-654321")
 	u := New(config.Server{Name: "remote", Type: config.SSE, URL: hs.URL + "/sse",
 		Headers: map[string]string{"X-Api-Key": "${SWITCHBOARD_TEST_KEY}"}}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	if !errors.Is(err, errOtherOrigin) || !strings.Contains(err.Error(), "request to "+e.URL+" refused") {
 		t.Errorf("Connect = %v; want a request to %s refused", err, e.URL)
@@ -170,7 +171,7 @@ func TestRedirectLoopStops(t *testing.T) {
 	hs := httptest.NewServer(http.RedirectHandler("/loop", http.StatusTemporaryRedirect))
 	defer hs.Close()
 	u := New(config.Server{Name: "loop", URL: hs.URL + "/loop"}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("stopped after %d redirects", maxRedirects)) {
 		t.Errorf("Connect = %v; want it stopped after %d redirects", err, maxRedirects)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // run is the owner goroutine: the only one that connects, closes sessions
-// and moves the state on its own. Callers' commands (Start, Reconnect,
+// and moves the state on its own. Callers' commands (Start, Connect, Restart,
 // Disconnect, Reconfigure, Close) publish the state they ask for at once
 // and leave the work to it.
 //

@@ -16,7 +16,7 @@ import (
 
 func TestStdioConnectAndCall(t *testing.T) {
 	u := New(stdio("kid", mcptest.Script{}), nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
@@ -34,7 +34,7 @@ func TestStdioConnectAndCall(t *testing.T) {
 
 func TestStdioCommandNotFound(t *testing.T) {
 	u := New(config.Server{Name: "ghost", Command: "switchboard-no-such-command"}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	want := `server "ghost": connect: command "switchboard-no-such-command" not found`
 	if err == nil || err.Error() != want {
@@ -44,7 +44,7 @@ func TestStdioCommandNotFound(t *testing.T) {
 
 func TestStdioCrashReportsExitAndStderr(t *testing.T) {
 	u := New(shell("crash", "echo 'fatal: no config' >&2; exit 3"), nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	if err == nil {
 		t.Fatal("Connect succeeded")
@@ -65,7 +65,7 @@ func TestStdioUsageKeepsTheCause(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := New(shell("gh", `cat "$1" >&2; exit 1`, text), nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err = u.Connect(t.Context())
 	if err == nil {
 		t.Fatal("Connect succeeded")
@@ -96,7 +96,7 @@ func TestStdioTimeoutCarriesStderr(t *testing.T) {
 	} {
 		t.Run(tc.srv.Name, func(t *testing.T) {
 			u := New(tc.srv, nil)
-			defer u.Close()
+			defer u.Close(time.Time{})
 			err := u.Connect(t.Context())
 			if !errors.Is(err, ErrTimeout) || err.Error() != tc.want {
 				t.Errorf("Connect = %v, want %s", err, tc.want)
@@ -112,7 +112,7 @@ func TestStdioProcessExitIsSeen(t *testing.T) {
 	state := t.TempDir()
 	var log eventLog
 	u := New(stdio("quitter", mcptest.Script{ExitOnCall: 1, StateDir: state}), &Options{OnEvent: log.add})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestStdioProcessExitIsSeen(t *testing.T) {
 	if _, err := callTool(t.Context(), u, "echo", nil); err == nil {
 		t.Fatal("call succeeded, want the process to exit")
 	}
-	u.Close() // every event is delivered by then
+	u.Close(time.Time{}) // every event is delivered by then
 	errs := log.errs(Reconnecting)
 	if len(errs) == 0 || !strings.Contains(errs[0].Error(), "process exited with status 0") {
 		t.Errorf("reconnecting causes = %v, want the process's exit", errs)
@@ -163,7 +163,7 @@ func TestStdioCrashMidCallIsAmbiguous(t *testing.T) {
 				srv = wrapper
 			}
 			u := New(srv, &Options{StopGrace: 200 * time.Millisecond})
-			defer u.Close()
+			defer u.Close(time.Time{})
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +172,7 @@ func TestStdioCrashMidCallIsAmbiguous(t *testing.T) {
 			if err == nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) || errors.Is(err, ErrTimeout) {
 				t.Fatalf("%s, crashed after it ran: %v; want %v", tc.tool, err, tc.wantErr)
 			}
-			u.Close()
+			u.Close(time.Time{})
 			counts, err := mcptest.ReadCounts(state)
 			if err != nil {
 				t.Fatal(err)
@@ -205,7 +205,7 @@ func TestStdioCloseKillsTheProcessGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := mcptest.WatchExit(t, pid)
-	if err := u.Close(); err != nil {
+	if err := u.Close(time.Time{}); err != nil {
 		t.Errorf("Close = %v", err)
 	}
 	if !exited(5 * time.Second) {
@@ -245,8 +245,8 @@ func TestStderrTailKeepsLastLines(t *testing.T) {
 func TestReconnectStorm(t *testing.T) {
 	state := t.TempDir()
 	u := New(stdio("storm", mcptest.Script{ExitAfterListTools: true, StateDir: state}), nil)
-	defer u.Close()
-	u.Start()
+	defer u.Close(time.Time{})
+	u.Start(nil)
 	waitState(t, u, CrashLoop)
 	counts, err := mcptest.ReadCounts(state)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestCloseIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err := u.CloseBy(start.Add(600 * time.Millisecond))
+	err := u.Close(start.Add(600 * time.Millisecond))
 	took := time.Since(start)
 	if err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("Close = %v, want it to report the kill", err)
@@ -295,13 +295,13 @@ func TestCloseKillsRetiredSessionsByTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := mcptest.WatchExit(t, u.Snapshot().PID)
-	if err := u.Reconnect(t.Context()); err != nil {
+	if err := reconnect(t.Context(), u); err != nil {
 		t.Fatal(err)
 	}
 	current := mcptest.WatchExit(t, u.Snapshot().PID)
 	start := time.Now()
 	deadline := start.Add(time.Second)
-	err := u.CloseBy(deadline)
+	err := u.Close(deadline)
 	if took := time.Since(start); took > time.Second+300*time.Millisecond {
 		t.Errorf("Close took %v with a 1 s deadline", took)
 	}
@@ -319,7 +319,7 @@ func TestCloseBoundedWithAHungDelete(t *testing.T) {
 	u, srv, _ := httpUpstream(t, mcptest.Script{LegacyOnly: true}, config.Server{})
 	srv.HangDeletes()
 	start := time.Now()
-	u.CloseBy(start.Add(300 * time.Millisecond))
+	u.Close(start.Add(300 * time.Millisecond))
 	if took := time.Since(start); took > 300*time.Millisecond+200*time.Millisecond {
 		t.Errorf("Close took %v with a DELETE hanging and a 300ms deadline", took)
 	}
@@ -333,7 +333,7 @@ func TestStdioChildGetsTheChain(t *testing.T) {
 	srv := shell("kid", `printf %s "$SWITCHBOARD_CHAIN" > "$1"`, "${OUT}")
 	env := map[string]string{"OUT": out, config.ChainEnv: "0123456789abcdef"}
 	u := New(srv, &Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err == nil {
 		t.Fatal("Connect succeeded; the server exits at once")
 	}
@@ -365,7 +365,7 @@ func TestStdioRefusalIsRecognised(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := New(shell("sb", tc.script), nil)
-			defer u.Close()
+			defer u.Close(time.Time{})
 			err := u.Connect(t.Context())
 			if err == nil {
 				t.Fatal("Connect succeeded")
@@ -402,12 +402,12 @@ func TestCloseInterruptsAServerThatNeverListed(t *testing.T) {
 	}
 	srv := shell("stuck", answersInitialize+`read -r _; read -r _; echo listing > "$1"; exec sleep 100000`, fifo)
 	u := New(srv, &Options{StopGrace: time.Hour})
-	u.Start()
+	u.Start(nil)
 	if b, err := os.ReadFile(fifo); err != nil || string(b) != "listing\n" {
 		t.Fatalf("the server's word: %q, %v", b, err)
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- u.Close() }()
+	go func() { closed <- u.Close(time.Time{}) }()
 	select {
 	case err := <-closed:
 		if err != nil {

@@ -90,7 +90,7 @@ func (s *switchable) upstream(t *testing.T, log *eventLog) *Upstream {
 		opts.Check = s.check
 	}
 	u := New(config.Server{Name: "sw", Command: "in-memory"}, opts)
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() { u.Close(time.Time{}) })
 	return u
 }
 
@@ -180,7 +180,7 @@ func TestLadderJitter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{})
 		u := New(config.Server{Name: "sw", Command: "in-memory"}, &Options{Dial: sw.dial}) // real jitter
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -269,15 +269,15 @@ func TestManualReconnect(t *testing.T) {
 				return srv.ConnectInMemory(ctx)
 			},
 		})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
 		for range 5 {
 			wg.Go(func() {
-				if err := u.Reconnect(t.Context()); err != nil {
-					t.Errorf("Reconnect: %v", err)
+				if err := reconnect(t.Context(), u); err != nil {
+					t.Errorf("reconnect: %v", err)
 				}
 			})
 		}
@@ -299,7 +299,7 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{ExitAfterListTools: true})
 		var log eventLog
 		u := sw.upstream(t, &log)
-		u.Start()
+		u.Start(nil)
 		waitState(t, u, CrashLoop)
 		if got := sw.srv.Counts().Starts; got != breakerLimit {
 			t.Errorf("%d connections before the breaker opened, want %d", got, breakerLimit)
@@ -323,8 +323,8 @@ func TestBreakerTripsToCrashLoop(t *testing.T) {
 		// A manual reconnect closes the breaker: the server gets as many
 		// crashes again.
 		before := sw.srv.Counts().Starts
-		if err := u.Reconnect(t.Context()); err != nil {
-			t.Errorf("Reconnect = %v", err)
+		if err := reconnect(t.Context(), u); err != nil {
+			t.Errorf("reconnect = %v", err)
 		}
 		waitState(t, u, CrashLoop)
 		if got := sw.srv.Counts().Starts - before; got != breakerLimit {
@@ -346,10 +346,10 @@ func TestConnectAfterCloseIsNeverResurrected(t *testing.T) {
 				return srv.ConnectInMemory(context.Background())
 			},
 		})
-		u.Start()
+		u.Start(nil)
 		<-dialing
 		closed := make(chan error)
-		go func() { closed <- u.Close() }()
+		go func() { closed <- u.Close(time.Time{}) }()
 		synctest.Wait()
 		close(release)
 		if err := <-closed; err != nil {
@@ -373,7 +373,7 @@ func TestCrashLoopEventNamesTheCause(t *testing.T) {
 		sw := newSwitchable(t, mcptest.Script{ExitAfterListTools: true})
 		var log eventLog
 		u := sw.upstream(t, &log)
-		u.Start()
+		u.Start(nil)
 		waitState(t, u, CrashLoop)
 		errs := log.errs(CrashLoop)
 		if len(errs) != 1 || !strings.Contains(errs[0].Error(), `server "sw": session: server closed the connection`) {
@@ -425,7 +425,7 @@ func TestReconnectRefreshesToolsWithoutCalls(t *testing.T) {
 func TestNoGoroutineGrowthOverReconnects(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{}, nil)
-		defer u.Close()
+		defer u.Close(time.Time{})
 		cycle := func() {
 			srv.Restart()
 			// Far apart enough that no crash loop is seen.

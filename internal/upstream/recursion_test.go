@@ -60,7 +60,7 @@ func TestRefusalIsHeld(t *testing.T) {
 		defer r.srv.Close()
 		srv := config.Server{Name: "sb", Command: "switchboard", Args: []string{"serve", "--stdio"}}
 		u := New(srv, &Options{Dial: r.dial, Rand: func() float64 { return 0.5 }, Check: func(context.Context) error { return nil }})
-		defer u.Close()
+		defer u.Close(time.Time{})
 
 		if err := u.Connect(t.Context()); !errors.Is(err, ErrRecursion) {
 			t.Fatalf("Connect = %v, want ErrRecursion", err)
@@ -85,8 +85,8 @@ func TestRefusalIsHeld(t *testing.T) {
 		}
 		held("after a call", 1)
 
-		if err := u.Reconnect(t.Context()); !errors.Is(err, ErrRecursion) {
-			t.Errorf("Reconnect = %v, want ErrRecursion", err)
+		if err := reconnect(t.Context(), u); !errors.Is(err, ErrRecursion) {
+			t.Errorf("reconnect = %v, want ErrRecursion", err)
 		}
 		held("after a reconnect", 2)
 
@@ -114,7 +114,7 @@ func TestRefusalWhileReconnecting(t *testing.T) {
 		r := &refuser{srv: mcptest.NewServer(mcptest.Script{})}
 		defer r.srv.Close()
 		u := New(config.Server{Name: "sb", Command: "switchboard"}, &Options{Dial: r.dial, Rand: func() float64 { return 0.5 }})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}

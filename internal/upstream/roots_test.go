@@ -68,7 +68,7 @@ func TestSetRootsHoldsNoLockWhileTheServerIsTold(t *testing.T) {
 			return h, err
 		},
 	})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestClosedPipeMidCallIsAmbiguous(t *testing.T) {
 			}
 			return tr, err
 		}})
-		defer u.Close()
+		defer u.Close(time.Time{})
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func httpUpstreamWith(t *testing.T, script mcptest.Script, cfg config.Server, op
 	})
 	cfg.Name, cfg.URL = "web", hs.URL
 	u := New(cfg, opts)
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() { u.Close(time.Time{}) })
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -244,8 +244,8 @@ func TestHTTPRefusedIsNotDelivered(t *testing.T) {
 	}
 	// A fresh session (with no pooled connection that the restart may have
 	// killed after a request was written on it) meets a refusal.
-	if err := u.Reconnect(t.Context()); err == nil || !strings.Contains(err.Error(), "refused") {
-		t.Fatalf("Reconnect with the server down = %v, want the refusal", err)
+	if err := reconnect(t.Context(), u); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("reconnect with the server down = %v, want the refusal", err)
 	}
 	_, err := callTool(t.Context(), u, "increment", nil)
 	if !errors.Is(err, ErrReconnecting) && !errors.Is(err, ErrNotConnected) || errors.Is(err, ErrAmbiguous) {

@@ -189,8 +189,8 @@ func TestFixedCrashLoopRecoversUnattended(t *testing.T) {
 				return crashing.ConnectInMemory(ctx)
 			},
 		})
-		defer u.Close()
-		u.Start()
+		defer u.Close(time.Time{})
+		u.Start(nil)
 		waitState(t, u, CrashLoop)
 		looped := time.Now()
 		fixed.Store(true)

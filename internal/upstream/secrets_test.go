@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -61,7 +62,7 @@ func TestNoSecretLeaks(t *testing.T) {
 			Logger:  slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			OnEvent: func(ev Event) { record(ev.Err) },
 		})
-		t.Cleanup(func() { record(u.Close()) })
+		t.Cleanup(func() { record(u.Close(time.Time{})) })
 		return u
 	}
 	plant := "${SWITCHBOARD_PLANTED}"
@@ -102,7 +103,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	if err := hs.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	record(web.Reconnect(t.Context()))
+	record(reconnect(t.Context(), web))
 	_, err = callTool(t.Context(), web, "echo", nil)
 	record(err)
 	for _, u := range []*Upstream{crash, long, ghost, down, web} {

@@ -28,7 +28,7 @@ func TestStaleHTTPSession(t *testing.T) {
 			defer srv.Close()
 			var log eventLog
 			u := New(config.Server{Name: "web", URL: hs.URL}, &Options{OnEvent: log.add})
-			defer u.Close()
+			defer u.Close(time.Time{})
 			if err := u.Connect(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestHTTPServerProcessRestart(t *testing.T) {
 	defer hs.Close()
 	defer srv.Close()
 	u := New(config.Server{Name: "web", URL: hs.URL}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestModernSessionProbedWithDiscover(t *testing.T) {
 	defer hs.Close()
 	defer srv.Close()
 	u := New(config.Server{Name: "modern", URL: hs.StatelessURL}, nil)
-	defer u.Close()
+	defer u.Close(time.Time{})
 	if err := u.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}

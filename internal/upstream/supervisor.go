@@ -42,7 +42,7 @@ type supervisor struct {
 
 	mu sync.Mutex
 	// What is wanted: commands the owner has not taken yet.
-	want         bool   // the server should be connected: Start or Reconnect was called, and no Disconnect since
+	want         bool   // the server should be connected: Start, Connect or Restart was called, and no Disconnect since
 	restart      bool   // a fresh connection is wanted now: a manual reconnect, or a new config
 	resetBreaker bool   // a manual reconnect or a new config forgives past crashes
 	stopping     *op    // a Disconnect waits for the session to be closed

@@ -35,7 +35,7 @@ func inMemory(t *testing.T, script mcptest.Script, srv config.Server, opts *Opti
 		srv.Command = "in-memory"
 	}
 	u := New(srv, &o)
-	t.Cleanup(func() { u.Close() })
+	t.Cleanup(func() { u.Close(time.Time{}) })
 	return u, ms
 }
 
@@ -77,6 +77,21 @@ func waitState(t *testing.T, u *Upstream, want State) {
 		}
 		<-changed
 	}
+}
+
+// reconnect makes a manual reconnect of u ([Upstream.Restart]), waits for
+// its attempt or for ctx, and returns how it ended: nil if u is connected,
+// else an UnavailableError with u's state and last error.
+func reconnect(ctx context.Context, u *Upstream) error {
+	select {
+	case <-u.Restart():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s := u.Snapshot(); s.State != Connected {
+		return &UnavailableError{State: s.State, Err: s.Err}
+	}
+	return nil
 }
 
 func toolNames(tools []*mcp.Tool) []string {
@@ -142,7 +157,7 @@ func TestDialFailure(t *testing.T) {
 			events = append(events, ev)
 		},
 	})
-	defer u.Close()
+	defer u.Close(time.Time{})
 	err := u.Connect(t.Context())
 	if !errors.Is(err, boom) {
 		t.Fatalf("Connect = %v, want it to wrap boom", err)
@@ -157,7 +172,7 @@ func TestDialFailure(t *testing.T) {
 	if _, err := callTool(t.Context(), u, "x", nil); !errors.Is(err, ErrNotConnected) {
 		t.Errorf("CallTool on a failed upstream = %v, want ErrNotConnected", err)
 	}
-	u.Close()
+	u.Close(time.Time{})
 	mu.Lock()
 	defer mu.Unlock()
 	var got []string
@@ -213,7 +228,7 @@ func TestConnectTimeout(t *testing.T) {
 func TestTimeoutZeroDisables(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, _ := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
-		u.Start()
+		u.Start(nil)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 		defer cancel()
 		err := u.Connect(ctx)
@@ -324,9 +339,9 @@ func TestSessionLostReconnects(t *testing.T) {
 func TestCloseDuringConnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := inMemory(t, mcptest.Script{HangOnInitialize: true}, config.Server{Timeout: ms(0)}, nil)
-		u.Start()
+		u.Start(nil)
 		synctest.Wait()
-		if err := u.Close(); err != nil {
+		if err := u.Close(time.Time{}); err != nil {
 			t.Errorf("Close = %v", err)
 		}
 		if got := u.State(); got != Closed {
@@ -346,7 +361,7 @@ func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if err := u.Close(); err != nil {
+			if err := u.Close(time.Time{}); err != nil {
 				t.Errorf("Close = %v", err)
 			}
 		})
@@ -359,10 +374,10 @@ func TestCloseIsIdempotentAndConcurrent(t *testing.T) {
 
 func TestCloseBeforeStart(t *testing.T) {
 	u := New(config.Server{Name: "never", Command: "x"}, nil)
-	if err := u.Close(); err != nil {
+	if err := u.Close(time.Time{}); err != nil {
 		t.Fatalf("Close = %v", err)
 	}
-	u.Start() // must not start anything after Close
+	u.Start(nil) // must not start anything after Close
 	if got := u.State(); got != Closed {
 		t.Errorf("state = %v, want closed", got)
 	}
@@ -377,7 +392,7 @@ func TestCloseInterruptsInFlightCall(t *testing.T) {
 			errc <- err
 		}()
 		synctest.Wait()
-		u.Close()
+		u.Close(time.Time{})
 		if err := <-errc; err == nil {
 			t.Error("a call in flight at Close succeeded, want an error")
 		}

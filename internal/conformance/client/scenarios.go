@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -39,7 +40,7 @@ func (r *runner) session(ctx context.Context, url string, f func(*upstream.Upstr
 		OAuth:  r.oauth,
 	})
 	defer func() {
-		if cerr := u.Close(); cerr != nil {
+		if cerr := u.Close(time.Time{}); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("close: %w", cerr))
 		}
 	}()
