@@ -284,3 +284,147 @@ func benchmarkCall(b *testing.B, h http.Handler) {
 		}
 	}
 }
+
+// listTools is how many tools BenchmarkToolsList lists.
+const listTools = 1000
+
+// BenchmarkToolsList: one tools/list of 1,000 tools, read to the end of its
+// pages, by a go-sdk client over in-memory transports. "bare" lists them
+// from a plain go-sdk server that holds the same definitions, the baseline
+// in the same run; "gateway" from the gateway over a manager with one
+// in-memory upstream that exposes them; "gateway-search" from the gateway
+// with tool search on, whose list is search_tools, call_tool and the tools
+// the session found (it searches once, outside the timing). bench/toolslist
+// compares two trees, and each tree's gateway against its bare.
+func BenchmarkToolsList(b *testing.B) {
+	specs := listToolSpecs(listTools)
+	b.Run("bare", func(b *testing.B) {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "v"}, nil)
+		for _, s := range specs {
+			srv.AddTool(&mcp.Tool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
+		}
+		benchmarkList(b, listClient(b, srv), listTools)
+	})
+	b.Run("gateway", func(b *testing.B) {
+		g := listGateway(b, specs, config.ToolSearch{})
+		benchmarkList(b, listClient(b, g.Server()), listTools)
+	})
+	b.Run("gateway-search", func(b *testing.B) {
+		const found = 10
+		g := listGateway(b, specs, config.ToolSearch{Mode: config.ToolSearchOn})
+		cs := listClient(b, g.Server())
+		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "create an issue", "limit": found}})
+		if err != nil || res.IsError {
+			b.Fatalf("search_tools: %v %q", err, mcptest.Text(res))
+		}
+		benchmarkList(b, cs, 2+found) // search_tools, call_tool and those found
+	})
+}
+
+// listGateway returns a gateway, with tool search set to ts, over a
+// manager connected to one in-memory upstream "up" that serves specs.
+func listGateway(b *testing.B, specs []mcptest.ToolSpec, ts config.ToolSearch) *Gateway {
+	b.Helper()
+	ups := upstreams{"up": mcptest.NewServer(mcptest.Script{Tools: specs})}
+	b.Cleanup(func() { ups["up"].Close() })
+	m := switchboard.New(&config.Config{Servers: []config.Server{entry("up", false)}},
+		&switchboard.Options{Dial: ups.dial, StartupGate: -1, Cache: switchboard.CacheOff})
+	b.Cleanup(func() { m.Close() })
+	if err := m.Connect(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	g := New(m, &Options{ToolSearch: ts})
+	b.Cleanup(func() { g.Close() })
+	return g
+}
+
+// listClient connects a go-sdk client to srv over in-memory transports.
+func listClient(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
+	b.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(b.Context(), st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, nil).Connect(b.Context(), ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cs.Close()
+		ss.Wait()
+	})
+	return cs
+}
+
+// benchmarkList times listAll on cs, which must list want tools.
+func benchmarkList(b *testing.B, cs *mcp.ClientSession, want int) {
+	if n, err := listAll(b.Context(), cs); err != nil || n != want {
+		b.Fatalf("tools/list read %d tools (error %v), want %d", n, err, want)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := listAll(b.Context(), cs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// listAll lists cs's tools, every page, and returns how many there were.
+func listAll(ctx context.Context, cs *mcp.ClientSession) (int, error) {
+	n := 0
+	params := &mcp.ListToolsParams{}
+	for {
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return n, err
+		}
+		n += len(res.Tools)
+		if res.NextCursor == "" {
+			return n, nil
+		}
+		params.Cursor = res.NextCursor
+	}
+}
+
+// listToolSpecs returns n tool definitions as a real server's look: a
+// name of a verb and a noun, a description of two sentences, and an object
+// input schema of two to four described properties, some required.
+func listToolSpecs(n int) []mcptest.ToolSpec {
+	verbs := []string{"create", "get", "list", "update", "delete", "search", "archive", "restore", "assign", "close",
+		"reopen", "merge", "export", "import", "sync", "watch", "unwatch", "lock", "unlock", "rename",
+		"copy", "move", "tag", "untag", "summarize"}
+	nouns := []string{"issue", "pull_request", "branch", "commit", "release", "label", "milestone", "comment", "review", "workflow",
+		"job", "artifact", "secret", "variable", "environment", "deployment", "webhook", "team", "member", "project",
+		"column", "card", "file", "folder", "page", "database", "record", "table", "view", "dashboard",
+		"alert", "incident", "ticket", "customer", "invoice", "payment", "order", "product", "message", "channel"}
+	props := []struct{ name, typ, desc string }{
+		{"id", "string", "The identifier of the item, as returned by the list tool"},
+		{"owner", "string", "The account or organization that owns the item"},
+		{"limit", "integer", "How many items to return at most; defaults to 30"},
+		{"includeArchived", "boolean", "Whether to include archived items in the result"},
+	}
+	specs := make([]mcptest.ToolSpec, n)
+	for i := range specs {
+		verb, noun := verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)]
+		name := verb + "_" + noun
+		if i >= len(verbs)*len(nouns) {
+			name = fmt.Sprintf("%s_%d", name, i/(len(verbs)*len(nouns)))
+		}
+		properties := map[string]any{}
+		for _, p := range props[:2+i%3] {
+			properties[p.name] = map[string]any{"type": p.typ, "description": p.desc}
+		}
+		specs[i] = mcptest.ToolSpec{
+			Name: name,
+			Description: fmt.Sprintf("%s a %s in the workspace the server is connected to. "+
+				"Returns the %s as JSON, with its URL, or an error that says why the request was refused.",
+				strings.ToUpper(verb[:1])+verb[1:], strings.ReplaceAll(noun, "_", " "), strings.ReplaceAll(noun, "_", " ")),
+			InputSchema: map[string]any{"type": "object", "properties": properties, "required": []any{"id", "owner"}[:1+i%2]},
+		}
+	}
+	return specs
+}
