@@ -336,7 +336,7 @@ func listGateway(b *testing.B, specs []mcptest.ToolSpec, ts config.ToolSearch) *
 	if err := m.Connect(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	g := New(m, &Options{ToolSearch: ts})
+	g := New(m, &Options{ToolSearch: &ts})
 	b.Cleanup(func() { g.Close() })
 	return g
 }
