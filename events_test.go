@@ -85,6 +85,52 @@ func TestEventBacklogUntilFirstSubscriber(t *testing.T) {
 	}
 }
 
+// TestRevisionsAreTheGatewaysAlone: every reconfiguration makes a new
+// revision of the view, which the gateway's hooks follow; a subscriber
+// never sees it, and it takes no place in the backlog.
+func TestRevisionsAreTheGatewaysAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("s", mcptest.Script{Tools: tools("t")})
+		m := f.managerWith(&Options{Cache: CacheOff}, server("s"))
+		if len(m.subs.backlog) != 0 {
+			t.Errorf("backlog before any subscriber: %v, want no revision in it", m.subs.backlog)
+		}
+		var mu sync.Mutex
+		var kinds []EventKind
+		m.Subscribe(func(ev Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			kinds = append(kinds, ev.Kind)
+		})
+		h := gatewayHooks{m}
+		revised := make(chan uint64, 10)
+		stop := h.Follow(func() { revised <- h.Revision() })
+		defer stop()
+		before := h.Revision()
+		cfg := &config.Config{Servers: []config.Server{server("s")}, ToolSearch: config.ToolSearch{Mode: config.ToolSearchOn}}
+		if _, err := m.Reconfigure(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-revised:
+			if got <= before {
+				t.Errorf("revision after a reconfiguration = %d, want more than %d", got, before)
+			}
+		default:
+			t.Error("Reconfigure returned before the hooks were told of its revision")
+		}
+		if got := h.ToolSearch(); got != cfg.ToolSearch {
+			t.Errorf("ToolSearch after the reconfiguration = %v, want the config's %v", got, cfg.ToolSearch)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if slices.Contains(kinds, eventRevised) {
+			t.Errorf("a subscriber got a revision: %v", kinds)
+		}
+	})
+}
+
 func TestReloadFailedEventNamesTheServer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)

@@ -10,9 +10,12 @@
 // public names, and its resources and templates under their own URIs, each
 // definition as the server gave it but for the name. It routes every
 // tools/call, prompts/get, resources/read and completion/complete to the
-// owning server, by the original name. It follows the manager's change
-// events, so its clients get list_changed notifications only when the
-// exposed view really changed. Its handshake advertises what its servers
+// owning server, by the original name. It follows the manager's view,
+// revision by revision, and registers again only the definitions that
+// changed, so its clients get list_changed notifications only when the
+// exposed view really changed; a list answered when nothing changed costs
+// no more than the list. The config's toolSearch and alwaysLoad come with
+// the manager's New and Reconfigure. Its handshake advertises what its servers
 // offer and it can forward, no more, and their instructions, labelled by
 // server; it waits, briefly, for servers still making their first
 // connection, so that what a client sees first is complete.
@@ -42,14 +45,16 @@
 // Options.NotifyQueue unread is closed. Streamable HTTP sessions are at
 // most Options.MaxSessions, and expire after Options.SessionTimeout idle.
 //
-// With tool search on (Options.ToolSearch), tools/list holds search_tools
-// and call_tool (design §2), the tools of the servers marked alwaysLoad, and
-// the tools the session found, the MaxFoundPerSession found last; every
-// tool stays registered, so a direct call works, and call_tool goes the
-// same way as one. The go-sdk has one tool list for all sessions, and tells
-// list_changed to all: the gateway answers each session's tools/list
-// itself, and spares list_changed to the sessions whose list did not
-// change. Input of search_tools and call_tool that does not fit gets an
+// Each client session has its own view of what is exposed: the gateway
+// answers every tools/list itself, from the session's view, paged as the
+// go-sdk pages its own. With tool search on (the config's toolSearch, or
+// Options.ToolSearch), the view holds search_tools and call_tool (design
+// §2), the tools of the servers marked alwaysLoad, and the tools the
+// session found, the MaxFoundPerSession found last; every tool stays
+// registered, so a direct call works, and call_tool goes the same way as
+// one. The go-sdk has one tool list for all sessions, and tells
+// list_changed to all: the gateway spares it to the sessions whose view did
+// not change. Input of search_tools and call_tool that does not fit gets an
 // error result naming what is wrong, as the go-sdk answers arguments that
 // do not fit a tool's schema; what models often send instead is taken as
 // meant: a limit as a string ("3"), a tool's arguments as a string that

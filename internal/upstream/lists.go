@@ -136,6 +136,7 @@ func (ls *listSet) listedFirst(tools []*mcp.Tool) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	if !ls.cur.cached || !reflect.DeepEqual(ls.cur.tools, tools) {
+		tools = keepUnchanged(ls.cur.tools, tools)
 		ls.cur.tools, ls.cur.toolIndex = tools, indexTools(tools)
 	}
 	ls.cur.listed, ls.cur.cached = true, false
@@ -317,7 +318,7 @@ func (ls *listSet) load(ctx context.Context, s *session, l List, gen uint64, bud
 		ttl, apply = t, func(cur *lists) {
 			// Seeded tools equal to the server's are its own now.
 			cur.listed, cur.cached = true, false
-			if replace(&cur.tools, tools) {
+			if replace(&cur.tools, keepUnchanged(cur.tools, tools)) {
 				cur.toolIndex = indexTools(tools)
 			}
 		}
@@ -366,6 +367,35 @@ func replace[T any](list *[]T, fresh []T) bool {
 	}
 	*list = fresh
 	return true
+}
+
+// keepUnchanged returns fresh, a server's new tool list, with each tool
+// that is the same as in old, by name and definition, replaced by old's:
+// a tool keeps its identity for as long as its server lists it unchanged,
+// whatever else changes in the list, so that what follows the lists (the
+// manager's prepared definitions, its search index, the gateway) redoes
+// only the tools that changed.
+func keepUnchanged(old, fresh []*mcp.Tool) []*mcp.Tool {
+	if len(old) == 0 {
+		return fresh
+	}
+	byName := make(map[string]*mcp.Tool, len(old))
+	for _, t := range old {
+		if t != nil {
+			byName[t.Name] = t
+		}
+	}
+	out := make([]*mcp.Tool, len(fresh))
+	for i, t := range fresh {
+		out[i] = t
+		if t == nil {
+			continue
+		}
+		if o := byName[t.Name]; o != nil && reflect.DeepEqual(o, t) {
+			out[i] = o
+		}
+	}
+	return out
 }
 
 // minListTTL keeps a server's tiny cache hints from making us poll it.

@@ -85,6 +85,32 @@ func TestListChangedReloadsTools(t *testing.T) {
 	})
 }
 
+// TestUnchangedToolKeepsItsIdentity: a reload in which one tool changed
+// keeps the definitions of the others, the same pointers, so that what
+// follows the lists redoes only the tool that changed.
+func TestUnchangedToolKeepsItsIdentity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, srv := connectedInMemory(t, mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "a", Description: "A"}, {Name: "b", Description: "B"}}}, config.Server{}, nil)
+		byName := func() map[string]*mcp.Tool {
+			out := make(map[string]*mcp.Tool)
+			for _, t := range u.Snapshot().Tools {
+				out[t.Name] = t
+			}
+			return out
+		}
+		before := byName()
+		srv.SetTools([]mcptest.ToolSpec{{Name: "a", Description: "A"}, {Name: "b", Description: "B, changed"}})
+		settle(t)
+		after := byName()
+		if after["a"] != before["a"] {
+			t.Error("the unchanged tool a got a new definition")
+		}
+		if after["b"] == before["b"] || after["b"].Description != "B, changed" {
+			t.Errorf("the changed tool b = %+v, want its new definition", after["b"])
+		}
+	})
+}
+
 func TestNotificationDuringInitialListIsNotMissed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha")}, config.Server{}, nil)
