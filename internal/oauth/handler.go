@@ -78,6 +78,9 @@ type Handler struct {
 	ts     oauth2.TokenSource // nil until there is a record
 	// refreshing is the refresh of a refused token in flight, if any.
 	refreshing *refresh
+	// earlyRefreshed, if set (by tests), is called after each early
+	// refresh is stored.
+	earlyRefreshed func()
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -191,9 +194,15 @@ func (h *Handler) config(rec *Record) *oauth2.Config {
 // use makes rec the record that the token source serves. h.mu is held.
 func (h *Handler) use(rec *Record) {
 	h.rec = rec
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient)
-	refreshing := h.config(rec).TokenSource(ctx, rec.Token)
-	h.ts = &savingSource{h: h, base: oauth2.ReuseTokenSourceWithExpiry(rec.Token, refreshing, margin(rec.Token))}
+	src := &savingSource{h: h}
+	src.base = &earlySource{cfg: h.config(rec), client: h.opts.HTTPClient, tok: rec.Token, margin: margin(rec.Token),
+		refreshed: func(tok *oauth2.Token) {
+			h.saveIfNew(src, tok)
+			if h.earlyRefreshed != nil {
+				h.earlyRefreshed()
+			}
+		}}
+	h.ts = src
 }
 
 // margin is how long before tok's expiry it is refreshed: refreshMargin,
@@ -485,6 +494,82 @@ func scrubbed(err error) error {
 		out.Response = &http.Response{Status: re.Response.Status, StatusCode: re.Response.StatusCode}
 	}
 	return out
+}
+
+// An earlySource serves a token and refreshes it before it expires: once
+// it is within margin of its expiry, the first request to see it starts
+// the refresh and, like every request meanwhile, goes on with the token in
+// hand, which is still good, so that a slow authorization server holds up
+// no request (oauth2.ReuseTokenSource would hold every one behind its
+// lock). Only a request whose token has expired waits for the refresh.
+// One refresh at a time, within refreshTimeout; a refresh that fails is
+// tried again by the next request after earlyRetry.
+type earlySource struct {
+	cfg    *oauth2.Config
+	client *http.Client
+	margin time.Duration
+	// refreshed is told each token refreshed, without the lock: it is
+	// stored at once, for the authorization server may have replaced the
+	// refresh token.
+	refreshed func(*oauth2.Token)
+
+	mu      sync.Mutex
+	tok     *oauth2.Token
+	flight  *tokenFlight // the refresh in progress, if any
+	retryAt time.Time    // no early refresh before, after one failed
+}
+
+// A tokenFlight is one refresh, which the requests that wait for it share.
+type tokenFlight struct {
+	done chan struct{} // closed when tok and err are set
+	tok  *oauth2.Token
+	err  error
+}
+
+// earlyRetry is how long an early refresh that failed waits before the next.
+const earlyRetry = 5 * time.Second
+
+func (s *earlySource) Token() (*oauth2.Token, error) {
+	s.mu.Lock()
+	tok, now := s.tok, time.Now()
+	good := tok.AccessToken != "" && (tok.Expiry.IsZero() || now.Before(tok.Expiry))
+	if good && (tok.Expiry.IsZero() || now.Add(s.margin).Before(tok.Expiry) || now.Before(s.retryAt)) {
+		s.mu.Unlock()
+		return tok, nil
+	}
+	f := s.flight
+	if f == nil {
+		f = &tokenFlight{done: make(chan struct{})}
+		s.flight = f
+		go s.refresh(f, tok)
+	}
+	s.mu.Unlock()
+	if good {
+		return tok, nil // still good while the refresh goes on
+	}
+	<-f.done // bounded by refreshTimeout
+	return f.tok, f.err
+}
+
+// refresh refreshes old, for f.
+func (s *earlySource) refresh(f *tokenFlight, old *oauth2.Token) {
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, s.client), refreshTimeout)
+	defer cancel()
+	expired := *old
+	expired.Expiry = time.Unix(1, 0)
+	f.tok, f.err = s.cfg.TokenSource(ctx, &expired).Token()
+	s.mu.Lock()
+	s.flight = nil
+	if f.err == nil {
+		s.tok = f.tok
+	} else {
+		s.retryAt = time.Now().Add(earlyRetry)
+	}
+	s.mu.Unlock()
+	if f.err == nil {
+		s.refreshed(f.tok)
+	}
+	close(f.done)
 }
 
 // savingSource saves each new token to the store as the server's record.

@@ -431,6 +431,66 @@ func TestBrowserTriesTheNext(t *testing.T) {
 	}
 }
 
+// TestEarlyRefreshHoldsUpNoRequest: a token within its margin of expiry
+// is refreshed in the background: while the authorization server holds
+// the refresh, requests go on with the token in hand, which is still good;
+// the refreshed token is stored once the refresh ends, and used.
+func TestEarlyRefreshHoldsUpNoRequest(t *testing.T) {
+	a := newAuthServer(t)
+	store := &Store{Dir: t.TempDir()}
+	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
+		t.Fatal(err)
+	}
+	key := Key("s", a.URL+"/mcp")
+	rec, err := store.Load(key, "s")
+	if err != nil || rec == nil {
+		t.Fatalf("stored record: %v, %v", rec, err)
+	}
+	old := rec.Token.AccessToken
+	rec.Token.Expiry, rec.Token.ExpiresIn = time.Now().Add(30*time.Second), 0 // within the 1-minute margin
+	if err := store.Save(key, rec); err != nil {
+		t.Fatal(err)
+	}
+	held, release := a.HoldRefreshes()
+	defer release()
+	h := handler(t, a, store, "s", false)
+	stored := make(chan struct{})
+	h.earlyRefreshed = func() { close(stored) }
+	ctx := t.Context()
+	served := make(chan error, 1)
+	go func() {
+		for range 3 {
+			if err := call(ctx, a.URL+"/mcp", h); err != nil {
+				served <- err
+				return
+			}
+		}
+		served <- nil
+	}()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("a call while the refresh waits: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		release()
+		<-served
+		t.Fatal("the calls waited for the refresh")
+	}
+	<-held // the refresh began, and waits still
+	release()
+	<-stored
+	if rec, err := store.Load(key, "s"); err != nil || rec.Token.AccessToken == old {
+		t.Fatalf("stored after the refresh: %v, %v; want a new token", rec, err)
+	}
+	if err := call(ctx, a.URL+"/mcp", h); err != nil {
+		t.Fatal(err)
+	}
+	if _, refreshes := a.Counts(); refreshes != 1 {
+		t.Errorf("%d refreshes, want 1", refreshes)
+	}
+}
+
 // TestSlowRefreshHoldsUpNoOtherRequest: while the refresh of a refused
 // token waits on a slow authorization server, another request to the same
 // server, whose token it takes, is served; the refused request gets the
