@@ -75,6 +75,9 @@ func TestToolsListIsPaged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if first.CacheScope != "public" {
+			t.Errorf("cacheScope %q, want public: every session sees the same list", first.CacheScope)
+		}
 		if len(first.Tools) != mcp.DefaultPageSize || first.NextCursor == "" {
 			t.Fatalf("first page: %d tools, cursor %q; want %d and a cursor", len(first.Tools), first.NextCursor, mcp.DefaultPageSize)
 		}

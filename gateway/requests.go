@@ -98,6 +98,7 @@ func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: tools, NextCursor: next}
+	res.CacheScope = "public" // as the go-sdk says of its own lists
 	if e.searchOn {
 		res.CacheScope = "private" // each session has its own
 	}
