@@ -97,7 +97,10 @@ func TestLoginThenServe(t *testing.T) {
 }
 
 // TestRefreshBeforeExpiry: a stored token that expires within the margin is
-// refreshed before it is used, once for many concurrent requests.
+// refreshed in the background, once for many concurrent requests: while
+// the authorization server holds the refresh, the requests go on with the
+// token in hand, which is still good (a slow authorization server holds up
+// no request); the refreshed token is stored as soon as it comes.
 func TestRefreshBeforeExpiry(t *testing.T) {
 	a := newAuthServer(t)
 	store := &Store{Dir: t.TempDir()}
@@ -113,16 +116,34 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 	if err := store.Save(key, rec); err != nil {
 		t.Fatal(err)
 	}
+	held, release := a.HoldRefreshes()
+	defer release()
 	h := handler(t, a, store, "s", false)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			if err := call(t.Context(), a.URL+"/mcp", h); err != nil {
-				t.Error(err)
-			}
-		})
+	stored := make(chan struct{})
+	h.earlyRefreshed = func() { close(stored) }
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				if err := call(t.Context(), a.URL+"/mcp", h); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}()
+	select {
+	case <-served:
+	case <-time.After(20 * time.Second):
+		release()
+		<-served
+		t.Fatal("the requests waited for the refresh")
 	}
-	wg.Wait()
+	<-held // the refresh began, and waits still
+	release()
+	<-stored
 	if logins, refreshes := a.Counts(); logins != 1 || refreshes != 1 {
 		t.Errorf("%d logins, %d refreshes: want one refresh, before the token expired", logins, refreshes)
 	}
@@ -428,66 +449,6 @@ func TestBrowserTriesTheNext(t *testing.T) {
 	}
 	if got := out.String(); !strings.Contains(got, "could not start /nonexistent/browser") {
 		t.Errorf("output %q; want the missing browser reported", got)
-	}
-}
-
-// TestEarlyRefreshHoldsUpNoRequest: a token within its margin of expiry
-// is refreshed in the background: while the authorization server holds
-// the refresh, requests go on with the token in hand, which is still good;
-// the refreshed token is stored once the refresh ends, and used.
-func TestEarlyRefreshHoldsUpNoRequest(t *testing.T) {
-	a := newAuthServer(t)
-	store := &Store{Dir: t.TempDir()}
-	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
-		t.Fatal(err)
-	}
-	key := Key("s", a.URL+"/mcp")
-	rec, err := store.Load(key, "s")
-	if err != nil || rec == nil {
-		t.Fatalf("stored record: %v, %v", rec, err)
-	}
-	old := rec.Token.AccessToken
-	rec.Token.Expiry, rec.Token.ExpiresIn = time.Now().Add(30*time.Second), 0 // within the 1-minute margin
-	if err := store.Save(key, rec); err != nil {
-		t.Fatal(err)
-	}
-	held, release := a.HoldRefreshes()
-	defer release()
-	h := handler(t, a, store, "s", false)
-	stored := make(chan struct{})
-	h.earlyRefreshed = func() { close(stored) }
-	ctx := t.Context()
-	served := make(chan error, 1)
-	go func() {
-		for range 3 {
-			if err := call(ctx, a.URL+"/mcp", h); err != nil {
-				served <- err
-				return
-			}
-		}
-		served <- nil
-	}()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("a call while the refresh waits: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		release()
-		<-served
-		t.Fatal("the calls waited for the refresh")
-	}
-	<-held // the refresh began, and waits still
-	release()
-	<-stored
-	if rec, err := store.Load(key, "s"); err != nil || rec.Token.AccessToken == old {
-		t.Fatalf("stored after the refresh: %v, %v; want a new token", rec, err)
-	}
-	if err := call(ctx, a.URL+"/mcp", h); err != nil {
-		t.Fatal(err)
-	}
-	if _, refreshes := a.Counts(); refreshes != 1 {
-		t.Errorf("%d refreshes, want 1", refreshes)
 	}
 }
 
