@@ -89,15 +89,30 @@ type registry struct {
 	// may hold, before the go-sdk tells the sessions.
 	changing func()
 
-	// mu serializes syncs and the re-adds of tellToolsChanged.
-	mu      sync.Mutex
+	// mu serializes syncs and the re-adds of tellToolsChanged, which hold
+	// it for writing. A session's list holds it for reading, only to load
+	// the exposure: a list made while a sync registers what changed waits
+	// for the sync, as a list made while the go-sdk tells the sessions of
+	// the change must see it. Lock order: mu, then sessions.mu, then a
+	// session's own (see changing).
+	mu      sync.RWMutex
 	others  [numKinds]map[string]any    // by name or URI: the definition registered
-	refused map[string]switchboard.Tool // tools left out, warned of once
+	refused map[string]switchboard.Tool // tools the go-sdk refused, warned of once
+	clashed map[string]switchboard.Tool // tools named as tool search's, warned of once
 	cur     atomic.Pointer[exposure]
 }
 
-// exposure returns the exposure of the revision synced last.
+// exposure returns the exposure of the revision synced last, without
+// waiting for a sync in progress: for what does not list.
 func (r *registry) exposure() *exposure { return r.cur.Load() }
+
+// listed returns the exposure of the revision synced last, once no sync is
+// in progress: for a list.
+func (r *registry) listed() *exposure {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.cur.Load()
+}
 
 // sync brings what is registered up to the manager's current revision, if
 // it is not there already. It runs after each new revision (see
@@ -134,9 +149,8 @@ func (r *registry) sync() {
 			next.always[t.Server] = r.hooks.AlwaysLoad(t.Server)
 		}
 	}
-	switched := next.searchOn != prev.searchOn
-	told = r.registerTools(prev, next, tools)
-	if !switched && next.searchOn && (prev.setting != next.setting || !maps.Equal(prev.always, next.always)) {
+	told, changed := r.registerTools(prev, next, tools)
+	if !changed && next.searchOn && (prev.setting != next.setting || !maps.Equal(prev.always, next.always)) {
 		// The lists are what they were, but which tools are listed may
 		// not be.
 		r.changing()
@@ -158,10 +172,11 @@ func (r *registry) setting() config.ToolSearch {
 // registerTools registers the tools of next, the manager's tools, in place
 // of prev's: it adds the new and changed ones, removes the rest, and adds or
 // removes the tools of tool search as it switches on or off. It fills
-// next.tools, and returns the log line of a switch, or nil.
-func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool) (told func()) {
+// next.tools, and returns the log line of a switch, or nil, and whether
+// any tool was registered or removed.
+func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool) (told func(), changed bool) {
 	switched := next.searchOn != prev.searchOn
-	changed := switched
+	changed = switched
 	if changed {
 		r.changing()
 		told = toolSearchSwitched(r.logger, next.setting, next.searchOn, next.count)
@@ -170,11 +185,19 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 		// Before a server's own tool of the same name is registered.
 		r.server.RemoveTools(searchNames(r.serve.search)...)
 	}
-	refused := make(map[string]switchboard.Tool)
+	refused, clashed := make(map[string]switchboard.Tool), make(map[string]switchboard.Tool)
 	for _, t := range tools {
 		if old, ok := prev.tool(t.Name); ok && old.tool.Same(t) && !(next.searchOn && r.isSearchTool(t.Name)) {
 			next.byName[t.Name] = len(next.tools)
 			next.tools = append(next.tools, exposedTool{t, old.def})
+			continue
+		}
+		if next.searchOn && r.isSearchTool(t.Name) {
+			// Left out while search is on, and registered once it is off.
+			if old, ok := r.clashed[t.Name]; !ok || !old.Same(t) {
+				r.logger.Warn("tool not exposed", "tool", t.Name, "server", t.Server, "error", "tool search has a tool of that name; call_tool reaches it")
+			}
+			clashed[t.Name] = t
 			continue
 		}
 		if old, ok := r.refused[t.Name]; ok && old.Same(t) {
@@ -182,9 +205,6 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 			continue
 		}
 		def, err := exposable(t.Definition())
-		if err == nil && next.searchOn && r.isSearchTool(t.Name) {
-			err = fmt.Errorf("tool search has a tool of that name; call_tool reaches it")
-		}
 		if err == nil {
 			if !changed {
 				changed = true
@@ -200,7 +220,7 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 		next.byName[t.Name] = len(next.tools)
 		next.tools = append(next.tools, exposedTool{t, def})
 	}
-	r.refused = refused
+	r.refused, r.clashed = refused, clashed
 	var gone []string
 	for _, old := range prev.tools {
 		if _, ok := next.byName[old.tool.Name]; !ok {
@@ -222,7 +242,7 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 			}
 		}
 	}
-	return told
+	return told, changed || len(gone) > 0
 }
 
 // registerOthers registers the manager's prompts, resources and resource

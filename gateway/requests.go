@@ -88,12 +88,12 @@ func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !q.stateless {
 		st = q.sessions.of(ss)
 	}
-	e := q.registry.exposure()
 	var cursor string
 	if params, ok := req.GetParams().(*mcp.ListToolsParams); ok && params != nil {
 		cursor = params.Cursor
 	}
-	tools, next, err := page(st.view(e), cursor, mcp.DefaultPageSize)
+	tools, e := st.list(q.registry)
+	tools, next, err := page(tools, cursor, mcp.DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}

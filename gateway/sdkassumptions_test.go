@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestSDKTellsEverySessionOfAToolAddedAgain pins what notifyToolsChanged
+// TestSDKTellsEverySessionOfAToolAddedAgain pins what registry.tellToolsChanged
 // relies on, for want of a per-session notification in the go-sdk: a tool
 // added again, unchanged, has the server send tools/list_changed to every
 // session. If an upgrade of the go-sdk stops that, a session is no longer
@@ -44,7 +44,7 @@ func TestSDKTellsEverySessionOfAToolAddedAgain(t *testing.T) {
 		select {
 		case <-changed:
 		case <-time.After(time.Minute): // the bubble's clock: no real wait
-			t.Fatal("the go-sdk did not send tools/list_changed for a tool added again: notifyToolsChanged needs another way")
+			t.Fatal("the go-sdk did not send tools/list_changed for a tool added again: registry.tellToolsChanged needs another way")
 		}
 	})
 }

@@ -42,13 +42,13 @@ func newSession(ss *mcp.ServerSession) *session {
 	return &session{ss: ss, done: make(chan struct{})}
 }
 
-// view returns the tools that the session's tools/list holds of e: every
-// tool; or, with tool search on, search_tools and call_tool, the tools of
-// the alwaysLoad servers and those the session found, in that order, each
-// once. The session is then owed no list_changed until its list changes.
-// A nil session (a stateless one) keeps no finds. Who may see what is
-// decided here, and here alone.
-func (s *session) view(e *exposure) []*mcp.Tool {
+// list returns the session's view of the registry's exposure, and the
+// exposure. The session is owed no list_changed from then on: that is
+// cleared before the exposure is read, so that a change that the registry
+// begins meanwhile, which marks every session before it registers
+// anything, is told (see registry.listed). A nil session (a stateless one)
+// keeps no finds.
+func (s *session) list(r *registry) ([]*mcp.Tool, *exposure) {
 	var found []string
 	if s != nil {
 		s.mu.Lock()
@@ -56,6 +56,15 @@ func (s *session) view(e *exposure) []*mcp.Tool {
 		found = slices.Clone(s.found)
 		s.mu.Unlock()
 	}
+	e := r.listed()
+	return view(e, found), e
+}
+
+// view returns the tools that a session that found the tools found sees of
+// e: every tool; or, with tool search on, search_tools and call_tool, the
+// tools of the alwaysLoad servers and those found, in that order, each
+// once. Who may see what is decided here, and here alone.
+func view(e *exposure, found []string) []*mcp.Tool {
 	if !e.searchOn {
 		tools := make([]*mcp.Tool, len(e.tools))
 		for i, t := range e.tools {

@@ -470,6 +470,37 @@ func TestToolSearchNameClash(t *testing.T) {
 	})
 }
 
+// TestToolSearchNameClashEndsWithSearch: a server's own search_tools,
+// left out while tool search is on, is listed and called again once a
+// reload turns search off.
+func TestToolSearchNameClashEndsWithSearch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ups := upstreams{"s": mcptest.NewServer(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "search_tools"}, {Name: "other"}}})}
+		srv := entry("s", false)
+		srv.Prefix = new(string)
+		m, g := setup(t, ups, []config.Server{srv}, nil)
+		cs := client(t, g, nil)
+		for _, step := range []struct {
+			mode config.ToolSearchMode
+			want []string
+		}{
+			{config.ToolSearchOff, []string{"other", "search_tools"}},
+			{config.ToolSearchOn, []string{"search_tools", "call_tool"}},
+			{config.ToolSearchOff, []string{"other", "search_tools"}},
+		} {
+			if _, err := m.Reconfigure(t.Context(), &config.Config{Servers: []config.Server{srv}, ToolSearch: config.ToolSearch{Mode: step.mode}}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(step.want, listNames(t, cs)); diff != "" {
+				t.Errorf("search %v (-want +got):\n%s", step.mode, diff)
+			}
+		}
+		if res := call(t, cs, "search_tools", map[string]any{"q": "go"}); res.IsError || mcptest.Text(res) != `{"q":"go"}` {
+			t.Errorf("search_tools with search off again = %q (isError %v), want the server's echo", mcptest.Text(res), res.IsError)
+		}
+	})
+}
+
 // TestSearchToolsTakesAPastedRequest: a query over 1 KiB, a model's whole
 // pasted request, is searched by its first words, and the result says so.
 func TestSearchToolsTakesAPastedRequest(t *testing.T) {

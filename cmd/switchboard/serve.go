@@ -86,6 +86,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)})
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	stats.Follow(m)
+	toolSearchOverridden(logger, toolSearch, cfg)
 	g := gateway.New(m, &gateway.Options{
 		Implementation: implementation(),
 		Logger:         logger,
@@ -100,6 +101,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
 		g.ConfigReloaded(err)
+		if reloaded != nil {
+			toolSearchOverridden(logger, toolSearch, reloaded)
+		}
 	})()
 	if *stdio {
 		return e.serveStdio(ctx, m, g, logger)
@@ -377,4 +381,12 @@ func (o *originList) Set(v string) error {
 	}
 	*o = append(*o, origin)
 	return nil
+}
+
+// toolSearchOverridden says so when flag, the --tool-search setting, if
+// any, overrides a different toolSearch in cfg.
+func toolSearchOverridden(logger *slog.Logger, flag *config.ToolSearch, cfg *config.Config) {
+	if flag != nil && cfg.ToolSearch != *flag {
+		logger.Info("the config's toolSearch is overridden by --tool-search", "config", cfg.ToolSearch.String(), "flag", flag.String())
+	}
 }

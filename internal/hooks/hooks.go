@@ -38,7 +38,9 @@ type Gateway interface {
 	ToolSearch() config.ToolSearch
 	// Follow calls f, from the goroutine that tells the manager's
 	// subscribers, in order with their events, after each new revision,
-	// until stop: f must not block for long (see Manager.Subscribe).
+	// until stop: f must not block for long (see Manager.Subscribe). The
+	// gateway's f brings its registry up to date, which waits for a sync
+	// in progress, itself bounded: it never waits for a request.
 	Follow(f func()) (stop func())
 	// AlwaysLoad reports whether the server's config marks it alwaysLoad:
 	// with tool search on, its tools stay listed.

@@ -76,11 +76,10 @@ type Handler struct {
 	stamp  string             // the stamp of the record as last read or written: see Store.Stamp
 	rec    *Record            // the record ts serves, as last saved or loaded
 	ts     oauth2.TokenSource // nil until there is a record
-	// refreshing is the refresh of a refused token in flight, if any.
-	refreshing *refresh
-	// earlyRefreshed, if set (by tests), is called after each early
-	// refresh is stored.
-	earlyRefreshed func()
+	// earlyRefreshed and awaitingRefresh, if set (by tests), are called
+	// after each early refresh is stored, and as a refused request begins
+	// to wait for a refresh.
+	earlyRefreshed, awaitingRefresh func()
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -297,61 +296,34 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.mu.Unlock()
 		return h.needsLogin("its token was refused, and there is no refresh token")
 	}
-	f := h.refreshing
-	if f == nil {
-		f = &refresh{rec: h.rec, done: make(chan struct{})}
-		h.refreshing = f
-		go h.refresh(f)
-	}
+	f := h.ts.(*savingSource).base.(*earlySource).refreshNow()
 	h.mu.Unlock()
+	if h.awaitingRefresh != nil {
+		h.awaitingRefresh()
+	}
 	select {
 	case <-f.done:
-		return f.err
+		return h.refreshFailed(f.err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// A refresh is the refresh of a refused token, which the requests refused
-// meanwhile share: one at a time, without h.mu, so that a slow
-// authorization server holds up no request that does not wait for it.
-type refresh struct {
-	rec  *Record       // the record whose token was refused
-	done chan struct{} // closed when err is set
-	err  error
-}
-
-// refreshTimeout bounds the refresh of a refused token.
-const refreshTimeout = time.Minute
-
-// refresh refreshes f.rec's token. It runs on a goroutine of its own, so
-// that a request that gives up leaves the refresh to the others, within
-// refreshTimeout.
-func (h *Handler) refresh(f *refresh) {
-	expired := *f.rec.Token
-	expired.Expiry = time.Unix(1, 0)
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, h.opts.HTTPClient), refreshTimeout)
-	defer cancel()
-	tok, err := h.config(f.rec).TokenSource(ctx, &expired).Token()
-	h.mu.Lock()
-	defer func() {
-		h.refreshing = nil
-		h.mu.Unlock()
-		close(f.done)
-	}()
+// refreshFailed is what the refresh of a refused token that ended with err
+// means for its request: nil, to try the refreshed token; a login needed;
+// or an authorization server that is down.
+func (h *Handler) refreshFailed(err error) error {
 	var re *oauth2.RetrieveError
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &re) && (re.ErrorCode != "" || re.Response != nil && re.Response.StatusCode < 500):
-		f.err = h.needsLogin("the refresh of its token was refused: " + refreshError(err))
-	case err != nil:
+		return h.needsLogin("the refresh of its token was refused: " + refreshError(err))
+	default:
 		// The authorization server is down: the requests fail, and the
 		// login stands.
-		f.err = fmt.Errorf("oauth: the token of %s could not be refreshed: %s", h.opts.Server, refreshError(err))
-	case h.rec == f.rec:
-		h.use(h.refreshed(tok))
+		return fmt.Errorf("oauth: the token of %s could not be refreshed: %s", h.opts.Server, refreshError(err))
 	}
-	// Else a login replaced the record meanwhile: its token is the one to
-	// try.
 }
 
 // load reads the server's record from the store, and notes its stamp.
@@ -526,6 +498,9 @@ type tokenFlight struct {
 	err  error
 }
 
+// refreshTimeout bounds a refresh.
+const refreshTimeout = time.Minute
+
 // earlyRetry is how long an early refresh that failed waits before the next.
 const earlyRetry = 5 * time.Second
 
@@ -537,12 +512,7 @@ func (s *earlySource) Token() (*oauth2.Token, error) {
 		s.mu.Unlock()
 		return tok, nil
 	}
-	f := s.flight
-	if f == nil {
-		f = &tokenFlight{done: make(chan struct{})}
-		s.flight = f
-		go s.refresh(f, tok)
-	}
+	f := s.flightLocked()
 	s.mu.Unlock()
 	if good {
 		return tok, nil // still good while the refresh goes on
@@ -551,7 +521,27 @@ func (s *earlySource) Token() (*oauth2.Token, error) {
 	return f.tok, f.err
 }
 
-// refresh refreshes old, for f.
+// refreshNow returns the refresh in progress, or starts one: for a token
+// that the server refused, which requests share with an early refresh.
+func (s *earlySource) refreshNow() *tokenFlight {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.flightLocked()
+}
+
+// flightLocked returns the refresh in progress, or starts one. s.mu is
+// held.
+func (s *earlySource) flightLocked() *tokenFlight {
+	if s.flight == nil {
+		s.flight = &tokenFlight{done: make(chan struct{})}
+		go s.refresh(s.flight, s.tok)
+	}
+	return s.flight
+}
+
+// refresh refreshes old, for f. It outlives the requests that wait for it,
+// so that one that gives up leaves it to the others, within
+// refreshTimeout.
 func (s *earlySource) refresh(f *tokenFlight, old *oauth2.Token) {
 	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, s.client), refreshTimeout)
 	defer cancel()

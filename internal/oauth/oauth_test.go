@@ -102,20 +102,7 @@ func TestLoginThenServe(t *testing.T) {
 // token in hand, which is still good (a slow authorization server holds up
 // no request); the refreshed token is stored as soon as it comes.
 func TestRefreshBeforeExpiry(t *testing.T) {
-	a := newAuthServer(t)
-	store := &Store{Dir: t.TempDir()}
-	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
-		t.Fatal(err)
-	}
-	key := Key("s", a.URL+"/mcp")
-	rec, err := store.Load(key, "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Token.Expiry = time.Now().Add(30 * time.Second) // an hour's token, in its last minute
-	if err := store.Save(key, rec); err != nil {
-		t.Fatal(err)
-	}
+	a, store, key := nearExpiry(t)
 	held, release := a.HoldRefreshes()
 	defer release()
 	h := handler(t, a, store, "s", false)
@@ -147,9 +134,70 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 	if logins, refreshes := a.Counts(); logins != 1 || refreshes != 1 {
 		t.Errorf("%d logins, %d refreshes: want one refresh, before the token expired", logins, refreshes)
 	}
-	rec, err = store.Load(key, "s")
+	rec, err := store.Load(key, "s")
 	if err != nil || rec.Token.AccessToken == "access-1" {
 		t.Errorf("the store kept %v (%v), want the refreshed token", rec.Token.AccessToken, err)
+	}
+}
+
+// nearExpiry returns an authorization server, a store that holds a login
+// to its server "s" whose token (an hour's) is in its last minute, within
+// the margin, and the login's key.
+func nearExpiry(t *testing.T) (*mcptest.AuthServer, *Store, string) {
+	t.Helper()
+	a := newAuthServer(t)
+	store := &Store{Dir: t.TempDir()}
+	if err := call(t.Context(), a.URL+"/mcp", handler(t, a, store, "s", true)); err != nil {
+		t.Fatal(err)
+	}
+	key := Key("s", a.URL+"/mcp")
+	rec, err := store.Load(key, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Token.Expiry = time.Now().Add(30 * time.Second)
+	if err := store.Save(key, rec); err != nil {
+		t.Fatal(err)
+	}
+	return a, store, key
+}
+
+// TestRefusedTokenJoinsTheEarlyRefresh: a token that the server refuses
+// while its early refresh is in flight waits for that refresh, the only
+// one: an authorization server that rotates refresh tokens could take a
+// second for the reuse of the first.
+func TestRefusedTokenJoinsTheEarlyRefresh(t *testing.T) {
+	a, store, _ := nearExpiry(t)
+	held, release := a.HoldRefreshes()
+	defer release()
+	h := handler(t, a, store, "s", false)
+	awaiting := make(chan struct{}, 1)
+	h.awaitingRefresh = func() { awaiting <- struct{}{} }
+	client := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: a.URL + "/mcp", OAuthHandler: h}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	<-held // the handshake began the early refresh, which waits
+	a.RefuseNext(1)
+	refused := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+		refused <- err
+	}()
+	<-awaiting // the refused call waits for a refresh
+	select {
+	case <-held:
+		t.Error("the refused call began a second refresh")
+	default:
+	}
+	release()
+	if err := <-refused; err != nil {
+		t.Fatalf("the refused call, after the refresh: %v", err)
+	}
+	if _, refreshes := a.Counts(); refreshes != 1 {
+		t.Errorf("%d refreshes, want 1", refreshes)
 	}
 }
 
