@@ -93,7 +93,7 @@ func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
 		cursor = params.Cursor
 	}
 	tools, e := st.list(q.registry)
-	tools, next, err := page(tools, cursor, mcp.DefaultPageSize)
+	tools, next, err := pageOf(tools, cursor, mcp.DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -105,11 +105,11 @@ func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
 	return res, nil
 }
 
-// page returns the page of tools, at most size, that follows cursor (""
+// pageOf returns the page of tools, at most size, that follows cursor (""
 // for the first), and the cursor of the next one ("" for none). A cursor
 // holds the name of the page's last tool: the next page begins after it,
 // or, if it is gone and tools are sorted by name, after where it was.
-func page(tools []*mcp.Tool, cursor string, size int) (_ []*mcp.Tool, next string, _ error) {
+func pageOf(tools []*mcp.Tool, cursor string, size int) (_ []*mcp.Tool, next string, _ error) {
 	start := 0
 	if cursor != "" {
 		last, err := base64.RawURLEncoding.DecodeString(cursor)
