@@ -306,16 +306,16 @@ func BenchmarkToolsList(b *testing.B) {
 					return &mcp.CallToolResult{}, nil
 				})
 		}
-		benchmarkList(b, listClient(b, srv), listTools)
+		benchmarkList(b, connectInMemory(b, srv, nil, nil), listTools)
 	})
 	b.Run("gateway", func(b *testing.B) {
 		g := listGateway(b, specs, config.ToolSearch{})
-		benchmarkList(b, listClient(b, g.Server()), listTools)
+		benchmarkList(b, connectInMemory(b, g.Server(), nil, nil), listTools)
 	})
 	b.Run("gateway-search", func(b *testing.B) {
 		const found = 10
 		g := listGateway(b, specs, config.ToolSearch{Mode: config.ToolSearchOn})
-		cs := listClient(b, g.Server())
+		cs := connectInMemory(b, g.Server(), nil, nil)
 		res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": "create an issue", "limit": found}})
 		if err != nil || res.IsError {
 			b.Fatalf("search_tools: %v %q", err, mcptest.Text(res))
@@ -339,25 +339,6 @@ func listGateway(b *testing.B, specs []mcptest.ToolSpec, ts config.ToolSearch) *
 	g := New(m, &Options{ToolSearch: &ts})
 	b.Cleanup(func() { g.Close() })
 	return g
-}
-
-// listClient connects a go-sdk client to srv over in-memory transports.
-func listClient(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
-	b.Helper()
-	st, ct := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(b.Context(), st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v"}, nil).Connect(b.Context(), ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs
 }
 
 // benchmarkList times listAll on cs, which must list want tools.

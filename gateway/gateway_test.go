@@ -74,16 +74,23 @@ func client(t *testing.T, g *Gateway, opts *mcp.ClientOptions) *mcp.ClientSessio
 // clientWith is client with session options (a protocol version, say).
 func clientWith(t *testing.T, g *Gateway, opts *mcp.ClientOptions, sessOpts *mcp.ClientSessionOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectInMemory(t, g.Server(), opts, sessOpts)
+}
+
+// connectInMemory connects an MCP client to srv in memory, until the test
+// ends.
+func connectInMemory(tb testing.TB, srv *mcp.Server, opts *mcp.ClientOptions, sessOpts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	tb.Helper()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := g.Server().Connect(t.Context(), st, nil)
+	ss, err := srv.Connect(tb.Context(), st, nil)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, sessOpts)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(tb.Context(), ct, sessOpts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		cs.Close()
 		ss.Wait()
 	})
