@@ -124,3 +124,36 @@ func TestToolSearchFromTheConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestListWaitsForASyncInProgress: a session's tools/list made while the
+// registry registers a change waits for it, and gets the new exposure: the
+// list_changed that the go-sdk sends meanwhile, which the session is then
+// spared, would otherwise leave it with the old list.
+func TestListWaitsForASyncInProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, g := setup(t, searchUpstreams(), searchServers(), searchOn)
+		cs := client(t, g, nil)
+		listNames(t, cs)
+		var st *session
+		for ss := range g.Server().Sessions() {
+			st = g.sessions.of(ss)
+		}
+		r := g.registry
+		r.mu.Lock() // a sync, registering a change
+		listed, started := make(chan *exposure, 1), make(chan struct{})
+		go func() {
+			close(started)
+			_, e := st.list(r)
+			listed <- e
+		}()
+		<-started
+		g.sessions.markAllStale()
+		next := *r.exposure()
+		next.revision++
+		r.cur.Store(&next)
+		r.mu.Unlock()
+		if e := <-listed; e != &next {
+			t.Errorf("the list made during the sync got revision %d, want the sync's %d", e.revision, next.revision)
+		}
+	})
+}
