@@ -96,7 +96,7 @@ func TestDeferredToolsFromTheCache(t *testing.T) {
 // with every server's cached tools is made before any server is dialed, so
 // that servers starting at once cannot starve its making past the gate.
 // Without the hold it fails only when a dial wins the race with the view;
-// TestStartAfterHoldsTheFirstAttempt (internal/upstream) is the
+// TestStartBeginHoldsTheFirstAttempt (internal/upstream) is the
 // deterministic guard of the hold itself.
 func TestCachedToolsExposedBeforeTheFirstDial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
