@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
 )
@@ -108,6 +110,10 @@ type searchIndex struct {
 	// unchanged tool's prepared definition, so its identity and the public
 	// name (which a collision may change) tell.
 	indexed map[string][]indexedTool
+	// contexts holds, per server, the context its tools were last indexed
+	// with (toolsearch.Doc.Context): a change of instructions indexes them
+	// again.
+	contexts map[string]string
 }
 
 // indexedTool is what tells whether a tool must be indexed again.
@@ -121,7 +127,7 @@ func newSearchIndex(logger *slog.Logger) *searchIndex {
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
-	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool)}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string)}
 }
 
 // follow indexes the tools of v's servers that changed since the view it
@@ -131,17 +137,30 @@ func (s *searchIndex) follow(v *view) {
 	for _, t := range v.exposed {
 		byServer[t.Server] = append(byServer[t.Server], t)
 	}
+	instructions := make(map[string]string, len(v.statuses))
+	for _, st := range v.statuses {
+		instructions[st.Name] = st.Instructions
+	}
 	for server, tools := range byServer {
 		now := make([]indexedTool, len(tools))
 		for i, t := range tools {
 			now[i] = indexedTool{t.Name, t.src}
 		}
-		if slices.Equal(now, s.indexed[server]) {
+		var pkg string
+		if up := v.byName[server]; up != nil {
+			pkg = packageOf(up.Config())
+		}
+		context, cut := toolsearch.ServerContext(server, pkg, instructions[server])
+		if slices.Equal(now, s.indexed[server]) && context == s.contexts[server] {
 			continue
+		}
+		if cut {
+			s.logger.Info("tool search reads the first words of a server's instructions", "server", server,
+				"limit", fmt.Sprintf("toolsearch.MaxContextBytes (%d bytes)", toolsearch.MaxContextBytes))
 		}
 		docs := make([]toolsearch.Doc, len(tools))
 		for i, t := range tools {
-			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema}
+			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema, Context: context}
 		}
 		if err := s.index.Set(server, docs); err != nil {
 			// Exposed tools are valid documents; this is a bug, and
@@ -149,12 +168,36 @@ func (s *searchIndex) follow(v *view) {
 			s.logger.Error("indexing tools for search", "server", server, "error", err)
 			continue
 		}
-		s.indexed[server] = now
+		s.indexed[server], s.contexts[server] = now, context
 	}
 	for server := range s.indexed {
 		if _, ok := byServer[server]; !ok {
 			s.index.Remove(server)
 			delete(s.indexed, server)
+			delete(s.contexts, server)
 		}
 	}
+}
+
+// packageRunners are the commands that run a package named by their first
+// argument that is not a flag: npx @scope/server-memory, uvx mcp-server-git.
+var packageRunners = map[string]bool{"npx": true, "bunx": true, "pnpx": true, "uvx": true}
+
+// packageOf returns the package a stdio server runs from, if its command is
+// one of packageRunners: the name says what the server is for
+// ("server-memory"), so tool search indexes it with the server's tools.
+// Nothing else of the command line is read (arguments may hold secrets).
+func packageOf(cfg config.Server) string {
+	if cfg.Command == "" || !packageRunners[strings.TrimSuffix(filepath.Base(cfg.Command), ".cmd")] {
+		return ""
+	}
+	for _, a := range cfg.Args {
+		if !strings.HasPrefix(a, "-") {
+			if strings.ContainsAny(a, "=:\\ ") {
+				return "" // not a package name
+			}
+			return a
+		}
+	}
+	return ""
 }

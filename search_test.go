@@ -170,3 +170,38 @@ func TestSearchToolsBadInput(t *testing.T) {
 		t.Errorf("a 100 KB query found %v, want files__read_file, by its first words", got)
 	}
 }
+
+// TestSearchToolsFindsByWhatAServerIsFor: a request in the words of a
+// server's instructions or its package, which none of its tools uses,
+// finds its tools; packageOf reads only a package runner's package.
+func TestSearchToolsFindsByWhatAServerIsFor(t *testing.T) {
+	f := newFleet(t)
+	f.add("kg", mcptest.Script{
+		Instructions: "Keeps a persistent memory of people and facts across conversations.",
+		Tools:        []mcptest.ToolSpec{{Name: "create_entities", Description: "Create entities in the graph."}},
+	})
+	f.add("files", mcptest.Script{Tools: searchable["files"]})
+	m := f.managerWith(&Options{Cache: CacheOff}, server("kg"), server("files"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := searched(t, m, "facts about people", nil); len(got) != 1 || got[0] != "kg__create_entities" {
+		t.Errorf("SearchTools(facts about people) = %v, want kg__create_entities", got)
+	}
+	for _, c := range []struct {
+		cmd  string
+		args []string
+		want string
+	}{
+		{"npx", []string{"-y", "@modelcontextprotocol/server-memory"}, "@modelcontextprotocol/server-memory"},
+		{"/usr/bin/uvx", []string{"mcp-server-git", "--repository", "."}, "mcp-server-git"},
+		{"npx.cmd", []string{"tavily-mcp@0.2.22"}, "tavily-mcp@0.2.22"},
+		{"node", []string{"server.js"}, ""},
+		{"npx", []string{"-y", "API_KEY=secret"}, ""},
+		{"npx", []string{"-y"}, ""},
+	} {
+		if got := packageOf(config.Server{Command: c.cmd, Args: c.args}); got != c.want {
+			t.Errorf("packageOf(%s %v) = %q, want %q", c.cmd, c.args, got, c.want)
+		}
+	}
+}

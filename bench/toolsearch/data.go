@@ -45,7 +45,9 @@ type Request struct {
 type PublicTool struct {
 	Name   string // server__tool
 	Server string
-	Tool   *mcp.Tool
+	// Package is the server's npm package, as name@version.
+	Package string
+	Tool    *mcp.Tool
 }
 
 // PublicName is the public name of tool on server.
@@ -57,7 +59,7 @@ func Public(servers []Server) []PublicTool {
 	var out []PublicTool
 	for _, s := range servers {
 		for _, t := range s.Tools {
-			out = append(out, PublicTool{Name: PublicName(s.Name, t.Name), Server: s.Name, Tool: t})
+			out = append(out, PublicTool{Name: PublicName(s.Name, t.Name), Server: s.Name, Package: s.Package, Tool: t})
 		}
 	}
 	return out

@@ -7,7 +7,9 @@ import (
 )
 
 // Index returns the ranking of Switchboard's tool search over tools, with
-// opts (nil: its defaults): the ranking the benchmark measures.
+// opts (nil: its defaults): the ranking the benchmark measures. Each
+// tool's context is its server's key and package, as the manager gives
+// them (the dump has no instructions).
 func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	x, err := index.New(opts)
 	if err != nil {
@@ -15,7 +17,7 @@ func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	}
 	byServer := make(map[string][]index.Doc)
 	for _, t := range tools {
-		byServer[t.Server] = append(byServer[t.Server], index.Doc{Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema})
+		byServer[t.Server] = append(byServer[t.Server], index.Doc{Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, Context: serverContext(t)})
 	}
 	if err := x.Replace(byServer); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
@@ -31,4 +33,10 @@ func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 		}
 		return names
 	}, nil
+}
+
+// serverContext is the Doc.Context of t: its server's key and package.
+func serverContext(t PublicTool) string {
+	c, _ := index.ServerContext(t.Server, t.Package, "")
+	return c
 }

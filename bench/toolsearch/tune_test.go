@@ -45,3 +45,26 @@ func TestTune(t *testing.T) {
 	}
 	t.Logf("best on the tuning split: %v with %+v", bestScores, *best)
 }
+
+var misses = flag.Bool("misses", false, "log the tuning split's requests whose first gold tool is not first (never the held-out split's)")
+
+// TestTuningMisses, with -misses, logs each tuning request the index does
+// not rank a gold tool of first, with the gold tools and what came first:
+// the material to tune on. The held-out split is not loaded.
+func TestTuningMisses(t *testing.T) {
+	if !*misses {
+		t.Skip("run with -misses")
+	}
+	d := load(t)
+	rank, err := Index(d.Tools, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, outcomes := Evaluate(d.Tuning, rank)
+	for _, o := range outcomes {
+		if o.Rank != 1 {
+			t.Logf("rank %d %q gold %v got %v", o.Rank, o.Request.Query, o.Request.Gold, o.Ranked[:min(3, len(o.Ranked))])
+		}
+	}
+	t.Logf("tuning: %v", s)
+}

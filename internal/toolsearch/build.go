@@ -67,6 +67,9 @@ type segmentBuilder struct {
 	// deterministic order).
 	tf    map[string]*[numFields]uint16
 	terms []string
+	// The terms of the last Context analysed, kept for the next doc.
+	context      string
+	contextTerms []string
 }
 
 func (b *segmentBuilder) add(doc *Doc) error {
@@ -112,6 +115,14 @@ func (b *segmentBuilder) add(doc *Doc) error {
 	walkSchema(schema,
 		func(name string) { b.an.analyze(name, add(fieldParamNames)) },
 		func(text string) { b.an.analyze(text, add(fieldParamDescriptions)) })
+	if doc.Context != b.context || b.contextTerms == nil {
+		b.context, b.contextTerms = doc.Context, []string{}
+		b.an.analyze(doc.Context, func(t string) { b.contextTerms = append(b.contextTerms, t) })
+	}
+	addContext := add(fieldContext)
+	for _, t := range b.contextTerms {
+		addContext(t)
+	}
 
 	d := uint32(len(b.seg.docs) - 1)
 	for _, term := range b.terms {

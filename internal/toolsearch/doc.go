@@ -5,7 +5,7 @@
 // # Documents and fields
 //
 // Each exposed tool is one [Doc], indexed under its server. Its text goes
-// into five fields, each with its own weight and length normalisation
+// into six fields, each with its own weight and length normalisation
 // ([Options], [DefaultOptions]):
 //
 //	Name               the public name split into words, and whole
@@ -13,6 +13,8 @@
 //	Description        the description
 //	ParamNames         the input schema's property names, nested ones too
 //	ParamDescriptions  the schema's descriptions, titles and string enum values
+//	Context            what is known of its server ([ServerContext]): config key,
+//	                   package, the first words of its instructions
 //
 // # Analysis
 //

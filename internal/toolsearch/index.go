@@ -37,6 +37,13 @@ type Doc struct {
 	// json.RawMessage or []byte, or anything encoding/json turns into a
 	// JSON object (such as a *jsonschema.Schema). Nil means no parameters.
 	InputSchema any
+	// Context is text about the tool's server, the same for each of its
+	// tools: its name in words, its package, its instructions, a
+	// description given in configuration. A server's tools are found by
+	// what the server is for ("remember" finds a memory server's tools),
+	// without it outranking a tool's own words. Consecutive tools with the
+	// same Context are analysed once.
+	Context string
 }
 
 // Index is an in-memory BM25F index of tool definitions, one group of tools

@@ -14,10 +14,11 @@ const (
 	fieldDescription
 	fieldParamNames
 	fieldParamDescriptions
+	fieldContext
 	numFields
 )
 
-var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions"}
+var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions", "Context"}
 
 // FieldParams are the BM25F parameters of one field.
 type FieldParams struct {
@@ -41,6 +42,9 @@ type Options struct {
 	// the description, the input schema's property names, and the schema's
 	// descriptions, titles and string enum values.
 	Name, Title, Description, ParamNames, ParamDescriptions FieldParams
+	// Context is what is known of the tool's server ([Doc.Context]): its
+	// name, its package, its instructions.
+	Context FieldParams
 }
 
 // DefaultOptions returns the default ranking parameters: K1 1.2, and for the
@@ -51,6 +55,7 @@ type Options struct {
 //	Description        1.0  0.75  prose of very uneven length, so full normalisation
 //	ParamNames         1.0  0.5   what the tool takes ("path", "query", "owner")
 //	ParamDescriptions  0.5  0.75  long, repetitive prose about the arguments
+//	Context            0.5  0.75  the server's words, shared by all its tools
 //
 // K1 and the Description's B are the usual BM25 values. The weights rank a
 // match in what a tool is called above one in what it says about itself; the
@@ -63,6 +68,7 @@ func DefaultOptions() *Options {
 		Description:       FieldParams{Weight: 1, B: 0.75},
 		ParamNames:        FieldParams{Weight: 1, B: 0.5},
 		ParamDescriptions: FieldParams{Weight: 0.5, B: 0.75},
+		Context:           FieldParams{Weight: 0.5, B: 0.75},
 	}
 }
 
@@ -73,7 +79,7 @@ type params struct {
 }
 
 func (o *Options) params() (params, error) {
-	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions}}
+	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions, o.Context}}
 	if !(p.k1 > 0) || math.IsInf(p.k1, 0) {
 		return params{}, fmt.Errorf("%w: K1 is %v, want a finite number above 0", ErrBadOptions, p.k1)
 	}

@@ -23,15 +23,19 @@ const MaxQueryBytes = 1024
 // so that it takes no room from the words after it. The cut falls between
 // a word rune and a rune that is not one (a space, a joiner, punctuation),
 // never inside a word or a UTF-8 sequence.
-func CutQuery(query string) (string, bool) {
-	if len(query) <= MaxQueryBytes {
+func CutQuery(query string) (string, bool) { return cutWords(query, MaxQueryBytes) }
+
+// cutWords returns s cut to its first words within max bytes, and whether
+// it was cut, as [CutQuery] says.
+func cutWords(query string, max int) (string, bool) {
+	if len(query) <= max {
 		return query, false
 	}
 	query = dropLongWords(query)
-	if len(query) <= MaxQueryBytes {
+	if len(query) <= max {
 		return query, true
 	}
-	end := MaxQueryBytes
+	end := max
 	for end > 0 && !utf8.RuneStart(query[end]) {
 		end--
 	}
