@@ -20,6 +20,9 @@ const (
 	callToolName    = "call_tool"
 )
 
+// noMatch is the text of a search_tools result that found nothing.
+const noMatch = "No tool matches: say what you want done in other words."
+
 // maxSearchLimit is the largest limit search_tools takes.
 const maxSearchLimit = 50
 
@@ -30,7 +33,7 @@ const searchInstructions = "Most tools are not listed: call search_tools with wh
 var (
 	searchToolsDef = &mcp.Tool{
 		Name:        searchToolsName,
-		Description: "Find the tools that do what you ask: say in words what you want done. Returns the best matches, best first, with each tool's name, server, description and input schema.",
+		Description: "Find the tools that do what you ask: say in words what you want done. Returns the best matches, best first, a line each: the tool's name, what it does and the arguments it requires.",
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -71,16 +74,6 @@ func (f *searchFace) tools() []searchTool {
 	return []searchTool{{searchToolsDef, f.searchTools}, {callToolDef, f.callNamedTool}}
 }
 
-// A foundTool is one match of search_tools, as its result gives it.
-type foundTool struct {
-	Name        string  `json:"name"`
-	Server      string  `json:"server"`
-	Title       string  `json:"title"`
-	Description string  `json:"description"`
-	InputSchema any     `json:"inputSchema"`
-	Score       float64 `json:"score"`
-}
-
 // searchTools is search_tools: it ranks the tools the client may see by its
 // query, and adds those it found to the session's tools/list.
 func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -108,21 +101,20 @@ func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) 
 	found := make([]foundTool, len(matches))
 	names := make([]string, len(matches))
 	for i, m := range matches {
-		def := m.Definition()
-		found[i] = foundTool{Name: m.Name, Server: m.Server, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema, Score: m.Score}
+		found[i] = newFoundTool(m)
 		names[i] = m.Name
 	}
 	structured := map[string]any{"tools": found}
-	text, err := json.Marshal(structured)
-	if err != nil {
-		return toolAnswer(ctx, nil, fmt.Errorf("search tools: %w", err))
-	}
 	if ss := req.Session; ss != nil && !f.stateless {
 		if st := f.sessions.of(ss); st != nil && st.addFound(names) {
 			f.registry.tellToolsChanged()
 		}
 	}
-	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
+	text := listing(found)
+	if text == "" {
+		text = noMatch
+	}
+	content := []mcp.Content{&mcp.TextContent{Text: text}}
 	if len(*args.Query) > switchboard.MaxSearchQueryBytes {
 		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
 			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(*args.Query), switchboard.MaxSearchQueryBytes)})
