@@ -111,8 +111,9 @@ func TestToolSearchLists(t *testing.T) {
 		}
 		wantSchemas := map[string]any{
 			"search_tools": map[string]any{"type": "object", "required": []any{"query"}, "properties": map[string]any{
-				"query": map[string]any{"type": "string", "minLength": 1.0, "description": "What you want done, in words"},
-				"limit": map[string]any{"type": "integer", "minimum": 1.0, "maximum": 50.0, "default": 5.0, "description": "How many tools to return"},
+				"query":  map[string]any{"type": "string", "minLength": 1.0, "description": `What you want done, in words; with "server", "*" lists all its tools`},
+				"limit":  map[string]any{"type": "integer", "minimum": 1.0, "maximum": 50.0, "default": 5.0, "description": "How many tools to return"},
+				"server": map[string]any{"type": "string", "description": "Search only this server's tools"},
 			}},
 			"call_tool": map[string]any{"type": "object", "required": []any{"name"}, "properties": map[string]any{
 				"name":      map[string]any{"type": "string", "description": "The tool's name, as search_tools gave it"},
