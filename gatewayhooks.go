@@ -40,6 +40,14 @@ func (h gatewayHooks) Follow(f func()) (stop func()) {
 	})
 }
 
+func (h gatewayHooks) Description(server string) string {
+	up := h.m.view.Load().byName[server]
+	if up == nil {
+		return ""
+	}
+	return up.Config().Description
+}
+
 func (h gatewayHooks) AlwaysLoad(server string) bool {
 	up := h.m.view.Load().byName[server]
 	return up != nil && up.Config().AlwaysLoad

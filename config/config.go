@@ -89,6 +89,12 @@ type Server struct {
 	// AlwaysLoad keeps the server's tools in the gateway's tools/list when
 	// tool search is on, besides search_tools and call_tool.
 	AlwaysLoad bool `json:"alwaysLoad,omitempty"`
+	// Description says in a sentence what the server is for ("Notes and
+	// facts to remember across conversations"): with tool search on, the
+	// gateway's search_tools names each server with it, in place of the
+	// first sentence of the server's own instructions. At most
+	// MaxServerDescription characters.
+	Description string `json:"description,omitempty"`
 
 	// ProcessPerSession gives each gateway client session its own process
 	// of this stdio server, started on the session's first request and
@@ -115,6 +121,10 @@ type Server struct {
 	// is idempotent or read-only.
 	Retry Retry `json:"retry,omitzero"`
 }
+
+// MaxServerDescription is the most characters a server's description
+// may have: a sentence, which every search_tools description repeats.
+const MaxServerDescription = 200
 
 // DefaultMaxInFlight is the cap on calls in flight to one server when
 // MaxInFlight is 0.

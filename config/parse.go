@@ -304,6 +304,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.SerializeRequests = d.boolean(field, v)
 		case "alwaysLoad":
 			d.s.AlwaysLoad = d.boolean(field, v)
+		case "description":
+			d.s.Description = d.str(field, v)
 		case "processPerSession":
 			d.s.ProcessPerSession = d.boolean(field, v)
 		case "maxInFlight":
@@ -325,7 +327,7 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
-		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "alwaysLoad", "processPerSession",
+		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "alwaysLoad", "description", "processPerSession",
 		"maxInFlight", "maxResponseBytes", "retry", "oauth":
 		return true
 	}

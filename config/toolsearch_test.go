@@ -96,3 +96,33 @@ func TestToolSearchInTheFile(t *testing.T) {
 		t.Errorf("the later file's on did not override the earlier off: %+v, %v", cfg.ToolSearch, err)
 	}
 }
+
+// TestServerDescription: a server's "description" is read; one that is no
+// string, or over MaxServerDescription characters, rejects the entry with
+// an error naming the file, the server and the field.
+func TestServerDescription(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {"memory": {"command": "x", "description": "Facts to remember, ünd more"}, "b": {"command": "y"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 2 || cfg.Servers[0].Description != "Facts to remember, ünd more" || cfg.Servers[1].Description != "" {
+		t.Errorf("servers %+v, want memory's description and none for b", cfg.Servers)
+	}
+	ok := strings.Repeat("é", MaxServerDescription)
+	if cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "description": "`+ok+`"}}}`)); err != nil || len(cfg.Servers) != 1 {
+		t.Errorf("a description of %d characters: %+v, %v; want it taken", MaxServerDescription, cfg.Rejected, err)
+	}
+	for bad, want := range map[string]string{
+		`7`:             `mcp.json: server "a": description: want a string`,
+		`"` + ok + `e"`: `mcp.json: server "a": description: 201 characters long, over the limit of 200`,
+	} {
+		cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "description": `+bad+`}}}`))
+		if err != nil || len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), want) {
+			t.Errorf("description %.20s: rejected %v, %v; want %q", bad, cfg.Rejected, err, want)
+		}
+	}
+	long := Server{Name: "a", Command: "x", Description: ok + "e"}
+	if err := long.Validate(); err == nil || !strings.Contains(err.Error(), "description: 201 characters long") {
+		t.Errorf("Validate of a long description = %v", err)
+	}
+}

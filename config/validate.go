@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Validate reports every problem with s, joined. Each is an [*Error] whose
@@ -131,6 +132,9 @@ func (s *Server) problems() []*Error {
 	}
 	if s.Retry.MaxBackoffMs < 0 {
 		add("retry.maxBackoffMs", "must not be negative")
+	}
+	if n := utf8.RuneCountInString(s.Description); n > MaxServerDescription {
+		add("description", "%d characters long, over the limit of %d: say in a sentence what the server is for", n, MaxServerDescription)
 	}
 	if v := s.ProtocolVersion; v != "" && !isDate(v) {
 		add("protocolVersion", "want a date such as 2025-11-25")

@@ -52,7 +52,16 @@
 // §2), the tools of the servers marked alwaysLoad, and the tools the
 // session found, the MaxFoundPerSession found last; every tool stays
 // registered, so a direct call works, and call_tool goes the same way as
-// one. The go-sdk has one tool list for all sessions, and tells
+// one. A search_tools result is small, for a model's context: its text is
+// a line per tool (its name, its description's first sentence, the
+// arguments it requires), and its structuredContent gives the same
+// sentence and the input schema trimmed to what a call must send; the
+// tools found join the session's list whole. Its description names the
+// servers and what each is for (the config's description, else the first
+// sentence of the server's instructions), registered again only when they
+// change; its optional server argument ranks that server's tools alone,
+// or, with the query "*", lists them all. The go-sdk has one tool list
+// for all sessions, and tells
 // list_changed to all: the gateway spares it to the sessions whose view did
 // not change. Input of search_tools and call_tool that does not fit gets an
 // error result naming what is wrong, as the go-sdk answers arguments that

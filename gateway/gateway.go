@@ -73,7 +73,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
 	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch, changing: g.sessions.markAllStale}
 	search := &searchFace{m: m, sessions: g.sessions, registry: g.registry, forwarder: fwd, stateless: o.Stateless}
-	g.registry.serve = registryHandlers{callTool: fwd.callTool, getPrompt: fwd.getPrompt, readResource: fwd.readResource, search: search.tools()}
+	g.registry.serve = registryHandlers{callTool: fwd.callTool, getPrompt: fwd.getPrompt, readResource: fwd.readResource, search: search.tools(), searchDef: searchToolsDefinition}
 	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, stateless: o.Stateless}
 	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, started: time.Now()}
 	g.server.AddReceivingMiddleware(requests.intercept, unlisted(g.registry, fwd))

@@ -28,6 +28,7 @@ type exposure struct {
 	tools    []exposedTool // as registered with the go-sdk server, by name
 	byName   map[string]int
 	search   []*mcp.Tool     // search_tools and call_tool, registered while searchOn
+	servers  []serverAbout   // the servers search_tools names, while searchOn
 	always   map[string]bool // the servers marked alwaysLoad
 }
 
@@ -58,6 +59,9 @@ type registryHandlers struct {
 	getPrompt    mcp.PromptHandler
 	readResource mcp.ResourceHandler
 	search       []searchTool // search_tools first: see tellToolsChanged
+	// searchDef is the definition of search_tools, search[0], that names
+	// servers; nil: search[0]'s is.
+	searchDef func(servers []serverAbout) *mcp.Tool
 }
 
 // The kinds of definitions the registry registers besides tools.
@@ -233,16 +237,42 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 		}
 		r.server.RemoveTools(gone...)
 	}
-	if next.searchOn {
-		next.search = make([]*mcp.Tool, len(r.serve.search))
-		for i, t := range r.serve.search {
-			next.search[i] = t.def
-			if switched {
-				r.server.AddTool(t.def, t.handle)
-			}
-		}
+	if next.searchOn && r.registerSearch(prev, next, changed || len(gone) > 0) {
+		changed = true
 	}
 	return told, changed || len(gone) > 0
+}
+
+// registerSearch registers the tools of tool search for next, while
+// search is on: all of them as it switches on, and search_tools again
+// when the servers it names changed. It fills next.search and
+// next.servers, and reports whether it registered any; changed says
+// whether the sessions were told of a change already.
+func (r *registry) registerSearch(prev, next *exposure, changed bool) (registered bool) {
+	switched := !prev.searchOn
+	if r.serve.searchDef != nil {
+		next.servers = namedServers(r.m.Status(), r.hooks.Description)
+	}
+	next.search = make([]*mcp.Tool, len(r.serve.search))
+	for i, t := range r.serve.search {
+		def := t.def
+		if i == 0 && r.serve.searchDef != nil {
+			if !switched && slices.Equal(prev.servers, next.servers) {
+				def = prev.search[0] // unchanged: not registered again
+			} else {
+				def = r.serve.searchDef(next.servers)
+			}
+		}
+		next.search[i] = def
+		if switched || def != prev.search[i] {
+			if !changed && !registered {
+				r.changing()
+			}
+			r.server.AddTool(def, t.handle)
+			registered = true
+		}
+	}
+	return registered
 }
 
 // registerOthers registers the manager's prompts, resources and resource
@@ -329,7 +359,7 @@ func (r *registry) tellToolsChanged() {
 
 func (r *registry) tellLocked(e *exposure) {
 	if e.searchOn && len(r.serve.search) > 0 {
-		r.server.AddTool(r.serve.search[0].def, r.serve.search[0].handle)
+		r.server.AddTool(e.search[0], r.serve.search[0].handle)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +22,28 @@ const (
 	callToolName    = "call_tool"
 )
 
-// maxSearchLimit is the largest limit search_tools takes.
+// noMatch is the text of a search_tools result that found nothing.
+const noMatch = "No tool matches: say what you want done in other words."
+
+// maxSearchLimit is the largest limit search_tools takes, and the most
+// tools it lists of one server.
 const maxSearchLimit = 50
+
+// searchToolsAbout is the description of search_tools, before the servers
+// it names.
+const searchToolsAbout = "Find the tools that do what you ask: say in words what you want done. " +
+	"Returns the best matches, best first, a line each: the tool's name, what it does and the arguments it requires. " +
+	`To search one server's tools, give its name as "server"; with the query "*", all its tools are listed.`
+
+// listAllQuery is the query that, with a server, lists all its tools.
+const listAllQuery = "*"
+
+// The bounds of the list of servers in search_tools' description, which
+// every client reads: past them, the servers left are counted.
+const (
+	maxNamedServers    = 30
+	maxServerListBytes = 2048
+)
 
 // searchInstructions tell the model how to use the two tools.
 const searchInstructions = "Most tools are not listed: call search_tools with what you want done, in words, to find the tools that do it. " +
@@ -30,12 +52,13 @@ const searchInstructions = "Most tools are not listed: call search_tools with wh
 var (
 	searchToolsDef = &mcp.Tool{
 		Name:        searchToolsName,
-		Description: "Find the tools that do what you ask: say in words what you want done. Returns the best matches, best first, with each tool's name, server, description and input schema.",
+		Description: searchToolsAbout,
 		InputSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"query": map[string]any{"type": "string", "minLength": 1, "description": "What you want done, in words"},
-				"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchLimit, "default": switchboard.DefaultSearchLimit, "description": "How many tools to return"},
+				"query":  map[string]any{"type": "string", "minLength": 1, "description": `What you want done, in words; with "server", "*" lists all its tools`},
+				"limit":  map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchLimit, "default": switchboard.DefaultSearchLimit, "description": "How many tools to return"},
+				"server": map[string]any{"type": "string", "description": "Search only this server's tools"},
 			},
 			"required": []any{"query"},
 		},
@@ -71,63 +94,186 @@ func (f *searchFace) tools() []searchTool {
 	return []searchTool{{searchToolsDef, f.searchTools}, {callToolDef, f.callNamedTool}}
 }
 
-// A foundTool is one match of search_tools, as its result gives it.
-type foundTool struct {
-	Name        string  `json:"name"`
-	Server      string  `json:"server"`
-	Title       string  `json:"title"`
-	Description string  `json:"description"`
-	InputSchema any     `json:"inputSchema"`
-	Score       float64 `json:"score"`
+// A serverAbout is a server that search_tools names, and what it is for.
+type serverAbout struct{ name, about string }
+
+// namedServers returns the servers that search_tools names: those that
+// expose tools, in the config's order, each with what it is for: its
+// config description (description returns it), else the first sentence
+// of its instructions, else nothing.
+func namedServers(statuses switchboard.Status, description func(server string) string) []serverAbout {
+	var out []serverAbout
+	for _, st := range statuses {
+		if st.Rejected || st.Tools == 0 {
+			continue
+		}
+		about := strings.Join(strings.Fields(description(st.Name)), " ")
+		if about == "" {
+			about = firstSentence(st.Instructions, maxSentence)
+		}
+		out = append(out, serverAbout{st.Name, about})
+	}
+	return out
+}
+
+// searchToolsDefinition is the definition of search_tools, whose
+// description names servers, a line each with what it is for: at most
+// maxNamedServers, within maxServerListBytes; the rest are counted.
+func searchToolsDefinition(servers []serverAbout) *mcp.Tool {
+	def := *searchToolsDef
+	if len(servers) == 0 {
+		return &def
+	}
+	var b strings.Builder
+	b.WriteString(searchToolsAbout)
+	b.WriteString("\nThe servers:")
+	listed := 0
+	for _, s := range servers {
+		line := "\n- " + s.name
+		if s.about != "" {
+			line += ": " + s.about
+		}
+		if listed == maxNamedServers || b.Len()-len(searchToolsAbout)+len(line) > maxServerListBytes {
+			break
+		}
+		b.WriteString(line)
+		listed++
+	}
+	if n := len(servers) - listed; n > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", n)
+	}
+	def.Description = b.String()
+	return &def
 }
 
 // searchTools is search_tools: it ranks the tools the client may see by its
-// query, and adds those it found to the session's tools/list.
+// query, and adds those it found to the session's tools/list. With a
+// server, it ranks that server's tools alone; and with the query "*" (or
+// none), it lists them all by name, up to the limit if one is given, else
+// maxSearchLimit, and adds none to the list.
 func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var args struct {
-		Query *string          `json:"query"`
-		Limit *json.RawMessage `json:"limit"`
+		Query  *string          `json:"query"`
+		Limit  *json.RawMessage `json:"limit"`
+		Server *string          `json:"server"`
 	}
 	if err := decodeArguments(req.Params.Arguments, &args); err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	if args.Query == nil {
+	server := ""
+	if args.Server != nil {
+		server = strings.TrimSpace(*args.Server)
+	}
+	query := ""
+	if args.Query != nil {
+		query = *args.Query
+	}
+	listAllOf := server != "" && (strings.TrimSpace(query) == "" || strings.TrimSpace(query) == listAllQuery)
+	if args.Query == nil && !listAllOf {
 		return badInput(searchToolsName, errors.New(`"query" is required: say in words what you want done`)), nil
 	}
 	limit, err := searchLimit(args.Limit)
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
-	matches, err := f.m.SearchTools(ctx, *args.Query, &switchboard.SearchOptions{Limit: limit})
+	var matches []switchboard.ToolMatch
+	var more int // the server's tools that a listing leaves out
+	if server == "" {
+		matches, err = f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit})
+	} else {
+		if args.Limit == nil && listAllOf {
+			limit = maxSearchLimit
+		}
+		var bad error
+		matches, more, bad, err = f.searchServer(ctx, server, query, limit, listAllOf)
+		if bad != nil {
+			return badInput(searchToolsName, bad), nil
+		}
+	}
 	switch {
 	case errors.Is(err, switchboard.ErrInvalidSearch): // the limit is checked: the query has no word
-		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done`)), nil
+		return badInput(searchToolsName, errors.New(`"query" has no word to search for: say in words what you want done, or give "server" and the query "*" to list a server's tools`)), nil
 	case err != nil:
 		return toolAnswer(ctx, nil, err)
 	}
 	found := make([]foundTool, len(matches))
 	names := make([]string, len(matches))
 	for i, m := range matches {
-		def := m.Definition()
-		found[i] = foundTool{Name: m.Name, Server: m.Server, Title: def.Title, Description: def.Description, InputSchema: def.InputSchema, Score: m.Score}
+		found[i] = newFoundTool(m)
 		names[i] = m.Name
 	}
 	structured := map[string]any{"tools": found}
-	text, err := json.Marshal(structured)
-	if err != nil {
-		return toolAnswer(ctx, nil, fmt.Errorf("search tools: %w", err))
-	}
-	if ss := req.Session; ss != nil && !f.stateless {
+	if ss := req.Session; ss != nil && !f.stateless && !listAllOf {
 		if st := f.sessions.of(ss); st != nil && st.addFound(names) {
 			f.registry.tellToolsChanged()
 		}
 	}
-	content := []mcp.Content{&mcp.TextContent{Text: string(text)}}
-	if len(*args.Query) > switchboard.MaxSearchQueryBytes {
+	text := listing(found)
+	if text == "" {
+		text = noMatch
+	}
+	content := []mcp.Content{&mcp.TextContent{Text: text}}
+	if more > 0 {
 		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
-			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(*args.Query), switchboard.MaxSearchQueryBytes)})
+			"%s has %d more tools: search them with words as the query, and this server.", server, more)})
+	}
+	if len(query) > switchboard.MaxSearchQueryBytes {
+		content = append(content, &mcp.TextContent{Text: fmt.Sprintf(
+			"The query is %d bytes long: only its first words, within %d bytes, were searched.", len(query), switchboard.MaxSearchQueryBytes)})
 	}
 	return &mcp.CallToolResult{Content: content, StructuredContent: structured}, nil
+}
+
+// searchServer is search_tools with a server: the server's tools that the
+// client may see, ranked by query, the best limit; or with all, the first
+// limit by name, and how many more it has. A server of which the client
+// may see no tool is bad input, which names those it may see tools of.
+func (f *searchFace) searchServer(ctx context.Context, server, query string, limit int, all bool) (matches []switchboard.ToolMatch, more int, bad, err error) {
+	visible := f.m.Tools(ctx, nil)
+	var servers []string
+	var own []switchboard.Tool
+	for _, t := range visible {
+		if t.Server == server {
+			own = append(own, t)
+		}
+		if !slices.Contains(servers, t.Server) {
+			servers = append(servers, t.Server)
+		}
+	}
+	if len(own) == 0 {
+		slices.Sort(servers)
+		names := make([]string, 0, min(len(servers), maxNamedServers))
+		for _, s := range servers[:min(len(servers), maxNamedServers)] {
+			names = append(names, strconv.Quote(s))
+		}
+		known := strings.Join(names, ", ")
+		if n := len(servers) - len(names); n > 0 {
+			known += fmt.Sprintf(" and %d more", n)
+		}
+		if known == "" {
+			known = "none"
+		}
+		return nil, 0, fmt.Errorf(`unknown server %q: the servers with tools are %s`, server, known), nil
+	}
+	if all {
+		slices.SortFunc(own, func(a, b switchboard.Tool) int { return strings.Compare(a.Name, b.Name) })
+		for _, t := range own[:min(len(own), limit)] {
+			matches = append(matches, switchboard.ToolMatch{Tool: t})
+		}
+		return matches, len(own) - len(matches), nil, nil
+	}
+	// Ranked among all the tools, so that the server's are in the order
+	// of a search of all, with their scores.
+	ranked, err := f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: len(visible)})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	for _, m := range ranked {
+		if m.Server == server && len(matches) < limit {
+			matches = append(matches, m)
+		}
+	}
+	return matches, 0, nil, nil
 }
 
 // callNamedTool is call_tool: it calls the named tool as a direct

@@ -60,16 +60,23 @@ func search(t *testing.T, cs *mcp.ClientSession, args map[string]any) []foundToo
 	if res.IsError {
 		t.Fatalf("search_tools %v: error %q", args, mcptest.Text(res))
 	}
-	var structured, text struct{ Tools []foundTool }
+	var structured struct{ Tools []foundTool }
 	data, _ := json.Marshal(res.StructuredContent)
 	if err := json.Unmarshal(data, &structured); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(mcptest.Text(res)), &text); err != nil {
-		t.Fatalf("search_tools text %q: %v", mcptest.Text(res), err)
+	// The text is a line per tool, in the same order, starting with its name.
+	lines := strings.Split(mcptest.Text(res), "\n")
+	if len(structured.Tools) == 0 {
+		lines = nil
 	}
-	if diff := cmp.Diff(structured, text); diff != "" {
-		t.Errorf("search_tools: text and structuredContent differ (-structured +text):\n%s", diff)
+	if len(lines) != len(structured.Tools) {
+		t.Fatalf("search_tools: %d lines of text for %d tools: %q", len(lines), len(structured.Tools), mcptest.Text(res))
+	}
+	for i, tool := range structured.Tools {
+		if !strings.HasPrefix(lines[i], tool.Name+" — ") && lines[i] != tool.Name {
+			t.Errorf("search_tools: line %d %q, want tool %s", i, lines[i], tool.Name)
+		}
 	}
 	return structured.Tools
 }
@@ -104,8 +111,9 @@ func TestToolSearchLists(t *testing.T) {
 		}
 		wantSchemas := map[string]any{
 			"search_tools": map[string]any{"type": "object", "required": []any{"query"}, "properties": map[string]any{
-				"query": map[string]any{"type": "string", "minLength": 1.0, "description": "What you want done, in words"},
-				"limit": map[string]any{"type": "integer", "minimum": 1.0, "maximum": 50.0, "default": 5.0, "description": "How many tools to return"},
+				"query":  map[string]any{"type": "string", "minLength": 1.0, "description": `What you want done, in words; with "server", "*" lists all its tools`},
+				"limit":  map[string]any{"type": "integer", "minimum": 1.0, "maximum": 50.0, "default": 5.0, "description": "How many tools to return"},
+				"server": map[string]any{"type": "string", "description": "Search only this server's tools"},
 			}},
 			"call_tool": map[string]any{"type": "object", "required": []any{"name"}, "properties": map[string]any{
 				"name":      map[string]any{"type": "string", "description": "The tool's name, as search_tools gave it"},
@@ -135,7 +143,7 @@ func TestToolSearchFindsAndCalls(t *testing.T) {
 		cs := client(t, g, nil)
 		found := search(t, cs, map[string]any{"query": "read the contents of a file", "limit": 2})
 		if len(found) != 2 || found[0].Name != "files__read_file" || found[0].Server != "files" || found[0].Score <= 0 ||
-			found[0].Description != "Read the contents of a file from disk" || found[0].InputSchema == nil || found[1].Score > found[0].Score {
+			found[0].Description != "Read the contents of a file from disk." || found[0].InputSchema == nil || found[1].Score > found[0].Score {
 			t.Fatalf("found %+v, want files__read_file first of 2, with its server, description, schema and score", found)
 		}
 		if got := len(search(t, cs, map[string]any{"query": "file"})); got != switchboard.DefaultSearchLimit {

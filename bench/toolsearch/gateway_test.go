@@ -12,10 +12,10 @@ import (
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
-// listedBytes serves servers' tools through a gateway with tool search as
-// search says, and returns the bytes of the tools/list result a client
-// gets, as go-sdk marshals it, and how many tools it holds.
-func listedBytes(t *testing.T, servers []Server, search config.ToolSearch) (bytes, tools int) {
+// serve serves servers' tools through a gateway with tool search as search
+// says, each server in process, and returns a client session connected to
+// it in memory. The test's cleanup closes it all.
+func serve(t *testing.T, servers []Server, search config.ToolSearch) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	inProcess := make(map[string]*mcp.Server, len(servers))
@@ -41,24 +41,32 @@ func listedBytes(t *testing.T, servers []Server, search config.ToolSearch) (byte
 			return clientSide, nil
 		},
 	})
-	defer m.Close()
+	t.Cleanup(func() { m.Close() })
 	if err := m.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
 	g := gateway.New(m, &gateway.Options{ToolSearch: &search})
-	defer g.Close()
+	t.Cleanup(func() { g.Close() })
 	serverSide, clientSide := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(ctx, serverSide, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "v1"}, nil).Connect(ctx, clientSide, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	res, err := cs.ListTools(ctx, nil)
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// listedBytes serves servers' tools through a gateway with tool search as
+// search says, and returns the bytes of the tools/list result a client
+// gets, as go-sdk marshals it, and how many tools it holds.
+func listedBytes(t *testing.T, servers []Server, search config.ToolSearch) (bytes, tools int) {
+	t.Helper()
+	res, err := serve(t, servers, search).ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,5 +100,41 @@ func TestContextSaved(t *testing.T) {
 	}
 	if _, err := InteropConfig(d.Servers[:1]); err == nil {
 		t.Error("InteropConfig without its servers: no error")
+	}
+}
+
+// MaxAverageResultBytes is the bar on the average size of a search_tools
+// result at the default limit over the benchmark's requests (issue 32).
+const MaxAverageResultBytes = 4096
+
+// TestResultBytes runs every request of both splits through search_tools
+// of a gateway with search on over all of tools.json, at the default
+// limit, and reports (with -v) the average and largest size of the result,
+// the whole CallToolResult as a client gets it: it fails if the average is
+// over MaxAverageResultBytes. Size is no matter of ranking, so the
+// held-out split counts as well: nothing here tunes on it.
+func TestResultBytes(t *testing.T) {
+	d := load(t)
+	cs := serve(t, d.Servers, config.ToolSearch{Mode: config.ToolSearchOn})
+	requests := append(append([]Request(nil), d.Tuning...), d.Heldout...)
+	total, largest, largestQuery := 0, 0, ""
+	for _, r := range requests {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_tools", Arguments: map[string]any{"query": r.Query}})
+		if err != nil || res.IsError {
+			t.Fatalf("search_tools %q: %v %+v", r.Query, err, res)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += len(b)
+		if len(b) > largest {
+			largest, largestQuery = len(b), r.Query
+		}
+	}
+	average := float64(total) / float64(len(requests))
+	t.Logf("search_tools result at the default limit, %d requests: %.0f bytes on average, %d at most (%q)", len(requests), average, largest, largestQuery)
+	if average > MaxAverageResultBytes {
+		t.Errorf("search_tools results average %.0f bytes, over %d", average, MaxAverageResultBytes)
 	}
 }

@@ -29,7 +29,8 @@ type Gateway interface {
 	// every reconnect: the level the gateway's clients ask for.
 	SetLoggingLevel(ctx context.Context, level mcp.LoggingLevel) error
 	// Revision identifies the manager's view of what its servers expose
-	// and of the config's settings for gateways (ToolSearch, AlwaysLoad):
+	// and of the config's settings for gateways (ToolSearch, AlwaysLoad,
+	// Description) and the servers' instructions:
 	// it changes whenever they may have, and only then, so that a gateway
 	// that saw a revision need not look again.
 	Revision() uint64
@@ -45,6 +46,9 @@ type Gateway interface {
 	// AlwaysLoad reports whether the server's config marks it alwaysLoad:
 	// with tool search on, its tools stay listed.
 	AlwaysLoad(server string) bool
+	// Description is the server's config description: what it is for, in
+	// a sentence, or "".
+	Description(server string) string
 }
 
 // Of returns the hooks of manager, a *switchboard.Manager. Package

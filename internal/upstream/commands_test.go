@@ -320,16 +320,17 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 }
 
 // TestConnectionKeyLeavesOutWhatOnlyTheHostUses: a change of prefix, tool
-// filter, readiness, source or alwaysLoad keeps the connection; one of the
+// filter, readiness, source, alwaysLoad or description keeps the connection; one of the
 // command does not.
 func TestConnectionKeyLeavesOutWhatOnlyTheHostUses(t *testing.T) {
 	base := config.Server{Name: "s", Command: "server"}
 	for name, change := range map[string]func(*config.Server){
-		"prefix":     func(s *config.Server) { s.Prefix = new("p") },
-		"tools":      func(s *config.Server) { s.Tools.Allow = []string{"a*"} },
-		"required":   func(s *config.Server) { s.Required = true },
-		"source":     func(s *config.Server) { s.Source = "/elsewhere/mcp.json" },
-		"alwaysLoad": func(s *config.Server) { s.AlwaysLoad = true },
+		"prefix":      func(s *config.Server) { s.Prefix = new("p") },
+		"tools":       func(s *config.Server) { s.Tools.Allow = []string{"a*"} },
+		"required":    func(s *config.Server) { s.Required = true },
+		"source":      func(s *config.Server) { s.Source = "/elsewhere/mcp.json" },
+		"alwaysLoad":  func(s *config.Server) { s.AlwaysLoad = true },
+		"description": func(s *config.Server) { s.Description = "Notes" },
 	} {
 		changed := base.Clone()
 		change(&changed)
