@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -366,6 +367,28 @@ func (r *registry) tellLocked(e *exposure) {
 // isSearchTool reports whether name is one of the tools of tool search.
 func (r *registry) isSearchTool(name string) bool {
 	return slices.ContainsFunc(r.serve.search, func(t searchTool) bool { return t.def.Name == name })
+}
+
+// A serverAbout is a server that search_tools names, and what it is for.
+type serverAbout struct{ name, about string }
+
+// namedServers returns the servers that search_tools names: those that
+// expose tools, in the config's order, each with what it is for: its
+// config description (description returns it), else the first sentence
+// of its instructions, else nothing.
+func namedServers(statuses switchboard.Status, description func(server string) string) []serverAbout {
+	var out []serverAbout
+	for _, st := range statuses {
+		if st.Rejected || st.Tools == 0 {
+			continue
+		}
+		about := strings.Join(strings.Fields(description(st.Name)), " ")
+		if about == "" {
+			about = firstSentence(st.Instructions, maxSentence)
+		}
+		out = append(out, serverAbout{st.Name, about})
+	}
+	return out
 }
 
 // searchNames returns the names of tools.

@@ -94,28 +94,6 @@ func (f *searchFace) tools() []searchTool {
 	return []searchTool{{searchToolsDef, f.searchTools}, {callToolDef, f.callNamedTool}}
 }
 
-// A serverAbout is a server that search_tools names, and what it is for.
-type serverAbout struct{ name, about string }
-
-// namedServers returns the servers that search_tools names: those that
-// expose tools, in the config's order, each with what it is for: its
-// config description (description returns it), else the first sentence
-// of its instructions, else nothing.
-func namedServers(statuses switchboard.Status, description func(server string) string) []serverAbout {
-	var out []serverAbout
-	for _, st := range statuses {
-		if st.Rejected || st.Tools == 0 {
-			continue
-		}
-		about := strings.Join(strings.Fields(description(st.Name)), " ")
-		if about == "" {
-			about = firstSentence(st.Instructions, maxSentence)
-		}
-		out = append(out, serverAbout{st.Name, about})
-	}
-	return out
-}
-
 // searchToolsDefinition is the definition of search_tools, whose
 // description names servers, a line each with what it is for: at most
 // maxNamedServers, within maxServerListBytes; the rest are counted.
