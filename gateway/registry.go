@@ -180,10 +180,17 @@ func (r *registry) setting() config.ToolSearch {
 // next.tools, and returns the log line of a switch, or nil, and whether
 // any tool was registered or removed.
 func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool) (told func(), changed bool) {
+	// change is called before each registration: the first tells the
+	// sessions that their lists may change.
+	change := func() {
+		if !changed {
+			changed = true
+			r.changing()
+		}
+	}
 	switched := next.searchOn != prev.searchOn
-	changed = switched
-	if changed {
-		r.changing()
+	if switched {
+		change()
 		told = toolSearchSwitched(r.logger, next.setting, next.searchOn, next.count)
 	}
 	if switched && !next.searchOn {
@@ -192,11 +199,6 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 	}
 	refused, clashed := make(map[string]switchboard.Tool), make(map[string]switchboard.Tool)
 	for _, t := range tools {
-		if old, ok := prev.tool(t.Name); ok && old.tool.Same(t) && !(next.searchOn && r.isSearchTool(t.Name)) {
-			next.byName[t.Name] = len(next.tools)
-			next.tools = append(next.tools, exposedTool{t, old.def})
-			continue
-		}
 		if next.searchOn && r.isSearchTool(t.Name) {
 			// Left out while search is on, and registered once it is off.
 			if old, ok := r.clashed[t.Name]; !ok || !old.Same(t) {
@@ -205,16 +207,17 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 			clashed[t.Name] = t
 			continue
 		}
+		if old, ok := prev.tool(t.Name); ok && old.tool.Same(t) {
+			next.add(t, old.def)
+			continue
+		}
 		if old, ok := r.refused[t.Name]; ok && old.Same(t) {
 			refused[t.Name] = t // warned of already
 			continue
 		}
 		def, err := exposable(t.Definition())
 		if err == nil {
-			if !changed {
-				changed = true
-				r.changing()
-			}
+			change()
 			err = register(func() { r.server.AddTool(def, r.serve.callTool(def.Name)) })
 		}
 		if err != nil {
@@ -222,8 +225,7 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 			refused[t.Name] = t
 			continue
 		}
-		next.byName[t.Name] = len(next.tools)
-		next.tools = append(next.tools, exposedTool{t, def})
+		next.add(t, def)
 	}
 	r.refused, r.clashed = refused, clashed
 	var gone []string
@@ -233,23 +235,26 @@ func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool)
 		}
 	}
 	if len(gone) > 0 {
-		if !changed {
-			r.changing()
-		}
+		change()
 		r.server.RemoveTools(gone...)
 	}
-	if next.searchOn && r.registerSearch(prev, next, changed || len(gone) > 0) {
-		changed = true
+	if next.searchOn {
+		r.registerSearch(prev, next, change)
 	}
-	return told, changed || len(gone) > 0
+	return told, changed
+}
+
+// add adds t, registered as def, to e's tools.
+func (e *exposure) add(t switchboard.Tool, def *mcp.Tool) {
+	e.byName[t.Name] = len(e.tools)
+	e.tools = append(e.tools, exposedTool{t, def})
 }
 
 // registerSearch registers the tools of tool search for next, while
 // search is on: all of them as it switches on, and search_tools again
-// when the servers it names changed. It fills next.search and
-// next.servers, and reports whether it registered any; changed says
-// whether the sessions were told of a change already.
-func (r *registry) registerSearch(prev, next *exposure, changed bool) (registered bool) {
+// when the servers it names changed, each after change. It fills
+// next.search and next.servers.
+func (r *registry) registerSearch(prev, next *exposure, change func()) {
 	switched := !prev.searchOn
 	if r.serve.searchDef != nil {
 		next.servers = namedServers(r.m.Status(), r.hooks.Description)
@@ -266,14 +271,10 @@ func (r *registry) registerSearch(prev, next *exposure, changed bool) (registere
 		}
 		next.search[i] = def
 		if switched || def != prev.search[i] {
-			if !changed && !registered {
-				r.changing()
-			}
+			change()
 			r.server.AddTool(def, t.handle)
-			registered = true
 		}
 	}
-	return registered
 }
 
 // registerOthers registers the manager's prompts, resources and resource
