@@ -312,40 +312,46 @@ func (s *Server) floodPage(ctx context.Context, method string, req mcp.Request, 
 	name := func(i int) string { return fmt.Sprintf("flood_%d_%d", pageNo, i) }
 	switch list {
 	case "tools":
-		out := &mcp.ListToolsResult{NextCursor: nextCursor}
-		if r, ok := own.(*mcp.ListToolsResult); ok {
-			out.Tools = slices.Clone(r.Tools)
+		r, ok := own.(*mcp.ListToolsResult)
+		if !ok {
+			r = &mcp.ListToolsResult{}
 		}
-		for i := range items {
-			out.Tools = append(out.Tools, &mcp.Tool{Name: name(i), Description: desc, InputSchema: map[string]any{"type": "object"}})
-		}
-		return out, nil
+		return &mcp.ListToolsResult{NextCursor: nextCursor, Tools: flooded(r.Tools, items, func(i int) *mcp.Tool {
+			return &mcp.Tool{Name: name(i), Description: desc, InputSchema: map[string]any{"type": "object"}}
+		})}, nil
 	case "prompts":
-		out := &mcp.ListPromptsResult{NextCursor: nextCursor}
-		if r, ok := own.(*mcp.ListPromptsResult); ok {
-			out.Prompts = slices.Clone(r.Prompts)
+		r, ok := own.(*mcp.ListPromptsResult)
+		if !ok {
+			r = &mcp.ListPromptsResult{}
 		}
-		for i := range items {
-			out.Prompts = append(out.Prompts, &mcp.Prompt{Name: name(i), Description: desc})
-		}
-		return out, nil
+		return &mcp.ListPromptsResult{NextCursor: nextCursor, Prompts: flooded(r.Prompts, items, func(i int) *mcp.Prompt {
+			return &mcp.Prompt{Name: name(i), Description: desc}
+		})}, nil
 	case "resources":
-		out := &mcp.ListResourcesResult{NextCursor: nextCursor}
-		if r, ok := own.(*mcp.ListResourcesResult); ok {
-			out.Resources = slices.Clone(r.Resources)
+		r, ok := own.(*mcp.ListResourcesResult)
+		if !ok {
+			r = &mcp.ListResourcesResult{}
 		}
-		for i := range items {
-			out.Resources = append(out.Resources, &mcp.Resource{URI: "flood://" + name(i), Name: name(i), Description: desc})
-		}
-		return out, nil
+		return &mcp.ListResourcesResult{NextCursor: nextCursor, Resources: flooded(r.Resources, items, func(i int) *mcp.Resource {
+			return &mcp.Resource{URI: "flood://" + name(i), Name: name(i), Description: desc}
+		})}, nil
 	default:
-		out := &mcp.ListResourceTemplatesResult{NextCursor: nextCursor}
-		if r, ok := own.(*mcp.ListResourceTemplatesResult); ok {
-			out.ResourceTemplates = slices.Clone(r.ResourceTemplates)
+		r, ok := own.(*mcp.ListResourceTemplatesResult)
+		if !ok {
+			r = &mcp.ListResourceTemplatesResult{}
 		}
-		for i := range items {
-			out.ResourceTemplates = append(out.ResourceTemplates, &mcp.ResourceTemplate{URITemplate: "flood://" + name(i) + "/{x}", Name: name(i), Description: desc})
-		}
-		return out, nil
+		return &mcp.ListResourceTemplatesResult{NextCursor: nextCursor, ResourceTemplates: flooded(r.ResourceTemplates, items, func(i int) *mcp.ResourceTemplate {
+			return &mcp.ResourceTemplate{URITemplate: "flood://" + name(i) + "/{x}", Name: name(i), Description: desc}
+		})}, nil
 	}
+}
+
+// flooded returns own, the server's own items (on the first page), and n
+// more that item makes.
+func flooded[T any](own []T, n int, item func(i int) T) []T {
+	out := slices.Clone(own)
+	for i := range n {
+		out = append(out, item(i))
+	}
+	return out
 }
