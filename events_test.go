@@ -250,7 +250,7 @@ func TestLifecycleCallsReturnInStep(t *testing.T) {
 		seen := map[string]bool{}    // the tools the subscriber was told of
 		states := map[string]State{} // the last state it was told of, by server
 		m.Subscribe(func(ev Event) {
-			time.Sleep(time.Second) // a slow subscriber, in fake time
+			mcptest.PassTime(time.Second) // a slow subscriber, in fake time
 			mu.Lock()
 			defer mu.Unlock()
 			if ev.Kind == EventState {
