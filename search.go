@@ -50,7 +50,9 @@ type ToolMatch struct {
 // request in words ("take a screenshot of the login page"), and returns
 // the best, best first, ties by public name. It ranks the public name split
 // into words, the title, the description and the input schema's parameter
-// names and descriptions, with BM25F, in memory: no network, no model. A
+// names and descriptions, and what is known of the tool's server (its
+// config key and description, its package, its serverInfo and
+// instructions), with BM25F, in memory: no network, no model. A
 // tool that Options.Filter hides from opts.Query is never found.
 //
 // The index follows the views: a server whose tools change is indexed
@@ -137,20 +139,26 @@ func (s *searchIndex) follow(v *view) {
 	for _, t := range v.exposed {
 		byServer[t.Server] = append(byServer[t.Server], t)
 	}
-	instructions := make(map[string]string, len(v.statuses))
+	abouts := make(map[string]toolsearch.About, len(v.statuses))
 	for _, st := range v.statuses {
-		instructions[st.Name] = st.Instructions
+		about := toolsearch.About{Key: st.Name, Instructions: st.Instructions}
+		if info := st.ServerInfo; info != nil {
+			about.Name, about.Title, about.Summary = info.Name, info.Title, info.Description
+		}
+		abouts[st.Name] = about
 	}
 	for server, tools := range byServer {
 		now := make([]indexedTool, len(tools))
 		for i, t := range tools {
 			now[i] = indexedTool{t.Name, t.src}
 		}
-		var pkg string
+		about := abouts[server]
+		about.Key = server
 		if up := v.byName[server]; up != nil {
-			pkg = packageOf(up.Config())
+			cfg := up.Config()
+			about.Package, about.Description = packageOf(cfg), cfg.Description
 		}
-		context, cut := toolsearch.ServerContext(server, pkg, instructions[server])
+		context, cut := toolsearch.ServerContext(about)
 		if slices.Equal(now, s.indexed[server]) && context == s.contexts[server] {
 			continue
 		}

@@ -172,8 +172,9 @@ func TestSearchToolsBadInput(t *testing.T) {
 }
 
 // TestSearchToolsFindsByWhatAServerIsFor: a request in the words of a
-// server's instructions or its package, which none of its tools uses,
-// finds its tools; packageOf reads only a package runner's package.
+// server's instructions, its serverInfo, its config description or its
+// package, which none of its tools uses, finds its tools; packageOf reads
+// only a package runner's package.
 func TestSearchToolsFindsByWhatAServerIsFor(t *testing.T) {
 	f := newFleet(t)
 	f.add("kg", mcptest.Script{
@@ -181,12 +182,28 @@ func TestSearchToolsFindsByWhatAServerIsFor(t *testing.T) {
 		Tools:        []mcptest.ToolSpec{{Name: "create_entities", Description: "Create entities in the graph."}},
 	})
 	f.add("files", mcptest.Script{Tools: searchable["files"]})
-	m := f.managerWith(&Options{Cache: CacheOff}, server("kg"), server("files"))
+	f.add("notes", mcptest.Script{
+		Title:       "Jotter",
+		Description: "Scribbles that outlive the chat.",
+		Tools:       []mcptest.ToolSpec{{Name: "put", Description: "Put an item."}},
+	})
+	described := server("files")
+	described.Description = "The team's shared drive of spreadsheets"
+	m := f.managerWith(&Options{Cache: CacheOff}, server("kg"), described, server("notes"))
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if got := searched(t, m, "facts about people", nil); len(got) != 1 || got[0] != "kg__create_entities" {
 		t.Errorf("SearchTools(facts about people) = %v, want kg__create_entities", got)
+	}
+	for query, want := range map[string]string{
+		"jotter scribbles":  "notes__put",
+		"shared drive":      "files__",
+		"team spreadsheets": "files__",
+	} {
+		if got := searched(t, m, query, nil); len(got) == 0 || !strings.HasPrefix(got[0], want) {
+			t.Errorf("SearchTools(%s) = %v, want %s… first", query, got, want)
+		}
 	}
 	for _, c := range []struct {
 		cmd  string

@@ -29,6 +29,10 @@ type Server struct {
 	Name string `json:"name"`
 	// Package is the npm package it was started from, as name@version.
 	Package string `json:"package"`
+	// Info is the serverInfo it answered initialize with (nil in a dump
+	// made before it was kept), and Instructions its instructions.
+	Info         *mcp.Implementation `json:"serverInfo,omitempty"`
+	Instructions string              `json:"instructions,omitempty"`
 	// Tools are the tools it listed, sorted by name, as go-sdk decoded them.
 	Tools []*mcp.Tool `json:"tools"`
 }
@@ -47,7 +51,11 @@ type PublicTool struct {
 	Server string
 	// Package is the server's npm package, as name@version.
 	Package string
-	Tool    *mcp.Tool
+	// Info and Instructions are the server's (Server.Info and
+	// Server.Instructions).
+	Info         *mcp.Implementation
+	Instructions string
+	Tool         *mcp.Tool
 }
 
 // PublicName is the public name of tool on server.
@@ -59,7 +67,7 @@ func Public(servers []Server) []PublicTool {
 	var out []PublicTool
 	for _, s := range servers {
 		for _, t := range s.Tools {
-			out = append(out, PublicTool{Name: PublicName(s.Name, t.Name), Server: s.Name, Package: s.Package, Tool: t})
+			out = append(out, PublicTool{Name: PublicName(s.Name, t.Name), Server: s.Name, Package: s.Package, Info: s.Info, Instructions: s.Instructions, Tool: t})
 		}
 	}
 	return out

@@ -7,9 +7,8 @@ import (
 )
 
 // Index returns the ranking of Switchboard's tool search over tools, with
-// opts (nil: its defaults): the ranking the benchmark measures. Each
-// tool's context is its server's key and package, as the manager gives
-// them (the dump has no instructions).
+// opts (nil: its defaults): the ranking the benchmark measures, each
+// tool's context made as the manager makes it (serverContext).
 func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	x, err := index.New(opts)
 	if err != nil {
@@ -35,8 +34,14 @@ func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	}, nil
 }
 
-// serverContext is the Doc.Context of t: its server's key and package.
+// serverContext is the Doc.Context of t, as the manager makes it: its
+// server's key, package, serverInfo and instructions (tools.json has no
+// config descriptions: no one wrote a config for these servers).
 func serverContext(t PublicTool) string {
-	c, _ := index.ServerContext(t.Server, t.Package, "")
+	about := index.About{Key: t.Server, Package: t.Package, Instructions: t.Instructions}
+	if t.Info != nil {
+		about.Name, about.Title, about.Summary = t.Info.Name, t.Info.Title, t.Info.Description
+	}
+	c, _ := index.ServerContext(about)
 	return c
 }

@@ -121,7 +121,11 @@ type ToolSpec struct {
 // The zero Script serves [DefaultTools] and injects no fault.
 type Script struct {
 	// Name is the implementation name reported to clients; "" means "mcptest".
-	Name         string `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Title and Description are the implementation's title and
+	// description reported to clients (serverInfo); "" reports none.
+	Title        string `json:"title,omitempty"`
+	Description  string `json:"description,omitempty"`
 	Instructions string `json:"instructions,omitempty"`
 	// Tools is the initial tool list. Nil means [DefaultTools]. (An empty,
 	// non-nil list serves no tools in process; the command form cannot tell

@@ -119,7 +119,7 @@ func newServer(script Script, rec *recorder, exit, garbage func()) *Server {
 	s.counter.rec = rec
 	s.flood = script.Flood
 	s.mcp = mcp.NewServer(
-		&mcp.Implementation{Name: script.implName(), Version: "1.0.0"},
+		&mcp.Implementation{Name: script.implName(), Title: script.Title, Description: script.Description, Version: "1.0.0"},
 		&mcp.ServerOptions{
 			Instructions: script.Instructions,
 			PageSize:     max(script.PageSize, 0),

@@ -9,20 +9,47 @@ import "strings"
 // tell one server from another.
 const MaxContextBytes = 2048
 
-// ServerContext returns the [Doc.Context] of a server's tools from what is
-// known of it: its config key ("google-maps"), the package it runs from
-// ("@modelcontextprotocol/server-memory@1.2.3", "" if none: a version is
-// cut off, since no one asks for one) and its initialize instructions, cut
-// to their first words within [MaxContextBytes] (cut reports it).
-func ServerContext(key, pkg, instructions string) (context string, cut bool) {
+// maxAboutBytes is the most [ServerContext] keeps of each short thing known
+// of a server (its description and the name, title and description it
+// reports): a line or two says what a server is for, and the server writes
+// three of them.
+const maxAboutBytes = 256
+
+// About is what is known of a server, from which [ServerContext] makes its
+// tools' [Doc.Context]. Every field may be empty.
+type About struct {
+	// Key is the server's name in the configuration ("google-maps").
+	Key string
+	// Description is what the configuration says the server is for.
+	Description string
+	// Package is the package the server runs from
+	// ("@modelcontextprotocol/server-memory@1.2.3"); a version is cut
+	// off, since no one asks for one.
+	Package string
+	// Name, Title and Summary are the serverInfo the server answered
+	// initialize with: its name, title and description.
+	Name, Title, Summary string
+	// Instructions are the server's initialize instructions.
+	Instructions string
+}
+
+// ServerContext returns the [Doc.Context] of a server's tools: the fields
+// of a, a line each, the server's own cut to their first words (the
+// instructions within [MaxContextBytes], the rest within a few hundred
+// bytes); cut reports whether the instructions were cut.
+func ServerContext(a About) (context string, cut bool) {
+	pkg := a.Package
 	if at := strings.LastIndexByte(pkg, '@'); at > 0 {
 		pkg = pkg[:at]
 	}
-	instructions, cut = cutWords(instructions, MaxContextBytes)
-	instructions = strings.TrimSpace(instructions)
+	short := func(s string) string {
+		s, _ = cutWords(s, maxAboutBytes)
+		return s
+	}
+	instructions, cut := cutWords(a.Instructions, MaxContextBytes)
 	var parts []string
-	for _, s := range []string{key, pkg, instructions} {
-		if s != "" {
+	for _, s := range []string{a.Key, short(a.Description), pkg, short(a.Name), short(a.Title), short(a.Summary), instructions} {
+		if s = strings.TrimSpace(s); s != "" {
 			parts = append(parts, s)
 		}
 	}

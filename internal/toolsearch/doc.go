@@ -13,8 +13,9 @@
 //	Description        the description
 //	ParamNames         the input schema's property names, nested ones too
 //	ParamDescriptions  the schema's descriptions, titles and string enum values
-//	Context            what is known of its server ([ServerContext]): config key,
-//	                   package, the first words of its instructions
+//	Context            what is known of its server ([ServerContext]): config key
+//	                   and description, package, serverInfo, the first words
+//	                   of its instructions
 //
 // # Analysis
 //

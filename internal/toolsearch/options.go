@@ -55,7 +55,7 @@ type Options struct {
 //	Description        1.0  0.75  prose of very uneven length, so full normalisation
 //	ParamNames         1.0  0.5   what the tool takes ("path", "query", "owner")
 //	ParamDescriptions  0.5  0.75  long, repetitive prose about the arguments
-//	Context            0.5  0.75  the server's words, shared by all its tools
+//	Context            0.2  1     the server's words, shared by all its tools: long prose (instructions), so full normalisation
 //
 // K1 and the Description's B are the usual BM25 values. The weights rank a
 // match in what a tool is called above one in what it says about itself; the
@@ -68,7 +68,7 @@ func DefaultOptions() *Options {
 		Description:       FieldParams{Weight: 1, B: 0.75},
 		ParamNames:        FieldParams{Weight: 1, B: 0.5},
 		ParamDescriptions: FieldParams{Weight: 0.5, B: 0.75},
-		Context:           FieldParams{Weight: 0.5, B: 0.75},
+		Context:           FieldParams{Weight: 0.2, B: 1},
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command dump starts each real MCP server that servers/servers.json names
 // (installed by npm ci in servers/), lists its tools through go-sdk's client
-// and writes them, sorted, to testdata/tools.json.
+// and writes them, sorted, to testdata/tools.json, with what each server
+// said of itself when it was initialized (its serverInfo and instructions).
 //
 // Run it from bench/toolsearch:
 //
@@ -142,7 +143,8 @@ func dump(dir string, s spec, timeout time.Duration) (toolsearch.Server, error) 
 		return toolsearch.Server{}, fmt.Errorf("list tools: none (stderr: %s)", cmd.Stderr)
 	}
 	slices.SortFunc(tools, func(a, b *mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
-	return toolsearch.Server{Name: s.Name, Package: s.Package + "@" + version, Tools: tools}, nil
+	init := session.InitializeResult()
+	return toolsearch.Server{Name: s.Name, Package: s.Package + "@" + version, Info: init.ServerInfo, Instructions: init.Instructions, Tools: tools}, nil
 }
 
 // installedVersion reads the version of pkg that npm installed in dir.
