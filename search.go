@@ -112,10 +112,11 @@ type searchIndex struct {
 	// unchanged tool's prepared definition, so its identity and the public
 	// name (which a collision may change) tell.
 	indexed map[string][]indexedTool
-	// contexts holds, per server, the context its tools were last indexed
-	// with (toolsearch.Doc.Context): a change of instructions indexes them
-	// again.
-	contexts map[string]string
+	// contexts holds, per server, the Doc.Context and Doc.Instructions
+	// its tools were last indexed with: a change of either (a description
+	// edited in the config, a server that says something new of itself)
+	// indexes them again.
+	contexts map[string][2]string
 }
 
 // indexedTool is what tells whether a tool must be indexed again.
@@ -129,7 +130,7 @@ func newSearchIndex(logger *slog.Logger) *searchIndex {
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
-	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string)}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string][2]string)}
 }
 
 // follow indexes the tools of v's servers that changed since the view it
@@ -140,12 +141,13 @@ func (s *searchIndex) follow(v *view) {
 		byServer[t.Server] = append(byServer[t.Server], t)
 	}
 	abouts := make(map[string]toolsearch.About, len(v.statuses))
+	instructions := make(map[string]string, len(v.statuses))
 	for _, st := range v.statuses {
-		about := toolsearch.About{Key: st.Name, Instructions: st.Instructions}
+		var about toolsearch.About
 		if info := st.ServerInfo; info != nil {
 			about.Name, about.Title, about.Summary = info.Name, info.Title, info.Description
 		}
-		abouts[st.Name] = about
+		abouts[st.Name], instructions[st.Name] = about, st.Instructions
 	}
 	for server, tools := range byServer {
 		now := make([]indexedTool, len(tools))
@@ -158,17 +160,18 @@ func (s *searchIndex) follow(v *view) {
 			cfg := up.Config()
 			about.Package, about.Description = packageOf(cfg), cfg.Description
 		}
-		context, cut := toolsearch.ServerContext(about)
-		if slices.Equal(now, s.indexed[server]) && context == s.contexts[server] {
+		context := toolsearch.ServerContext(about)
+		instr, cut := toolsearch.CutInstructions(instructions[server])
+		if slices.Equal(now, s.indexed[server]) && s.contexts[server] == [2]string{context, instr} {
 			continue
 		}
 		if cut {
 			s.logger.Info("tool search reads the first words of a server's instructions", "server", server,
-				"limit", fmt.Sprintf("toolsearch.MaxContextBytes (%d bytes)", toolsearch.MaxContextBytes))
+				"limit", fmt.Sprintf("toolsearch.MaxInstructionsBytes (%d bytes)", toolsearch.MaxInstructionsBytes))
 		}
 		docs := make([]toolsearch.Doc, len(tools))
 		for i, t := range tools {
-			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema, Context: context}
+			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema, Context: context, Instructions: instr}
 		}
 		if err := s.index.Set(server, docs); err != nil {
 			// Exposed tools are valid documents; this is a bug, and
@@ -176,7 +179,7 @@ func (s *searchIndex) follow(v *view) {
 			s.logger.Error("indexing tools for search", "server", server, "error", err)
 			continue
 		}
-		s.indexed[server], s.contexts[server] = now, context
+		s.indexed[server], s.contexts[server] = now, [2]string{context, instr}
 	}
 	for server := range s.indexed {
 		if _, ok := byServer[server]; !ok {

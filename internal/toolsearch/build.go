@@ -67,9 +67,9 @@ type segmentBuilder struct {
 	// deterministic order).
 	tf    map[string]*[numFields]uint16
 	terms []string
-	// The terms of the last Context analysed, kept for the next doc.
-	context      string
-	contextTerms []string
+	// The terms of the last Context and Instructions analysed, kept for
+	// the next doc: a server's tools share them.
+	context, instructions sharedText
 }
 
 func (b *segmentBuilder) add(doc *Doc) error {
@@ -115,14 +115,8 @@ func (b *segmentBuilder) add(doc *Doc) error {
 	walkSchema(schema,
 		func(name string) { b.an.analyze(name, add(fieldParamNames)) },
 		func(text string) { b.an.analyze(text, add(fieldParamDescriptions)) })
-	if doc.Context != b.context || b.contextTerms == nil {
-		b.context, b.contextTerms = doc.Context, []string{}
-		b.an.analyze(doc.Context, func(t string) { b.contextTerms = append(b.contextTerms, t) })
-	}
-	addContext := add(fieldContext)
-	for _, t := range b.contextTerms {
-		addContext(t)
-	}
+	b.context.add(b.an, doc.Context, add(fieldContext))
+	b.instructions.add(b.an, doc.Instructions, add(fieldInstructions))
 
 	d := uint32(len(b.seg.docs) - 1)
 	for _, term := range b.terms {
@@ -132,4 +126,23 @@ func (b *segmentBuilder) add(doc *Doc) error {
 		b.seg.fieldLen[f] += int(n)
 	}
 	return nil
+}
+
+// sharedText is text that consecutive docs share, and its terms: analysed
+// once for them all.
+type sharedText struct {
+	text  string
+	terms []string
+}
+
+// add calls emit for each term of text, analysing it only if it is not the
+// text of the last call.
+func (s *sharedText) add(an *analyzer, text string, emit func(term string)) {
+	if text != s.text || s.terms == nil {
+		s.text, s.terms = text, []string{}
+		an.analyze(text, func(t string) { s.terms = append(s.terms, t) })
+	}
+	for _, t := range s.terms {
+		emit(t)
+	}
 }

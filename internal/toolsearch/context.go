@@ -2,12 +2,12 @@ package toolsearch
 
 import "strings"
 
-// MaxContextBytes is the most of a server's instructions [ServerContext]
-// keeps: the first words, which say what the server is for. Instructions
-// are the server's to write, and each of its tools is indexed with them, so
-// a longer text would cost index memory and time for words that rarely
-// tell one server from another.
-const MaxContextBytes = 2048
+// MaxInstructionsBytes is the most of a server's instructions
+// [CutInstructions] keeps: the first words, which say what the server is
+// for. Instructions are the server's to write, and each of its tools is
+// indexed with them, so a longer text would cost index memory and time for
+// words that rarely tell one server from another.
+const MaxInstructionsBytes = 2048
 
 // maxAboutBytes is the most [ServerContext] keeps of each short thing known
 // of a server (its description and the name, title and description it
@@ -29,29 +29,30 @@ type About struct {
 	// Name, Title and Summary are the serverInfo the server answered
 	// initialize with: its name, title and description.
 	Name, Title, Summary string
-	// Instructions are the server's initialize instructions.
-	Instructions string
 }
 
 // ServerContext returns the [Doc.Context] of a server's tools: the fields
-// of a, a line each, the server's own cut to their first words (the
-// instructions within [MaxContextBytes], the rest within a few hundred
-// bytes); cut reports whether the instructions were cut.
-func ServerContext(a About) (context string, cut bool) {
+// of a, a line each, those the server gives cut to their first words
+// within a few hundred bytes.
+func ServerContext(a About) string {
 	pkg := a.Package
 	if at := strings.LastIndexByte(pkg, '@'); at > 0 {
 		pkg = pkg[:at]
 	}
-	short := func(s string) string {
-		s, _ = cutWords(s, maxAboutBytes)
-		return s
-	}
-	instructions, cut := cutWords(a.Instructions, MaxContextBytes)
 	var parts []string
-	for _, s := range []string{a.Key, short(a.Description), pkg, short(a.Name), short(a.Title), short(a.Summary), instructions} {
+	for _, s := range []string{a.Key, a.Description, pkg, a.Name, a.Title, a.Summary} {
+		s, _ = cutWords(s, maxAboutBytes)
 		if s = strings.TrimSpace(s); s != "" {
 			parts = append(parts, s)
 		}
 	}
-	return strings.Join(parts, "\n"), cut
+	return strings.Join(parts, "\n")
+}
+
+// CutInstructions returns the [Doc.Instructions] of a server's tools: its
+// instructions cut to their first words within [MaxInstructionsBytes], and
+// whether they were cut.
+func CutInstructions(instructions string) (string, bool) {
+	instructions, cut := cutWords(instructions, MaxInstructionsBytes)
+	return strings.TrimSpace(instructions), cut
 }

@@ -10,7 +10,7 @@ import (
 // Context; a tool that has the request's words itself still ranks first.
 func TestContextFindsAServersTools(t *testing.T) {
 	x := mustNew(t, nil)
-	graph, _ := ServerContext(About{Key: "kg", Package: "@acme/server-kg@1.0.0", Instructions: "Keeps a persistent memory of people and facts across conversations."})
+	graph := ServerContext(About{Key: "kg", Package: "@acme/server-kg@1.0.0", Description: "Keeps a persistent memory of people and facts across conversations."})
 	mustSet(t, x, "kg", []Doc{
 		{Name: "kg__create_entities", Description: "Create multiple new entities in the graph.", Context: graph},
 		{Name: "kg__add_observations", Description: "Add observations to existing entities.", Context: graph},
@@ -30,32 +30,39 @@ func TestContextFindsAServersTools(t *testing.T) {
 }
 
 // TestServerContext: the version of a package is cut off, a scope is
-// kept, what the config and the server say of it come a line each, and
-// the server's words are cut to their first ones: instructions within
-// MaxContextBytes, the rest within maxAboutBytes.
+// kept, what the config and the server say of it come a line each, each
+// cut to its first words within maxAboutBytes.
 func TestServerContext(t *testing.T) {
 	for _, c := range []struct {
 		about About
 		want  string
 	}{
 		{About{Key: "memory", Package: "@modelcontextprotocol/server-memory@2026.8.31"}, "memory\n@modelcontextprotocol/server-memory"},
-		{About{Key: "memory", Package: "@modelcontextprotocol/server-memory", Instructions: "Remember."}, "memory\n@modelcontextprotocol/server-memory\nRemember."},
 		{About{Key: "git", Package: "mcp-server-git"}, "git\nmcp-server-git"},
 		{About{Key: "k8s"}, "k8s"},
-		{About{Key: "kg", Description: " people, preferences and facts ", Name: "memory-server", Title: "Memory", Summary: "A knowledge graph.", Instructions: "Use it."},
-			"kg\npeople, preferences and facts\nmemory-server\nMemory\nA knowledge graph.\nUse it."},
+		{About{Key: "kg", Description: " people, preferences and facts ", Name: "memory-server", Title: "Memory", Summary: "A knowledge graph."},
+			"kg\npeople, preferences and facts\nmemory-server\nMemory\nA knowledge graph."},
 	} {
-		if got, cut := ServerContext(c.about); got != c.want || cut {
-			t.Errorf("ServerContext(%+v) = %q, %v, want %q, false", c.about, got, cut, c.want)
+		if got := ServerContext(c.about); got != c.want {
+			t.Errorf("ServerContext(%+v) = %q, want %q", c.about, got, c.want)
 		}
 	}
-	long := strings.Repeat("word ", MaxContextBytes)
-	got, cut := ServerContext(About{Key: "k", Instructions: long})
-	if !cut || len(got) > len("k\n")+MaxContextBytes || !strings.HasSuffix(got, "word") {
-		t.Errorf("ServerContext of %d bytes of instructions = %d bytes ending %q, cut %v; want at most %d, ending in a whole word, cut", len(long), len(got), got[max(0, len(got)-8):], cut, MaxContextBytes+2)
+	long := strings.Repeat("word ", 1000)
+	got := ServerContext(About{Key: "k", Description: long, Name: long, Title: long, Summary: long})
+	if len(got) > len("k")+4*(1+maxAboutBytes) || !strings.HasSuffix(got, "word") {
+		t.Errorf("ServerContext of 4 long fields = %d bytes ending %q; want at most %d, ending in a whole word", len(got), got[max(0, len(got)-8):], len("k")+4*(1+maxAboutBytes))
 	}
-	got, cut = ServerContext(About{Key: "k", Description: long, Name: long, Title: long, Summary: long})
-	if cut || len(got) > len("k")+4*(1+maxAboutBytes) {
-		t.Errorf("ServerContext of 4 long server fields = %d bytes, cut %v; want at most %d, not cut (the instructions were not)", len(got), cut, len("k")+4*(1+maxAboutBytes))
+}
+
+// TestCutInstructions: instructions are cut to their first words within
+// MaxInstructionsBytes, and say so.
+func TestCutInstructions(t *testing.T) {
+	if got, cut := CutInstructions("Remember."); got != "Remember." || cut {
+		t.Errorf("CutInstructions(Remember.) = %q, %v", got, cut)
+	}
+	long := strings.Repeat("word ", MaxInstructionsBytes)
+	got, cut := CutInstructions(long)
+	if !cut || len(got) > MaxInstructionsBytes || !strings.HasSuffix(got, "word") {
+		t.Errorf("CutInstructions of %d bytes = %d bytes ending %q, cut %v; want at most %d, ending in a whole word, cut", len(long), len(got), got[max(0, len(got)-8):], cut, MaxInstructionsBytes)
 	}
 }

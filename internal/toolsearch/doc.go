@@ -14,8 +14,9 @@
 //	ParamNames         the input schema's property names, nested ones too
 //	ParamDescriptions  the schema's descriptions, titles and string enum values
 //	Context            what is known of its server ([ServerContext]): config key
-//	                   and description, package, serverInfo, the first words
-//	                   of its instructions
+//	                   and description, package, serverInfo
+//	Instructions       the first words of its server's instructions
+//	                   ([CutInstructions])
 //
 // # Analysis
 //

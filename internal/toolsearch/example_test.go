@@ -37,9 +37,8 @@ func Example() {
 		return
 	}
 
-	// "open" is also a word for reading (see the synonyms), so a file
-	// comes second, well behind.
-	hits, err := idx.Search("open an issue about a bug", 2, nil)
+	// No tool says "bug"; its synonym "issue" counts in its place.
+	hits, err := idx.Search("report a bug", 2, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +55,6 @@ func Example() {
 	}
 	// Output:
 	// github github__create_issue
-	// fs fs__read_file
 	// fs fs__read_file
 	// github github__list_pull_requests
 }

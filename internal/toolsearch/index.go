@@ -37,13 +37,16 @@ type Doc struct {
 	// json.RawMessage or []byte, or anything encoding/json turns into a
 	// JSON object (such as a *jsonschema.Schema). Nil means no parameters.
 	InputSchema any
-	// Context is text about the tool's server, the same for each of its
-	// tools: its name in words, its package, its instructions, a
-	// description given in configuration. A server's tools are found by
-	// what the server is for ("remember" finds a memory server's tools),
-	// without it outranking a tool's own words. Consecutive tools with the
-	// same Context are analysed once.
-	Context string
+	// Context is what is known of the tool's server, the same for each
+	// of its tools ([ServerContext]): its name, a description given in
+	// configuration, its package, what it says it is. A server's tools are
+	// found by what the server is for ("remember" finds a memory server's
+	// tools). Instructions are the server's initialize instructions, cut
+	// ([CutInstructions]): prose for a model on how to use the server,
+	// which says what it is for among much else, so it counts for less.
+	// Consecutive tools with the same Context, or Instructions, analyse it
+	// once.
+	Context, Instructions string
 }
 
 // Index is an in-memory BM25F index of tool definitions, one group of tools

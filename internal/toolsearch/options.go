@@ -15,10 +15,11 @@ const (
 	fieldParamNames
 	fieldParamDescriptions
 	fieldContext
+	fieldInstructions
 	numFields
 )
 
-var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions", "Context"}
+var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions", "Context", "Instructions"}
 
 // FieldParams are the BM25F parameters of one field.
 type FieldParams struct {
@@ -43,8 +44,11 @@ type Options struct {
 	// descriptions, titles and string enum values.
 	Name, Title, Description, ParamNames, ParamDescriptions FieldParams
 	// Context is what is known of the tool's server ([Doc.Context]): its
-	// name, its package, its instructions.
+	// name and description in the config, its package, its serverInfo.
 	Context FieldParams
+	// Instructions are the tool's server's instructions
+	// ([Doc.Instructions]).
+	Instructions FieldParams
 }
 
 // DefaultOptions returns the default ranking parameters: K1 1.2, and for the
@@ -55,7 +59,10 @@ type Options struct {
 //	Description        1.0  0.75  prose of very uneven length, so full normalisation
 //	ParamNames         1.0  0.5   what the tool takes ("path", "query", "owner")
 //	ParamDescriptions  0.5  0.75  long, repetitive prose about the arguments
-//	Context            0.2  1     the server's words, shared by all its tools: long prose (instructions), so full normalisation
+//	Context            1.0  0.5   what the server is (config key and description, package, serverInfo):
+//	                              short, and a description in the config is written to be found by
+//	Instructions       0.1  1     the server's instructions: long prose on how to use it, mostly
+//	                              words that tell nothing of what it is for
 //
 // K1 and the Description's B are the usual BM25 values. The weights rank a
 // match in what a tool is called above one in what it says about itself; the
@@ -68,7 +75,8 @@ func DefaultOptions() *Options {
 		Description:       FieldParams{Weight: 1, B: 0.75},
 		ParamNames:        FieldParams{Weight: 1, B: 0.5},
 		ParamDescriptions: FieldParams{Weight: 0.5, B: 0.75},
-		Context:           FieldParams{Weight: 0.2, B: 1},
+		Context:           FieldParams{Weight: 1, B: 0.5},
+		Instructions:      FieldParams{Weight: 0.1, B: 1},
 	}
 }
 
@@ -79,7 +87,7 @@ type params struct {
 }
 
 func (o *Options) params() (params, error) {
-	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions, o.Context}}
+	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions, o.Context, o.Instructions}}
 	if !(p.k1 > 0) || math.IsInf(p.k1, 0) {
 		return params{}, fmt.Errorf("%w: K1 is %v, want a finite number above 0", ErrBadOptions, p.k1)
 	}

@@ -112,24 +112,51 @@ func (x *Index) Search(query string, limit int, visible func(name string) bool) 
 	if len(terms) == 0 {
 		return nil, fmt.Errorf("toolsearch: search: %w: the query has only stop words or punctuation", ErrEmptyQuery)
 	}
-	expanded, weights := withSynonyms(terms)
-	return x.snap.Load().search(&x.p, expanded, weights, limit, visible), nil
+	return x.snap.Load().search(&x.p, withSynonyms(terms), limit, visible), nil
+}
+
+// weightedTerms are the terms of a query and the synonyms they bring in.
+type weightedTerms struct {
+	terms []string
+	// from[i] is the index in terms of the query's own term that brought
+	// in terms[i], or -1 (see synonyms.expand).
+	from []int
+	own  int // terms[:own] are the query's own
 }
 
 // withSynonyms returns terms and the synonyms they bring in, at most
-// maxSynonymTerms of them and MaxQueryTerms in all, and the weight of each: 1 for the query's own,
-// synonymWeight for the rest.
-func withSynonyms(terms []string) ([]string, []float64) {
-	expanded := querySynonyms.expand(terms)
-	expanded = expanded[:min(len(expanded), len(terms)+maxSynonymTerms, MaxQueryTerms)]
-	weights := make([]float64, len(expanded))
-	for i := range expanded {
-		weights[i] = 1
-		if i >= len(terms) {
-			weights[i] = synonymWeight
+// maxSynonymTerms of them and MaxQueryTerms in all.
+func withSynonyms(terms []string) weightedTerms {
+	expanded, from := querySynonyms.expand(terms)
+	n := min(len(expanded), len(terms)+maxSynonymTerms, MaxQueryTerms)
+	return weightedTerms{terms: expanded[:n], from: from[:n], own: len(terms)}
+}
+
+// weights returns the weight of each term, given df, the number of
+// visible docs that have each: 1 for the query's own; for the synonyms of
+// a term that no visible doc has, orphanSynonymWeight shared among those
+// that some doc has (the term counts through them as much as a word, not
+// once for each); synonymWeight for the rest. Counting visible docs alone
+// keeps hidden tools from telling in the scores.
+func (q weightedTerms) weights(df []int) []float64 {
+	w := make([]float64, len(q.terms))
+	found := make([]int, q.own) // by own term: its synonyms that some doc has
+	for i := q.own; i < len(q.terms); i++ {
+		if by := q.from[i]; by >= 0 && df[i] > 0 {
+			found[by]++
 		}
 	}
-	return expanded, weights
+	for i := range w {
+		switch by := q.from[i]; {
+		case i < q.own:
+			w[i] = 1
+		case by >= 0 && df[by] == 0:
+			w[i] = orphanSynonymWeight / float64(found[by])
+		default:
+			w[i] = synonymWeight
+		}
+	}
+	return w
 }
 
 // maxSynonymTerms is how many terms a query's synonyms may bring in: the
@@ -205,11 +232,32 @@ func (st *stats) isVisible(g int) bool {
 // summed in the
 // order of the query's terms, so the same query over the same docs gives
 // bit-identical scores however the index was built.
-func (s *snapshot) search(p *params, terms []string, weights []float64, limit int, visible func(string) bool) []Hit {
+func (s *snapshot) search(p *params, q weightedTerms, limit int, visible func(string) bool) []Hit {
 	st := s.statsFor(visible)
 	if st.docs == 0 {
 		return []Hit{}
 	}
+	terms := q.terms
+	// Each term's postings by segment, and its df over visible docs.
+	lists := make([][][]posting, len(terms))
+	df := make([]int, len(terms))
+	for ti, term := range terms {
+		lists[ti] = make([][]posting, len(s.segments))
+		for i, seg := range s.segments {
+			l := seg.postings[term]
+			lists[ti][i] = l
+			if st.visible == nil {
+				df[ti] += len(l)
+				continue
+			}
+			for _, p := range l {
+				if st.visible[s.offsets[i]+int(p.doc)] {
+					df[ti]++
+				}
+			}
+		}
+	}
+	weights := q.weights(df)
 	// The length normalisation of field f for a doc is
 	// 1 − b_f + b_f·len/avglen_f = base[f] + slope[f]·len.
 	var base, slope [numFields]float64
@@ -219,26 +267,12 @@ func (s *snapshot) search(p *params, terms []string, weights []float64, limit in
 	}
 	scores := make([]float64, s.docs) // by global doc number
 	var touched []int32
-	lists := make([][]posting, len(s.segments))
-	for ti, term := range terms {
-		df := 0
-		for i, seg := range s.segments {
-			lists[i] = seg.postings[term]
-			if st.visible == nil {
-				df += len(lists[i])
-				continue
-			}
-			for _, p := range lists[i] {
-				if st.visible[s.offsets[i]+int(p.doc)] {
-					df++
-				}
-			}
-		}
-		if df == 0 {
+	for ti := range terms {
+		if df[ti] == 0 {
 			continue
 		}
-		idf := weights[ti] * math.Log(1+(float64(st.docs)-float64(df)+0.5)/(float64(df)+0.5))
-		for i, list := range lists {
+		idf := weights[ti] * math.Log(1+(float64(st.docs)-float64(df[ti])+0.5)/(float64(df[ti])+0.5))
+		for i, list := range lists[ti] {
 			seg := s.segments[i]
 			for _, post := range list {
 				g := s.offsets[i] + int(post.doc)
