@@ -51,8 +51,7 @@ type ToolMatch struct {
 // the best, best first, ties by public name. It ranks the public name split
 // into words, the title, the description and the input schema's parameter
 // names and descriptions, and what is known of the tool's server (its
-// config key and description, its package, its serverInfo and
-// instructions), with BM25F, in memory: no network, no model. A
+// config key and description, its package, its serverInfo), with BM25F, in memory: no network, no model. A
 // tool that Options.Filter hides from opts.Query is never found.
 //
 // The index follows the views: a server whose tools change is indexed
@@ -112,11 +111,10 @@ type searchIndex struct {
 	// unchanged tool's prepared definition, so its identity and the public
 	// name (which a collision may change) tell.
 	indexed map[string][]indexedTool
-	// contexts holds, per server, the Doc.Context and Doc.Instructions
-	// its tools were last indexed with: a change of either (a description
-	// edited in the config, a server that says something new of itself)
-	// indexes them again.
-	contexts map[string][2]string
+	// contexts holds, per server, the Doc.Context its tools were last
+	// indexed with: a change (a description edited in the config, a
+	// server that says something new of itself) indexes them again.
+	contexts map[string]string
 }
 
 // indexedTool is what tells whether a tool must be indexed again.
@@ -130,7 +128,7 @@ func newSearchIndex(logger *slog.Logger) *searchIndex {
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
-	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string][2]string)}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string)}
 }
 
 // follow indexes the tools of v's servers that changed since the view it
@@ -141,13 +139,12 @@ func (s *searchIndex) follow(v *view) {
 		byServer[t.Server] = append(byServer[t.Server], t)
 	}
 	abouts := make(map[string]toolsearch.About, len(v.statuses))
-	instructions := make(map[string]string, len(v.statuses))
 	for _, st := range v.statuses {
 		var about toolsearch.About
 		if info := st.ServerInfo; info != nil {
 			about.Name, about.Title, about.Summary = info.Name, info.Title, info.Description
 		}
-		abouts[st.Name], instructions[st.Name] = about, st.Instructions
+		abouts[st.Name] = about
 	}
 	for server, tools := range byServer {
 		now := make([]indexedTool, len(tools))
@@ -161,17 +158,12 @@ func (s *searchIndex) follow(v *view) {
 			about.Package, about.Description = packageOf(cfg), cfg.Description
 		}
 		context := toolsearch.ServerContext(about)
-		instr, cut := toolsearch.CutInstructions(instructions[server])
-		if slices.Equal(now, s.indexed[server]) && s.contexts[server] == [2]string{context, instr} {
+		if slices.Equal(now, s.indexed[server]) && context == s.contexts[server] {
 			continue
-		}
-		if cut {
-			s.logger.Info("tool search reads the first words of a server's instructions", "server", server,
-				"limit", fmt.Sprintf("toolsearch.MaxInstructionsBytes (%d bytes)", toolsearch.MaxInstructionsBytes))
 		}
 		docs := make([]toolsearch.Doc, len(tools))
 		for i, t := range tools {
-			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema, Context: context, Instructions: instr}
+			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.def.Title, Description: t.def.Description, InputSchema: t.def.InputSchema, Context: context}
 		}
 		if err := s.index.Set(server, docs); err != nil {
 			// Exposed tools are valid documents; this is a bug, and
@@ -179,7 +171,7 @@ func (s *searchIndex) follow(v *view) {
 			s.logger.Error("indexing tools for search", "server", server, "error", err)
 			continue
 		}
-		s.indexed[server], s.contexts[server] = now, [2]string{context, instr}
+		s.indexed[server], s.contexts[server] = now, context
 	}
 	for server := range s.indexed {
 		if _, ok := byServer[server]; !ok {

@@ -172,14 +172,14 @@ func TestSearchToolsBadInput(t *testing.T) {
 }
 
 // TestSearchToolsFindsByWhatAServerIsFor: a request in the words of a
-// server's instructions, its serverInfo, its config description or its
-// package, which none of its tools uses, finds its tools; packageOf reads
-// only a package runner's package.
+// server's serverInfo, its config description or its package, which none
+// of its tools uses, finds its tools; packageOf reads only a package
+// runner's package.
 func TestSearchToolsFindsByWhatAServerIsFor(t *testing.T) {
 	f := newFleet(t)
 	f.add("kg", mcptest.Script{
-		Instructions: "Keeps a persistent memory of people and facts across conversations.",
-		Tools:        []mcptest.ToolSpec{{Name: "create_entities", Description: "Create entities in the graph."}},
+		Description: "Keeps a persistent memory of people and facts across conversations.",
+		Tools:       []mcptest.ToolSpec{{Name: "create_entities", Description: "Create entities in the graph."}},
 	})
 	f.add("files", mcptest.Script{Tools: searchable["files"]})
 	f.add("notes", mcptest.Script{

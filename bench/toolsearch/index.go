@@ -16,8 +16,7 @@ func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	}
 	byServer := make(map[string][]index.Doc)
 	for _, t := range tools {
-		context, instructions := serverContext(t)
-		byServer[t.Server] = append(byServer[t.Server], index.Doc{Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, Context: context, Instructions: instructions})
+		byServer[t.Server] = append(byServer[t.Server], index.Doc{Name: t.Name, Title: t.Tool.Title, Description: t.Tool.Description, InputSchema: t.Tool.InputSchema, Context: serverContext(t)})
 	}
 	if err := x.Replace(byServer); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
@@ -35,15 +34,13 @@ func Index(tools []PublicTool, opts *index.Options) (Ranker, error) {
 	}, nil
 }
 
-// serverContext is the Doc.Context and Doc.Instructions of t, as the
-// manager makes them: its server's key, package, serverInfo and
-// instructions (tools.json has no config descriptions: no one wrote a
-// config for these servers).
-func serverContext(t PublicTool) (context, instructions string) {
+// serverContext is the Doc.Context of t, as the manager makes it: its
+// server's key, package and serverInfo (tools.json has no config
+// descriptions: no one wrote a config for these servers).
+func serverContext(t PublicTool) string {
 	about := index.About{Key: t.Server, Package: t.Package}
 	if t.Info != nil {
 		about.Name, about.Title, about.Summary = t.Info.Name, t.Info.Title, t.Info.Description
 	}
-	instructions, _ = index.CutInstructions(t.Instructions)
-	return index.ServerContext(about), instructions
+	return index.ServerContext(about)
 }

@@ -67,9 +67,9 @@ type segmentBuilder struct {
 	// deterministic order).
 	tf    map[string]*[numFields]uint16
 	terms []string
-	// The terms of the last Context and Instructions analysed, kept for
-	// the next doc: a server's tools share them.
-	context, instructions sharedText
+	// The terms of the last Context analysed, kept for the next doc: a
+	// server's tools share it.
+	context sharedText
 }
 
 func (b *segmentBuilder) add(doc *Doc) error {
@@ -116,7 +116,6 @@ func (b *segmentBuilder) add(doc *Doc) error {
 		func(name string) { b.an.analyze(name, add(fieldParamNames)) },
 		func(text string) { b.an.analyze(text, add(fieldParamDescriptions)) })
 	b.context.add(b.an, doc.Context, add(fieldContext))
-	b.instructions.add(b.an, doc.Instructions, add(fieldInstructions))
 
 	d := uint32(len(b.seg.docs) - 1)
 	for _, term := range b.terms {

@@ -2,13 +2,6 @@ package toolsearch
 
 import "strings"
 
-// MaxInstructionsBytes is the most of a server's instructions
-// [CutInstructions] keeps: the first words, which say what the server is
-// for. Instructions are the server's to write, and each of its tools is
-// indexed with them, so a longer text would cost index memory and time for
-// words that rarely tell one server from another.
-const MaxInstructionsBytes = 2048
-
 // maxAboutBytes is the most [ServerContext] keeps of each short thing known
 // of a server (its description and the name, title and description it
 // reports): a line or two says what a server is for, and the server writes
@@ -47,12 +40,4 @@ func ServerContext(a About) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// CutInstructions returns the [Doc.Instructions] of a server's tools: its
-// instructions cut to their first words within [MaxInstructionsBytes], and
-// whether they were cut.
-func CutInstructions(instructions string) (string, bool) {
-	instructions, cut := cutWords(instructions, MaxInstructionsBytes)
-	return strings.TrimSpace(instructions), cut
 }

@@ -53,16 +53,3 @@ func TestServerContext(t *testing.T) {
 		t.Errorf("ServerContext of 4 long fields = %d bytes ending %q; want at most %d, ending in a whole word", len(got), got[max(0, len(got)-8):], len("k")+4*(1+maxAboutBytes))
 	}
 }
-
-// TestCutInstructions: instructions are cut to their first words within
-// MaxInstructionsBytes, and say so.
-func TestCutInstructions(t *testing.T) {
-	if got, cut := CutInstructions("Remember."); got != "Remember." || cut {
-		t.Errorf("CutInstructions(Remember.) = %q, %v", got, cut)
-	}
-	long := strings.Repeat("word ", MaxInstructionsBytes)
-	got, cut := CutInstructions(long)
-	if !cut || len(got) > MaxInstructionsBytes || !strings.HasSuffix(got, "word") {
-		t.Errorf("CutInstructions of %d bytes = %d bytes ending %q, cut %v; want at most %d, ending in a whole word, cut", len(long), len(got), got[max(0, len(got)-8):], cut, MaxInstructionsBytes)
-	}
-}

@@ -15,8 +15,6 @@
 //	ParamDescriptions  the schema's descriptions, titles and string enum values
 //	Context            what is known of its server ([ServerContext]): config key
 //	                   and description, package, serverInfo
-//	Instructions       the first words of its server's instructions
-//	                   ([CutInstructions])
 //
 // # Analysis
 //

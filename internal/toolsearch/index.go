@@ -41,12 +41,13 @@ type Doc struct {
 	// of its tools ([ServerContext]): its name, a description given in
 	// configuration, its package, what it says it is. A server's tools are
 	// found by what the server is for ("remember" finds a memory server's
-	// tools). Instructions are the server's initialize instructions, cut
-	// ([CutInstructions]): prose for a model on how to use the server,
-	// which says what it is for among much else, so it counts for less.
-	// Consecutive tools with the same Context, or Instructions, analyse it
-	// once.
-	Context, Instructions string
+	// tools). Consecutive tools with the same Context analyse it once.
+	//
+	// A server's instructions are not in it: prose for a model on how to
+	// use the server, which says what it is for among much else, they
+	// ranked no better on the retrieval benchmark's tuning split
+	// (bench/toolsearch; BENCHMARKS.md) and worse on its held-out one.
+	Context string
 }
 
 // Index is an in-memory BM25F index of tool definitions, one group of tools

@@ -15,11 +15,10 @@ const (
 	fieldParamNames
 	fieldParamDescriptions
 	fieldContext
-	fieldInstructions
 	numFields
 )
 
-var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions", "Context", "Instructions"}
+var fieldNames = [numFields]string{"Name", "Title", "Description", "ParamNames", "ParamDescriptions", "Context"}
 
 // FieldParams are the BM25F parameters of one field.
 type FieldParams struct {
@@ -46,9 +45,6 @@ type Options struct {
 	// Context is what is known of the tool's server ([Doc.Context]): its
 	// name and description in the config, its package, its serverInfo.
 	Context FieldParams
-	// Instructions are the tool's server's instructions
-	// ([Doc.Instructions]).
-	Instructions FieldParams
 }
 
 // DefaultOptions returns the default ranking parameters: K1 1.2, and for the
@@ -61,8 +57,6 @@ type Options struct {
 //	ParamDescriptions  0.5  0.75  long, repetitive prose about the arguments
 //	Context            1.0  0.5   what the server is (config key and description, package, serverInfo):
 //	                              short, and a description in the config is written to be found by
-//	Instructions       0.1  1     the server's instructions: long prose on how to use it, mostly
-//	                              words that tell nothing of what it is for
 //
 // K1 and the Description's B are the usual BM25 values. The weights rank a
 // match in what a tool is called above one in what it says about itself; the
@@ -76,7 +70,6 @@ func DefaultOptions() *Options {
 		ParamNames:        FieldParams{Weight: 1, B: 0.5},
 		ParamDescriptions: FieldParams{Weight: 0.5, B: 0.75},
 		Context:           FieldParams{Weight: 1, B: 0.5},
-		Instructions:      FieldParams{Weight: 0.1, B: 1},
 	}
 }
 
@@ -87,7 +80,7 @@ type params struct {
 }
 
 func (o *Options) params() (params, error) {
-	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions, o.Context, o.Instructions}}
+	p := params{k1: o.K1, fields: [numFields]FieldParams{o.Name, o.Title, o.Description, o.ParamNames, o.ParamDescriptions, o.Context}}
 	if !(p.k1 > 0) || math.IsInf(p.k1, 0) {
 		return params{}, fmt.Errorf("%w: K1 is %v, want a finite number above 0", ErrBadOptions, p.k1)
 	}
