@@ -62,7 +62,9 @@ var ErrRedirect = errors.New("redirect not followed")
 
 // Options configure a [Client]. A nil *Options means all defaults.
 type Options struct {
-	// Transport carries the requests. Nil: http.DefaultTransport.
+	// Transport carries the requests. Nil: a transport of the client's
+	// own, like http.DefaultTransport ([Client.CloseIdleConnections]
+	// closes its connections).
 	Transport http.RoundTripper
 	// Timeout bounds one request, the body read included. Default:
 	// DefaultTimeout.
@@ -100,6 +102,9 @@ func New(baseURL, model, key string, opts *Options) (*Client, error) {
 	if strings.TrimSpace(model) == "" {
 		return nil, errors.New("embed: new: the model is empty")
 	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
 	u = u.JoinPath("embeddings")
 	c := &Client{url: u.String(), endpoint: redact(u, ""), model: model, key: key, timeout: o.Timeout, maxBody: MaxResponseBytes}
 	c.http = &http.Client{
@@ -122,6 +127,10 @@ func redact(u *url.URL, fallback string) string {
 // Endpoint returns the URL requests go to, without query or user
 // information: what errors and logs name.
 func (c *Client) Endpoint() string { return c.endpoint }
+
+// CloseIdleConnections closes the connections the client keeps open
+// between requests: call it when done with the client.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 
 // Model returns the model's name.
 func (c *Client) Model() string { return c.model }
