@@ -186,4 +186,33 @@ func TestEmbeddings(t *testing.T) {
 	report(t, d, "BM25F alone", bm25)
 	report(t, d, "vectors alone ("+model+")", dense)
 	report(t, d, "fused, the default", fusedRanker(t, x, r, false))
+
+	// What a search costs with the endpoint: the query's vector from it
+	// (not memoised here), the BM25F pass over every tool and the fusion.
+	r2 := toolvec.New(client, "bench", &toolvec.Options{QueryTimeout: time.Minute})
+	defer r2.Close()
+	for server, docs := range byServerDocs(d.Tools) {
+		r2.Set(server, docs)
+	}
+	if err := r2.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var took []time.Duration
+	for _, req := range d.Tuning {
+		start := time.Now()
+		fusedRanker(t, x, r2, false)(req.Query, 5)
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	t.Logf("a fused search over %d tools, the query's vector asked of %s: p50 %v, p99 %v", len(d.Tools), client.Endpoint(),
+		took[len(took)/2].Round(time.Microsecond*10), took[len(took)*99/100].Round(time.Microsecond*10))
+}
+
+// byServerDocs returns the toolvec docs of tools by server.
+func byServerDocs(tools []PublicTool) map[string][]toolvec.Doc {
+	out := make(map[string][]toolvec.Doc)
+	for _, pt := range tools {
+		out[pt.Server] = append(out[pt.Server], toolvec.Doc{Name: pt.Name, Text: toolvec.Text(pt.Name, pt.Tool.Title, pt.Tool.Description)})
+	}
+	return out
 }
