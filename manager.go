@@ -92,7 +92,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		opts:      o,
 		created:   time.Now(),
 		subs:      newDispatcher(o.Logger),
-		search:    newSearchIndex(o.Logger),
+		search:    newSearchIndex(o.Logger, o.LookupEnv),
 		lifecycle: make(chan struct{}, 1),
 		held:      make(map[*upstream.Upstream]bool),
 	}
@@ -670,6 +670,7 @@ func (m *Manager) Close() error {
 	}
 	m.perSession.close()
 	m.events.Close()
+	m.search.close() // after the events goroutine, which follows the views into it
 	if m.writes != nil {
 		m.writes.close()
 	}

@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/embed"
 	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
+	"github.com/switchboard-mcp/switchboard/internal/toolvec"
 )
 
 // DefaultSearchLimit is how many matches SearchTools returns when
@@ -54,6 +57,16 @@ type ToolMatch struct {
 // config key and description, its package, its serverInfo), with BM25F, in memory: no network, no model. A
 // tool that Options.Filter hides from opts.Query is never found.
 //
+// If the config names an embedding endpoint (toolSearch.embeddings), its
+// vectors add to the ranking: each tool scores its BM25F score over the
+// best one, plus the cosine of its vector and the query's, so that a
+// request that shares no word with a tool can find it. The tools' vectors
+// are computed in the background as they are indexed, and kept across
+// reloads; the query's is waited for 250 ms at most (toolvec's
+// DefaultQueryTimeout), past which, or if the endpoint fails (logged once
+// per distinct error), BM25F answers alone, as it does until the first
+// tool has a vector.
+//
 // The index follows the views: a server whose tools change is indexed
 // again, alone. A query over MaxSearchQueryBytes is searched by its first
 // words within it, cut between words: models paste whole requests. An empty query or
@@ -78,8 +91,22 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 		}
 		visible = func(name string) bool { return shown[name] }
 	}
-	hits, err := m.search.index.Search(query, o.Limit, visible)
-	if err != nil {
+	var hits []toolsearch.Hit
+	var err error
+	if vec := m.search.vec.Load(); vec != nil && vec.Ready() {
+		// The fusion takes every tool BM25F matched, and the query's
+		// vector, within toolvec's query timeout; without it, BM25F's
+		// best answer.
+		all, err := m.search.index.Search(query, max(o.Limit, m.search.index.Len()), visible)
+		if err != nil {
+			return nil, &searchError{cause: err}
+		}
+		fused, ok := vec.Rank(ctx, query, all, visible, o.Limit)
+		if !ok {
+			fused = all[:min(o.Limit, len(all))]
+		}
+		hits = fused
+	} else if hits, err = m.search.index.Search(query, o.Limit, visible); err != nil {
 		return nil, &searchError{cause: err}
 	}
 	out := make([]ToolMatch, 0, len(hits))
@@ -115,6 +142,14 @@ type searchIndex struct {
 	// indexed with: a change (a description edited in the config, a
 	// server that says something new of itself) indexes them again.
 	contexts map[string]string
+
+	// vec, if set, ranks with the vectors of the config's embedding
+	// endpoint (toolSearch.embeddings); SearchTools loads it. It is
+	// written by follow, and replaced when the endpoint's setting changes.
+	vec        atomic.Pointer[toolvec.Ranker]
+	embeddings config.Embeddings        // the setting vec was made for
+	vecDocs    map[string][]toolvec.Doc // per server, the texts last given to vec
+	lookupEnv  func(string) (string, bool)
 }
 
 // indexedTool is what tells whether a tool must be indexed again.
@@ -123,17 +158,60 @@ type indexedTool struct {
 	src  *mcp.Tool
 }
 
-func newSearchIndex(logger *slog.Logger) *searchIndex {
+func newSearchIndex(logger *slog.Logger, lookupEnv func(string) (string, bool)) *searchIndex {
 	index, err := toolsearch.New(nil)
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
-	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string)}
+	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string),
+		vecDocs: make(map[string][]toolvec.Doc), lookupEnv: lookupEnv}
+}
+
+// configure makes vec follow the embedding endpoint of e: a new ranker
+// (given every server's tools) when the setting changed, none when it is
+// unset. A setting the client refuses is logged, and none is used.
+func (s *searchIndex) configure(e config.Embeddings) {
+	if e == s.embeddings {
+		return
+	}
+	s.embeddings = e
+	if old := s.vec.Swap(nil); old != nil {
+		old.Close()
+	}
+	if e.URL == "" {
+		return
+	}
+	var key string
+	if e.APIKeyEnv != "" {
+		var ok bool
+		if key, ok = s.lookupEnv(e.APIKeyEnv); !ok {
+			s.logger.Warn("tool search embeddings: the API key's variable is not set; sending no key", "apiKeyEnv", e.APIKeyEnv)
+		}
+	}
+	client, err := embed.New(e.URL, e.Model, key, nil)
+	if err != nil {
+		s.logger.Error("tool search embeddings: not used", "error", err)
+		return
+	}
+	vec := toolvec.New(client, e.Model, &toolvec.Options{Logger: s.logger, Endpoint: client.Endpoint()})
+	for server, docs := range s.vecDocs {
+		vec.Set(server, docs)
+	}
+	s.vec.Store(vec)
+	s.logger.Info("tool search ranks with embeddings too", "endpoint", client.Endpoint(), "model", e.Model)
+}
+
+// close stops the ranker of embeddings, if any.
+func (s *searchIndex) close() {
+	if vec := s.vec.Swap(nil); vec != nil {
+		vec.Close()
+	}
 }
 
 // follow indexes the tools of v's servers that changed since the view it
 // followed last, and drops the servers that are gone.
 func (s *searchIndex) follow(v *view) {
+	s.configure(v.toolSearch.Embeddings)
 	byServer := make(map[string][]Tool)
 	for _, t := range v.exposed {
 		byServer[t.Server] = append(byServer[t.Server], t)
@@ -172,9 +250,21 @@ func (s *searchIndex) follow(v *view) {
 			continue
 		}
 		s.indexed[server], s.contexts[server] = now, context
+		vd := make([]toolvec.Doc, len(tools))
+		for i, t := range tools {
+			vd[i] = toolvec.Doc{Name: t.Name, Text: toolvec.Text(t.Name, t.def.Title, t.def.Description)}
+		}
+		s.vecDocs[server] = vd
+		if vec := s.vec.Load(); vec != nil {
+			vec.Set(server, vd)
+		}
 	}
 	for server := range s.indexed {
 		if _, ok := byServer[server]; !ok {
+			delete(s.vecDocs, server)
+			if vec := s.vec.Load(); vec != nil {
+				vec.Remove(server)
+			}
 			s.index.Remove(server)
 			delete(s.indexed, server)
 			delete(s.contexts, server)

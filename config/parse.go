@@ -79,9 +79,9 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 			}
 			servers, key = &m.Value, name
 		case "toolSearch":
-			setting, err := toolSearch(&m.Value)
+			setting, field, err := toolSearch(&m.Value)
 			if err != nil {
-				warnings = append(warnings, &Error{File: file, Field: name, Problem: err.Error() + "; ignored", err: err})
+				warnings = append(warnings, &Error{File: file, Field: joinField(name, field), Problem: err.Error() + "; ignored", err: err})
 				continue
 			}
 			ts = &setting
@@ -159,13 +159,89 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	}
 }
 
-// toolSearch reads a top-level "toolSearch": a string ParseToolSearch takes.
-func toolSearch(v *hujson.Value) (ToolSearch, error) {
-	lit, ok := literal(v)
-	if !ok || lit.Kind() != '"' {
-		return ToolSearch{}, ErrToolSearchMode
+// toolSearch reads a top-level "toolSearch": a string ParseToolSearch
+// takes, or an object {"mode": that string, "embeddings": {...}}. On error
+// field is the dotted path of the bad part below "toolSearch" ("" for the
+// whole).
+func toolSearch(v *hujson.Value) (_ ToolSearch, field string, _ error) {
+	if lit, ok := literal(v); ok && lit.Kind() == '"' {
+		ts, err := ParseToolSearch(lit.String())
+		return ts, "", err
 	}
-	return ParseToolSearch(lit.String())
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return ToolSearch{}, "", fmt.Errorf("%w, or an object with \"mode\" and \"embeddings\"", ErrToolSearchMode)
+	}
+	var ts ToolSearch
+	hasMode := false
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		switch name := memberName(m); name {
+		case "mode":
+			lit, ok := literal(&m.Value)
+			if !ok || lit.Kind() != '"' {
+				return ToolSearch{}, name, ErrToolSearchMode
+			}
+			mode, err := ParseToolSearch(lit.String())
+			if err != nil {
+				return ToolSearch{}, name, err
+			}
+			ts.Mode, ts.Threshold, hasMode = mode.Mode, mode.Threshold, true
+		case "embeddings":
+			e, sub, err := embeddings(&m.Value)
+			if err != nil {
+				return ToolSearch{}, joinField(name, sub), err
+			}
+			ts.Embeddings = e
+		default:
+			return ToolSearch{}, name, fmt.Errorf("%w: unknown field; want \"mode\" or \"embeddings\"", ErrToolSearchField)
+		}
+	}
+	if !hasMode {
+		return ToolSearch{}, "mode", fmt.Errorf("%w: missing", ErrToolSearchMode)
+	}
+	return ts, "", nil
+}
+
+// embeddings reads toolSearch's "embeddings": {"url", "model", "apiKeyEnv"}.
+func embeddings(v *hujson.Value) (_ Embeddings, field string, _ error) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return Embeddings{}, "", fmt.Errorf("%w: want an object with \"url\" and \"model\"", ErrToolSearchField)
+	}
+	var e Embeddings
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		var dst *string
+		switch name {
+		case "url":
+			dst = &e.URL
+		case "model":
+			dst = &e.Model
+		case "apiKeyEnv":
+			dst = &e.APIKeyEnv
+		default:
+			return Embeddings{}, name, fmt.Errorf("%w: unknown field; want \"url\", \"model\" or \"apiKeyEnv\"", ErrToolSearchField)
+		}
+		lit, ok := literal(&m.Value)
+		if !ok || lit.Kind() != '"' {
+			return Embeddings{}, name, fmt.Errorf("%w: want a string", ErrToolSearchField)
+		}
+		*dst = lit.String()
+	}
+	if field, err := e.validate(); err != nil {
+		return Embeddings{}, field, err
+	}
+	return e, "", nil
+}
+
+// joinField joins a field and its sub-field with a dot.
+func joinField(field, sub string) string {
+	if sub == "" {
+		return field
+	}
+	return field + "." + sub
 }
 
 // merger keeps entries by name in first-seen order; a later entry with the

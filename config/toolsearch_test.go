@@ -126,3 +126,47 @@ func TestServerDescription(t *testing.T) {
 		t.Errorf("Validate of a long description = %v", err)
 	}
 }
+
+// TestToolSearchObject: "toolSearch" may be an object with the mode and an
+// embedding endpoint; each bad part is a warning naming the file and the
+// field, and leaves search as it was (off).
+func TestToolSearchObject(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"toolSearch": {"mode": "auto:5", "embeddings": {"url": "http://localhost:11434/v1", "model": "nomic-embed-text", "apiKeyEnv": "OPENAI_API_KEY"}}, "mcpServers": {}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ToolSearch{Mode: ToolSearchAuto, Threshold: 5, Embeddings: Embeddings{URL: "http://localhost:11434/v1", Model: "nomic-embed-text", APIKeyEnv: "OPENAI_API_KEY"}}
+	if cfg.ToolSearch != want || len(cfg.Warnings) != 0 {
+		t.Errorf("toolSearch = %+v, warnings %v; want %+v", cfg.ToolSearch, cfg.Warnings, want)
+	}
+	cfg, err = Parse("mcp.json", []byte(`{"toolSearch": {"mode": "on"}, "mcpServers": {}}`))
+	if err != nil || cfg.ToolSearch != (ToolSearch{Mode: ToolSearchOn}) {
+		t.Errorf("toolSearch {mode: on} = %+v, %v", cfg.ToolSearch, err)
+	}
+
+	for bad, want := range map[string]string{
+		`{"mode": "sometimes"}`: `mcp.json: toolSearch.mode: tool search "sometimes": want`,
+		`{"mode": 1}`:           `mcp.json: toolSearch.mode: want`,
+		`{"embeddings": {"url": "http://h", "model": "m"}}`:                                             `mcp.json: toolSearch.mode: want "off", "on", "auto" or "auto:N" (N a whole number): missing`,
+		`{"mode": "on", "colour": "blue"}`:                                                              `mcp.json: toolSearch.colour: invalid tool search setting: unknown field`,
+		`{"mode": "on", "embeddings": "http://h"}`:                                                      `mcp.json: toolSearch.embeddings: invalid tool search setting: want an object`,
+		`{"mode": "on", "embeddings": {"url": "localhost:11434", "model": "m"}}`:                        `mcp.json: toolSearch.embeddings.url: invalid tool search setting: want an absolute http or https URL`,
+		`{"mode": "on", "embeddings": {"url": "ftp://h/v1", "model": "m"}}`:                             `toolSearch.embeddings.url: invalid tool search setting: want an absolute http or https URL`,
+		`{"mode": "on", "embeddings": {"url": "/v1", "model": "m"}}`:                                    `toolSearch.embeddings.url: invalid tool search setting: want an absolute`,
+		`{"mode": "on", "embeddings": {"model": "m"}}`:                                                  `toolSearch.embeddings.url: invalid tool search setting: missing`,
+		`{"mode": "on", "embeddings": {"url": "https://u:secret@h/v1", "model": "m"}}`:                  `toolSearch.embeddings.url: invalid tool search setting: the URL has a user or password`,
+		`{"mode": "on", "embeddings": {"url": "http://h/v1", "model": " "}}`:                            `toolSearch.embeddings.model: invalid tool search setting: missing or empty`,
+		`{"mode": "on", "embeddings": {"url": "http://h/v1"}}`:                                          `toolSearch.embeddings.model: invalid tool search setting: missing or empty`,
+		`{"mode": "on", "embeddings": {"url": "http://h/v1", "model": "m", "apiKeyEnv": "sk-123 456"}}`: `toolSearch.embeddings.apiKeyEnv: invalid tool search setting: want the name of an environment variable`,
+		`{"mode": "on", "embeddings": {"url": "http://h/v1", "model": "m", "key": "x"}}`:                `toolSearch.embeddings.key: invalid tool search setting: unknown field`,
+		`{"mode": "on", "embeddings": {"url": "http://h/v1", "model": 7}}`:                              `toolSearch.embeddings.model: invalid tool search setting: want a string`,
+	} {
+		cfg, err := Parse("mcp.json", []byte(`{"toolSearch": `+bad+`, "mcpServers": {}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.ToolSearch != (ToolSearch{}) || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), want) || strings.Contains(cfg.Warnings[0].Error(), "secret") {
+			t.Errorf("toolSearch %s: %+v, warnings %v; want off and one warning with %q", bad, cfg.ToolSearch, cfg.Warnings, want)
+		}
+	}
+}

@@ -25,6 +25,10 @@ const MaxQueryBytes = 1024
 // never inside a word or a UTF-8 sequence.
 func CutQuery(query string) (string, bool) { return cutWords(query, MaxQueryBytes) }
 
+// CutWords returns s cut to its first words within max bytes, and whether
+// it was cut, as [CutQuery] says of a query.
+func CutWords(s string, max int) (string, bool) { return cutWords(s, max) }
+
 // cutWords returns s cut to its first words within max bytes, and whether
 // it was cut, as [CutQuery] says.
 func cutWords(query string, max int) (string, bool) {
