@@ -248,3 +248,18 @@ func TestSearchToolsEmbeddingsFail(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbeddingsKeyVariableUnset: an apiKeyEnv whose variable is not set
+// is logged without its value, which may be the key itself put there by
+// mistake (a key of letters and digits passes as a variable's name).
+func TestEmbeddingsKeyVariableUnset(t *testing.T) {
+	logs := &lockedBuffer{}
+	s := newSearchIndex(slog.New(slog.NewTextHandler(logs, nil)), func(string) (string, bool) { return "", false })
+	defer s.close()
+	const keyLike = "a3f9c1d2e4b5a6c7d8e9f0a1b2c3d4e5"
+	s.configure(config.Embeddings{URL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: keyLike})
+	log := logs.take()
+	if strings.Contains(log, keyLike) || !strings.Contains(log, "toolSearch.embeddings.apiKeyEnv") {
+		t.Errorf("the log shows apiKeyEnv's value, or does not name the field:\n%s", log)
+	}
+}

@@ -185,7 +185,8 @@ func (s *searchIndex) configure(e config.Embeddings) {
 	if e.APIKeyEnv != "" {
 		var ok bool
 		if key, ok = s.lookupEnv(e.APIKeyEnv); !ok {
-			s.logger.Warn("tool search embeddings: the API key's variable is not set; sending no key", "apiKeyEnv", e.APIKeyEnv)
+			// Not the name: a key put there by mistake can pass for one.
+			s.logger.Warn("tool search embeddings: the environment variable that toolSearch.embeddings.apiKeyEnv names is not set; sending no key")
 		}
 	}
 	client, err := embed.New(e.URL, e.Model, key, nil)

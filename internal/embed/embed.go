@@ -203,14 +203,14 @@ func (c *Client) batch(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("embed: %s: reading the answer: %w", c.endpoint, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("embed: %s: %w: status %d: %q", c.endpoint, ErrBadResponse, resp.StatusCode, prefix(data, maxErrorBody))
+		return nil, fmt.Errorf("embed: %s: %w: status %d: %q", c.endpoint, ErrBadResponse, resp.StatusCode, c.quote(data))
 	}
 	if int64(len(data)) > c.maxBody {
 		return nil, fmt.Errorf("embed: %s: %w: the answer is over embed.MaxResponseBytes (%d bytes)", c.endpoint, ErrBadResponse, c.maxBody)
 	}
 	var r response
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("embed: %s: %w: not the JSON of an embeddings answer (%v): %q", c.endpoint, ErrBadResponse, err, prefix(data, maxErrorBody))
+		return nil, fmt.Errorf("embed: %s: %w: not the JSON of an embeddings answer (%v): %q", c.endpoint, ErrBadResponse, err, c.quote(data))
 	}
 	if len(r.Data) != len(texts) {
 		return nil, fmt.Errorf("embed: %s: %w: %d vectors for %d texts", c.endpoint, ErrBadResponse, len(r.Data), len(texts))
@@ -234,6 +234,17 @@ func (c *Client) batch(ctx context.Context, texts []string) ([][]float32, error)
 		out[at] = d.Embedding
 	}
 	return out, nil
+}
+
+// quote returns what an error quotes of an answer's body: its first
+// maxErrorBody bytes, with the key, if the endpoint echoed it (a proxy's
+// "invalid key sk-..."), replaced before the cut, so that no part of it
+// shows.
+func (c *Client) quote(body []byte) string {
+	if c.key != "" {
+		body = bytes.ReplaceAll(body, []byte(c.key), []byte("[API key]"))
+	}
+	return prefix(body, maxErrorBody)
 }
 
 // prefix returns the first n bytes of b, cut at a rune's start.

@@ -236,3 +236,31 @@ func TestCutWords(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorBodyHidesTheKey: an endpoint that quotes the key it was sent in
+// its error answer (a proxy: "invalid key sk-..."), whole or cut at the
+// quote's end, does not get it into the error.
+func TestErrorBodyHidesTheKey(t *testing.T) {
+	for name, pad := range map[string]int{"whole": 10, "cut": maxErrorBody - 20} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, strings.Repeat("x", pad)+"invalid key "+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), http.StatusUnauthorized)
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL+"/v1", "m", key, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.CloseIdleConnections()
+			_, err = c.Embed(context.Background(), []string{"a"})
+			if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "status 401") {
+				t.Fatalf("Embed = %v; want a bad response, status 401", err)
+			}
+			for _, part := range []string{key, key[:8]} {
+				if strings.Contains(err.Error(), part) {
+					t.Errorf("Embed's error %q shows the key (%q)", err, part)
+				}
+			}
+		})
+	}
+}
