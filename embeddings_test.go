@@ -263,3 +263,45 @@ func TestEmbeddingsKeyVariableUnset(t *testing.T) {
 		t.Errorf("the log shows apiKeyEnv's value, or does not name the field:\n%s", log)
 	}
 }
+
+// TestSearchToolsEmbeddingsOnlyWithSearchOn: while the config's tool search
+// is off, no tool's text goes to the endpoint; a reload that turns search
+// on starts the vectors.
+func TestSearchToolsEmbeddingsOnlyWithSearchOn(t *testing.T) {
+	fake := &fakeOpenAI{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	f := newFleet(t)
+	for name, specs := range embedServers {
+		f.add(name, mcptest.Script{Tools: specs})
+	}
+	cfg := &config.Config{Servers: []config.Server{server("memory"), server("files")}, ToolSearch: config.ToolSearch{
+		Mode: config.ToolSearchOff, Embeddings: config.Embeddings{URL: srv.URL + "/v1", Model: "m"}}}
+	m := New(cfg, &Options{Cache: CacheOff, StartupGate: -1, Dial: f.dial})
+	defer m.Close()
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if vec := m.search.vec.Load(); vec != nil {
+		t.Fatal("search is off in the config, and a ranker of embeddings was made")
+	}
+	searched(t, m, "remember a fact", nil) // SearchTools works, by BM25F alone
+	if asked, _ := fake.asked(); len(asked) != 0 {
+		t.Errorf("search off, the endpoint was asked for %q", asked)
+	}
+	on := *cfg
+	on.ToolSearch.Mode = config.ToolSearchOn
+	if _, err := m.Reconfigure(t.Context(), &on); err != nil {
+		t.Fatal(err)
+	}
+	vec := m.search.vec.Load()
+	if vec == nil {
+		t.Fatal("search turned on with embeddings, and no ranker")
+	}
+	if err := vec.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if asked, _ := fake.asked(); len(asked) == 0 {
+		t.Error("search on: no tool's vector was asked for")
+	}
+}

@@ -212,7 +212,12 @@ func (s *searchIndex) close() {
 // follow indexes the tools of v's servers that changed since the view it
 // followed last, and drops the servers that are gone.
 func (s *searchIndex) follow(v *view) {
-	s.configure(v.toolSearch.Embeddings)
+	embeddings := v.toolSearch.Embeddings
+	if v.toolSearch.Mode == config.ToolSearchOff {
+		// Tools' text goes to no endpoint while the config has search off.
+		embeddings = config.Embeddings{}
+	}
+	s.configure(embeddings)
 	byServer := make(map[string][]Tool)
 	for _, t := range v.exposed {
 		byServer[t.Server] = append(byServer[t.Server], t)

@@ -80,7 +80,12 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 			servers, key = &m.Value, name
 		case "toolSearch":
 			setting, field, err := toolSearch(&m.Value)
-			if err != nil {
+			var partial *embeddingsIgnored
+			switch {
+			case errors.As(err, &partial):
+				// A mistake in the endpoint must not turn search off.
+				warnings = append(warnings, &Error{File: file, Field: joinField(name, field), Problem: err.Error() + "; tool search runs without embeddings", err: err})
+			case err != nil:
 				warnings = append(warnings, &Error{File: file, Field: joinField(name, field), Problem: err.Error() + "; ignored", err: err})
 				continue
 			}
@@ -174,6 +179,8 @@ func toolSearch(v *hujson.Value) (_ ToolSearch, field string, _ error) {
 	}
 	var ts ToolSearch
 	hasMode := false
+	var embErr error
+	var embField string
 	for i := range obj.Members {
 		m := &obj.Members[i]
 		switch name := memberName(m); name {
@@ -190,7 +197,8 @@ func toolSearch(v *hujson.Value) (_ ToolSearch, field string, _ error) {
 		case "embeddings":
 			e, sub, err := embeddings(&m.Value)
 			if err != nil {
-				return ToolSearch{}, joinField(name, sub), err
+				embErr, embField = err, joinField(name, sub)
+				continue
 			}
 			ts.Embeddings = e
 		default:
@@ -200,8 +208,19 @@ func toolSearch(v *hujson.Value) (_ ToolSearch, field string, _ error) {
 	if !hasMode {
 		return ToolSearch{}, "mode", fmt.Errorf("%w: missing", ErrToolSearchMode)
 	}
+	if embErr != nil {
+		return ts, embField, &embeddingsIgnored{embErr}
+	}
 	return ts, "", nil
 }
+
+// embeddingsIgnored is toolSearch's error for an object whose mode is
+// good and whose "embeddings" is not: the setting it returns holds the
+// mode, without embeddings.
+type embeddingsIgnored struct{ err error }
+
+func (e *embeddingsIgnored) Error() string { return e.err.Error() }
+func (e *embeddingsIgnored) Unwrap() error { return e.err }
 
 // embeddings reads toolSearch's "embeddings": {"url", "model", "apiKeyEnv"}.
 func embeddings(v *hujson.Value) (_ Embeddings, field string, _ error) {

@@ -129,7 +129,8 @@ func TestServerDescription(t *testing.T) {
 
 // TestToolSearchObject: "toolSearch" may be an object with the mode and an
 // embedding endpoint; each bad part is a warning naming the file and the
-// field, and leaves search as it was (off).
+// field; a bad mode leaves search as it was (off), a bad endpoint leaves
+// search in its mode, without embeddings.
 func TestToolSearchObject(t *testing.T) {
 	cfg, err := Parse("mcp.json", []byte(`{"toolSearch": {"mode": "auto:5", "embeddings": {"url": "http://localhost:11434/v1", "model": "nomic-embed-text", "apiKeyEnv": "OPENAI_API_KEY"}}, "mcpServers": {}}`))
 	if err != nil {
@@ -165,8 +166,13 @@ func TestToolSearchObject(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.ToolSearch != (ToolSearch{}) || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), want) || strings.Contains(cfg.Warnings[0].Error(), "secret") {
-			t.Errorf("toolSearch %s: %+v, warnings %v; want off and one warning with %q", bad, cfg.ToolSearch, cfg.Warnings, want)
+		wantSetting, wantEnd := ToolSearch{}, "; ignored"
+		if strings.Contains(want, "toolSearch.embeddings") {
+			wantSetting, wantEnd = ToolSearch{Mode: ToolSearchOn}, "; tool search runs without embeddings"
+		}
+		if cfg.ToolSearch != wantSetting || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), want) ||
+			!strings.HasSuffix(cfg.Warnings[0].Error(), wantEnd) || strings.Contains(cfg.Warnings[0].Error(), "secret") {
+			t.Errorf("toolSearch %s: %+v, warnings %v; want %+v and one warning with %q, ending %q", bad, cfg.ToolSearch, cfg.Warnings, wantSetting, want, wantEnd)
 		}
 	}
 }
