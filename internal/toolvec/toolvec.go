@@ -66,6 +66,11 @@ const DefaultQueryTimeout = 250 * time.Millisecond
 // best, with k 10), so the sum it is (see bench/toolsearch's README).
 const DefaultWeight = 1.25
 
+// MaxQueriesInFlight is how many searches may wait for their query's
+// vector at once: past it, a search ranks by BM25F alone at once, so that a
+// burst of searches puts no more than this many requests on the endpoint.
+const MaxQueriesInFlight = 8
+
 // MaxBatch is the most tool texts the worker asks for in one call of the
 // embedder.
 const MaxBatch = 64
@@ -120,7 +125,8 @@ type Ranker struct {
 	e      Embedder
 	model  string
 	o      Options
-	wake   chan struct{} // cap 1: the wanted texts changed
+	wake    chan struct{} // cap 1: the wanted texts changed
+	queries chan struct{} // cap MaxQueriesInFlight: a token per query waiting
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the worker returns
 
@@ -180,7 +186,7 @@ func New(e Embedder, model string, opts *Options) *Ranker {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Ranker{
 		e: e, model: model, o: o,
-		wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{}),
+		wake: make(chan struct{}, 1), queries: make(chan struct{}, MaxQueriesInFlight), cancel: cancel, done: make(chan struct{}),
 		want: make(map[string][]Doc), cache: make(map[[32]byte]*cached),
 		changed: make(chan struct{}), logged: make(map[string]bool),
 	}
@@ -408,12 +414,19 @@ func (r *Ranker) Ready() bool { return len(r.snap.Load().byServer) > 0 }
 // and returns the best limit, best first, ties by name then server; ok is
 // false, and hits should answer, when there is no vector to fuse with: no
 // tool has one yet, or the query's did not come within QueryTimeout (or
-// the embedder failed: logged when a run of such queries starts). Tools
+// the embedder failed: logged when a run of such queries starts), or
+// MaxQueriesInFlight searches wait for theirs already. Tools
 // visible rejects are never ranked.
 func (r *Ranker) Rank(ctx context.Context, query string, hits []toolsearch.Hit, visible func(string) bool, limit int) (_ []toolsearch.Hit, ok bool) {
 	v := r.snap.Load()
 	if len(v.byServer) == 0 || limit < 1 {
 		return nil, false
+	}
+	select {
+	case r.queries <- struct{}{}:
+		defer func() { <-r.queries }()
+	default:
+		return nil, false // MaxQueriesInFlight wait already
 	}
 	query, _ = toolsearch.CutQuery(query)
 	ctx, cancel := context.WithTimeout(ctx, r.o.QueryTimeout)

@@ -324,3 +324,40 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+// TestQueriesInFlightBounded: at most MaxQueriesInFlight searches wait for
+// their query's vector at once; another ranks by BM25F alone at once,
+// asking nothing of the endpoint.
+func TestQueriesInFlightBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := &fakeEmbedder{}
+		x, r := fixture(t, e, nil)
+		if err := r.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e.set(nil, true)
+		e.mu.Lock()
+		before := e.calls
+		e.mu.Unlock()
+		var wg sync.WaitGroup
+		for range MaxQueriesInFlight {
+			wg.Go(func() { search(t, x, r, "send email", nil) })
+		}
+		synctest.Wait() // every one waits for its vector
+		start := time.Now()
+		if got, ok := search(t, x, r, "send email", nil); ok || time.Since(start) != 0 || len(got) != 1 {
+			t.Errorf("one search past the bound: %v, fused %v, after %v; want BM25F's at once", got, ok, time.Since(start))
+		}
+		e.mu.Lock()
+		asked := e.calls - before
+		e.mu.Unlock()
+		if asked != MaxQueriesInFlight {
+			t.Errorf("the endpoint was asked %d times, want %d", asked, MaxQueriesInFlight)
+		}
+		wg.Wait()
+		e.set(nil, false)
+		if _, ok := search(t, x, r, "send email", nil); !ok {
+			t.Error("once the waiting searches are done, a search is not fused")
+		}
+	})
+}
