@@ -122,13 +122,13 @@ type Options struct {
 // It is safe for concurrent use. Use [New], and [Ranker.Close] when done.
 type Ranker struct {
 	// Set by New, read-only after.
-	e      Embedder
-	model  string
-	o      Options
+	e       Embedder
+	model   string
+	o       Options
 	wake    chan struct{} // cap 1: the wanted texts changed
 	queries chan struct{} // cap MaxQueriesInFlight: a token per query waiting
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the worker returns
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the worker returns
 
 	snap atomic.Pointer[vectors] // what Rank reads
 
