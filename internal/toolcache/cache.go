@@ -125,8 +125,11 @@ type entry struct {
 	Server      *string         `json:"server"`
 	SavedAt     *time.Time      `json:"savedAt"`
 	Tools       json.RawMessage `json:"tools"`
-	StdoutNoise bool            `json:"stdoutNoise,omitempty"`
-	Failure     *failure        `json:"failure,omitempty"`
+	// ServerInfo and Instructions are absent in files of older versions.
+	ServerInfo   *serverInfo `json:"serverInfo,omitempty"`
+	Instructions string      `json:"instructions,omitempty"`
+	StdoutNoise  bool        `json:"stdoutNoise,omitempty"`
+	Failure      *failure    `json:"failure,omitempty"`
 }
 
 // failure is the JSON form of Notes.Failure and Notes.FailedAt.
@@ -135,13 +138,64 @@ type failure struct {
 	At    time.Time `json:"at"`
 }
 
+// serverInfo is the JSON form of About.ServerInfo: an mcp.Implementation
+// without its icons.
+type serverInfo struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+	WebsiteURL  string `json:"websiteUrl,omitempty"`
+}
+
 // file is a decoded, well-formed cache file.
 type file struct {
 	fingerprint string
 	server      string
 	savedAt     time.Time
 	tools       []*mcp.Tool
+	about       About
 	notes       Notes
+}
+
+// MaxInstructions is the most of a server's instructions that an entry
+// keeps, in bytes: longer ones are cut between words (see [About]). It
+// bounds the file whatever the server sends; instructions are a few
+// paragraphs, and what the cache keeps them for (tool search's server
+// context, a line that says what the server is for) reads their start.
+const MaxInstructions = 8 << 10
+
+// MaxInfoField is the most of each string of a server's serverInfo (its
+// name, title, description, version and website URL) that an entry keeps,
+// in bytes: longer ones are cut between words. Tool search reads at most
+// 256 bytes of each.
+const MaxInfoField = 1 << 10
+
+// About is what a server said of itself when it connected, kept with its
+// tools, so that while it is shown from the cache it is described as when
+// it is connected: its serverInfo (without icons) and its instructions.
+// [Cache.Store] cuts Instructions to [MaxInstructions] and each string of
+// ServerInfo to [MaxInfoField], between words, and a read cuts what a file
+// holds likewise.
+type About struct {
+	// ServerInfo is the implementation the server reported; nil if none,
+	// or if the entry was written by a version that did not keep it.
+	ServerInfo *mcp.Implementation
+	// Instructions are the server's initialize instructions; "" if none.
+	Instructions string
+}
+
+// Entry is what the cache keeps of a server for one config (fingerprint).
+type Entry struct {
+	// Tools are the cached tools; nil on a miss (see [Cache.Get]).
+	Tools []*mcp.Tool
+	// SavedAt is when they were fetched; zero on a miss.
+	SavedAt time.Time
+	// About is what the server said of itself with those tools; zero on a
+	// miss.
+	About About
+	// Notes are the entry's notes, which a miss may have too.
+	Notes Notes
 }
 
 // Notes are what the cache keeps of a server besides its tools, for one
@@ -176,44 +230,62 @@ func (c *Cache) Get(server, fingerprint string) (tools []*mcp.Tool, savedAt time
 // Lookup is Get and Notes from one read of the entry: its tools (nil on a
 // miss) and when they were fetched, and its notes.
 func (c *Cache) Lookup(server, fingerprint string) (tools []*mcp.Tool, savedAt time.Time, notes Notes) {
+	e := c.Read(server, fingerprint)
+	return e.Tools, e.SavedAt, e.Notes
+}
+
+// Read returns all that one read of the entry of server for fingerprint
+// gives: its tools, when they were fetched and what the server said of
+// itself with them (all zero on a miss, as [Cache.Get] has them), and its
+// notes (as [Cache.Notes] has them). Like Get, it never fails, and what it
+// returns is the caller's own.
+func (c *Cache) Read(server, fingerprint string) Entry {
 	if c == nil || c.dir == "" {
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	}
 	path := c.path(server)
 	f, err := readFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	case errors.Is(err, errCorrupt):
 		c.logger.Warn("toolcache: ignoring corrupt entry", "server", server, "path", path, "err", err)
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	case err != nil:
 		c.logger.Warn("toolcache: ignoring unreadable entry", "server", server, "path", path, "err", err)
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	case f.server != server:
 		c.logger.Warn("toolcache: ignoring entry of another server", "server", server, "path", path)
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	case f.fingerprint != fingerprint:
 		c.logger.Debug("toolcache: config changed", "server", server)
-		return nil, time.Time{}, Notes{}
+		return Entry{}
 	}
-	notes = f.notes
+	notes := f.notes
 	if !c.now().Before(notes.FailedAt.Add(c.ttl)) {
 		notes.Failure, notes.FailedAt = "", time.Time{}
 	}
 	switch {
 	case len(f.tools) == 0:
-		return nil, time.Time{}, notes
+		return Entry{Notes: notes}
 	case !c.now().Before(f.savedAt.Add(c.ttl)):
 		c.logger.Debug("toolcache: entry expired", "server", server, "savedAt", f.savedAt)
-		return nil, time.Time{}, notes
+		return Entry{Notes: notes}
 	}
-	return f.tools, f.savedAt, notes
+	return Entry{Tools: f.tools, SavedAt: f.savedAt, About: f.about, Notes: notes}
 }
 
-// Put stores tools for server under fingerprint, as fetched at fetchedAt (a
-// zero fetchedAt means now). It applies redact, which may be nil, to every
-// string of the tools before writing them; nil tools are dropped.
+// Put is [Cache.Store] with no [About]: the entry keeps no serverInfo or
+// instructions.
+func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt time.Time, redact func(string) string) error {
+	return c.Store(server, fingerprint, tools, About{}, fetchedAt, redact)
+}
+
+// Store stores tools for server under fingerprint, as fetched at fetchedAt
+// (a zero fetchedAt means now), with about, what the server said of itself
+// (cut as About tells). It applies redact, which may be nil, to every
+// string of the tools and of about before writing them; nil tools are
+// dropped.
 //
 // Put skips the write and returns nil when a newer list is stored, or was
 // stored or removed through this Cache. An empty list stores nothing: it
@@ -221,7 +293,7 @@ func (c *Cache) Lookup(server, fingerprint string) (tools []*mcp.Tool, savedAt t
 //
 // The write is atomic. It is best-effort: the caller may ignore the error,
 // and a failed write leaves the previous entry intact.
-func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt time.Time, redact func(string) string) error {
+func (c *Cache) Store(server, fingerprint string, tools []*mcp.Tool, about About, fetchedAt time.Time, redact func(string) string) error {
 	if c == nil || c.dir == "" {
 		return nil
 	}
@@ -255,7 +327,7 @@ func (c *Cache) Put(server, fingerprint string, tools []*mcp.Tool, fetchedAt tim
 	}
 	var data []byte
 	if len(values) > 0 {
-		data, err = marshalEntry(server, fingerprint, fetchedAt, values, notes)
+		data, err = marshalEntry(server, fingerprint, fetchedAt, values, redactAbout(about, redact), notes)
 		if err != nil {
 			return fmt.Errorf("toolcache: put %q: %w", server, err)
 		}
@@ -319,7 +391,7 @@ func (c *Cache) note(server, fingerprint, op string, change func(*Notes)) error 
 	values, err := redactTools(f.tools, nil)
 	if err == nil {
 		var data []byte
-		if data, err = marshalEntry(server, fingerprint, f.savedAt, values, notes); err == nil {
+		if data, err = marshalEntry(server, fingerprint, f.savedAt, values, f.about, notes); err == nil {
 			err = c.writeFile(path, data)
 		}
 	}
@@ -364,16 +436,22 @@ func (c *Cache) path(server string) string {
 }
 
 // marshalEntry returns the file contents for an entry.
-func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any, notes Notes) ([]byte, error) {
+func marshalEntry(server, fingerprint string, savedAt time.Time, tools []any, about About, notes Notes) ([]byte, error) {
 	v := struct {
-		Version     int      `json:"version"`
-		Fingerprint string   `json:"fingerprint"`
-		Server      string   `json:"server"`
-		SavedAt     string   `json:"savedAt"`
-		Tools       []any    `json:"tools"`
-		StdoutNoise bool     `json:"stdoutNoise,omitempty"`
-		Failure     *failure `json:"failure,omitempty"`
-	}{Version: Version, Fingerprint: fingerprint, Server: server, SavedAt: savedAt.Format(time.RFC3339Nano), Tools: tools, StdoutNoise: notes.StdoutNoise}
+		Version      int         `json:"version"`
+		Fingerprint  string      `json:"fingerprint"`
+		Server       string      `json:"server"`
+		SavedAt      string      `json:"savedAt"`
+		Tools        []any       `json:"tools"`
+		ServerInfo   *serverInfo `json:"serverInfo,omitempty"`
+		Instructions string      `json:"instructions,omitempty"`
+		StdoutNoise  bool        `json:"stdoutNoise,omitempty"`
+		Failure      *failure    `json:"failure,omitempty"`
+	}{Version: Version, Fingerprint: fingerprint, Server: server, SavedAt: savedAt.Format(time.RFC3339Nano), Tools: tools,
+		Instructions: about.Instructions, StdoutNoise: notes.StdoutNoise}
+	if i := about.ServerInfo; i != nil {
+		v.ServerInfo = &serverInfo{Name: i.Name, Title: i.Title, Description: i.Description, Version: i.Version, WebsiteURL: i.WebsiteURL}
+	}
 	if notes.Failure != "" {
 		v.Failure = &failure{notes.Failure, notes.FailedAt}
 	}
@@ -424,11 +502,16 @@ func readFile(path string) (*file, error) {
 			return nil, fmt.Errorf("%w: tool %d has no name", errCorrupt, i)
 		}
 	}
+	about := About{Instructions: e.Instructions}
+	if i := e.ServerInfo; i != nil {
+		about.ServerInfo = &mcp.Implementation{Name: i.Name, Title: i.Title, Description: i.Description, Version: i.Version, WebsiteURL: i.WebsiteURL}
+	}
 	return &file{
 		fingerprint: *e.Fingerprint,
 		server:      *e.Server,
 		savedAt:     e.SavedAt.UTC(),
 		tools:       tools,
+		about:       boundAbout(about),
 		notes:       notes,
 	}, nil
 }

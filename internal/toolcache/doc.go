@@ -17,13 +17,21 @@
 //	  "fingerprint": "9f86d081…",
 //	  "server": "github",
 //	  "savedAt": "2026-01-02T15:04:05.123456789Z",
-//	  "tools": [ {"name": "search", "inputSchema": {…}, …}, … ]
+//	  "tools": [ {"name": "search", "inputSchema": {…}, …}, … ],
+//	  "serverInfo": {"name": "github-mcp", "title": "GitHub", "description": "…", "version": "1.2.0"},
+//	  "instructions": "…"
 //	}
 //
 // The fingerprint is a hex string computed by the caller from the server's
 // unresolved config, so rotating a credential does not change it while any
 // other config change does. savedAt is the RFC 3339 time at which the list was
 // fetched from the server. Each element of tools is an mcp.Tool as JSON.
+// serverInfo (without icons) and instructions are what the server said of
+// itself when it connected ([About]), so that while it is shown from the
+// cache it is described as when connected; each is absent if the server
+// sent none, and in files written before they were kept, which are read as
+// they were. Instructions are cut to [MaxInstructions], and each string of
+// serverInfo to [MaxInfoField], between words.
 //
 // # Reading
 //
@@ -32,8 +40,9 @@
 //
 //   - there is no file;
 //   - the file is corrupt: bad JSON, a version other than [Version], a missing
-//     field, tools that are not an array, or a tool that is not an object
-//     with a name (these are logged at warn level and otherwise ignored);
+//     field, tools that are not an array, a tool that is not an object
+//     with a name, or a serverInfo or instructions of the wrong type (these
+//     are logged at warn level and otherwise ignored);
 //   - the file belongs to another server, or to another fingerprint;
 //   - the entry has expired: savedAt is [Options.TTL] (by default
 //     [DefaultTTL], 30 days) or more in the past;
@@ -59,7 +68,8 @@
 //
 // Resolved secrets never reach the disk. Put takes a redact function that it
 // applies to every string of the tools, object keys included, after decoding
-// them as JSON: names, titles, descriptions, schema strings and meta values.
+// them as JSON: names, titles, descriptions, schema strings and meta values;
+// [Cache.Store] applies it to each string of serverInfo and instructions too.
 // The cache itself never sees config.
 //
 // A nil *Cache, and a Cache opened with no directory because there is no user

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -69,4 +72,57 @@ func redactString(s string, redact func(string) string) string {
 		return s
 	}
 	return redact(s)
+}
+
+// redactAbout returns about cut to its bounds (see [About]), with redact,
+// which may be nil, applied to each of its strings. Icons are dropped.
+func redactAbout(about About, redact func(string) string) About {
+	about = boundAbout(about)
+	out := About{Instructions: redactString(about.Instructions, redact)}
+	if i := about.ServerInfo; i != nil {
+		out.ServerInfo = &mcp.Implementation{
+			Name:        redactString(i.Name, redact),
+			Title:       redactString(i.Title, redact),
+			Description: redactString(i.Description, redact),
+			Version:     redactString(i.Version, redact),
+			WebsiteURL:  redactString(i.WebsiteURL, redact),
+		}
+	}
+	return out
+}
+
+// boundAbout returns a copy of about, without icons, with its instructions
+// cut to MaxInstructions and each string of its serverInfo to
+// MaxInfoField.
+func boundAbout(about About) About {
+	out := About{Instructions: cutWords(about.Instructions, MaxInstructions)}
+	if i := about.ServerInfo; i != nil {
+		out.ServerInfo = &mcp.Implementation{
+			Name:        cutWords(i.Name, MaxInfoField),
+			Title:       cutWords(i.Title, MaxInfoField),
+			Description: cutWords(i.Description, MaxInfoField),
+			Version:     cutWords(i.Version, MaxInfoField),
+			WebsiteURL:  cutWords(i.WebsiteURL, MaxInfoField),
+		}
+	}
+	return out
+}
+
+// cutWords returns s if it has at most max bytes, else its longest prefix
+// of at most max bytes that ends before a space, without trailing space; a
+// first word longer than max is cut at a rune boundary.
+func cutWords(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexFunc(s[:cut+1], unicode.IsSpace); sp > 0 {
+		if t := strings.TrimRightFunc(s[:sp], unicode.IsSpace); t != "" {
+			return t
+		}
+	}
+	return s[:cut]
 }
