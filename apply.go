@@ -151,9 +151,10 @@ func (e *events) apply(batch []queued) {
 // changed between two of its snapshots: its lists (replaced, never
 // mutated, so compared by identity), whether it exposes them, its prefix
 // and filters, whether gateways keep its tools listed (alwaysLoad), or
-// what tells gateways' search_tools what it is for (its description, its
-// instructions), which makes a new revision for them. Whether its tools came from the
-// cache is only status.
+// what tells gateways' search_tools and tool search what it is for (its
+// description, its instructions, the name, title and description of its
+// serverInfo), which makes a new revision for them. Whether its tools came
+// from the cache is only status.
 func listsDiffer(a, b upstream.Snapshot) bool {
 	hasLists := func(s upstream.Snapshot) bool {
 		return len(s.Tools)+len(s.Prompts)+len(s.Resources)+len(s.Templates) > 0
@@ -161,7 +162,7 @@ func listsDiffer(a, b upstream.Snapshot) bool {
 	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) ||
 		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
 		a.Config.PublicPrefix() != b.Config.PublicPrefix() || a.Config.AlwaysLoad != b.Config.AlwaysLoad ||
-		a.Config.Description != b.Config.Description || a.Instructions != b.Instructions || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
+		a.Config.Description != b.Config.Description || a.Instructions != b.Instructions || !sameInfo(a.ServerInfo, b.ServerInfo, false) || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
 }
 
 // same reports whether two slices are the same slice.

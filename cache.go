@@ -29,7 +29,8 @@ type cacheEntry struct {
 	server      string
 	fingerprint string // of the unresolved config that listed it
 	tools       []*mcp.Tool
-	at          time.Time // when it was fetched
+	about       toolcache.About // what the server said of itself, reported with them
+	at          time.Time       // when it was fetched
 	redact      func(string) string
 	// note, if set, is what to write instead of a list: a note of the
 	// server in its entry (toolcache.Cache.ReportNoise, ReportFailure).
@@ -42,19 +43,24 @@ func newCacheWriter(cache *toolcache.Cache, logger *slog.Logger) *cacheWriter {
 	return w
 }
 
-// put asks for the tools of snap, just listed by the server, to be written,
-// redacted with redact. The same list as last time (the upstream keeps an
-// unchanged list's slice) is written again only once a day, to keep its
-// entry from expiring. A nil writer (no cache) does nothing.
+// put asks for the tools of snap, just listed by the server, to be written
+// with its serverInfo and instructions, redacted with redact. The same list
+// and words as last time (the upstream keeps an unchanged list's slice) are
+// written again only once a day, to keep their entry from expiring. A nil
+// writer (no cache) does nothing.
 func (w *cacheWriter) put(snap upstream.Snapshot, redact func(string) string) {
 	if w == nil {
 		return
 	}
-	entry := cacheEntry{server: snap.Name, fingerprint: snap.Config.Fingerprint(), tools: snap.Tools, at: time.Now(), redact: redact}
+	entry := cacheEntry{
+		server: snap.Name, fingerprint: snap.Config.Fingerprint(), tools: snap.Tools,
+		about: toolcache.About{ServerInfo: snap.ServerInfo, Instructions: snap.Instructions},
+		at:    time.Now(), redact: redact,
+	}
 	w.mu.Lock()
 	last, ok := w.written[snap.Name]
 	w.mu.Unlock()
-	if ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && entry.at.Sub(last.at) < cacheRewrite {
+	if ok && same(last.tools, entry.tools) && last.fingerprint == entry.fingerprint && sameAbout(last.about, entry.about) && entry.at.Sub(last.at) < cacheRewrite {
 		return
 	}
 	w.queue.Push(entry)
@@ -104,7 +110,7 @@ func (w *cacheWriter) write(batch []cacheEntry) {
 		if latest[e.server] != i {
 			continue // a later list of the same server replaces it
 		}
-		if err := w.cache.Put(e.server, e.fingerprint, e.tools, e.at, e.redact); err != nil {
+		if err := w.cache.Store(e.server, e.fingerprint, e.tools, e.about, e.at, e.redact); err != nil {
 			w.logger.Warn("caching the tool list failed", "server", e.server, "error", err)
 			continue
 		}
@@ -112,6 +118,22 @@ func (w *cacheWriter) write(batch []cacheEntry) {
 		w.written[e.server] = e
 		w.mu.Unlock()
 	}
+}
+
+// sameAbout reports whether a and b say the same of a server, icons aside.
+func sameAbout(a, b toolcache.About) bool {
+	return a.Instructions == b.Instructions && sameInfo(a.ServerInfo, b.ServerInfo, true)
+}
+
+// sameInfo reports whether a and b, two serverInfos (nil: none), have the
+// same name, title and description (what tool search reads of them), and,
+// if all is set, the same version and website too.
+func sameInfo(a, b *mcp.Implementation, all bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Name == b.Name && a.Title == b.Title && a.Description == b.Description &&
+		(!all || a.Version == b.Version && a.WebsiteURL == b.WebsiteURL)
 }
 
 // close writes what is queued, then stops the goroutine.

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
 	"github.com/switchboard-mcp/switchboard/internal/toolcache"
@@ -334,7 +332,7 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	// start, on a busy machine, making it could take the whole gate.
 	var begin chan struct{}
 	open := func() {}
-	if slices.ContainsFunc(cached, func(tools []*mcp.Tool) bool { return len(tools) > 0 }) {
+	if slices.ContainsFunc(cached, func(e toolcache.Entry) bool { return len(e.Tools) > 0 }) {
 		begin = make(chan struct{})
 		open = sync.OnceFunc(func() { close(begin) })
 		defer open() // after a panic too: no server waits for it forever
@@ -344,7 +342,8 @@ func (m *Manager) connect(ctx context.Context, pass []*upstream.Upstream, gate t
 	settled := make([]<-chan struct{}, len(pass))
 	for i, up := range pass {
 		if cached != nil {
-			up.Seed(cached[i]) // a server that has listed its own keeps them
+			e := cached[i]
+			up.Seed(e.Tools, e.About.ServerInfo, e.About.Instructions) // a server that has listed its own keeps them
 		}
 		settled[i] = start(up, begin)
 	}
@@ -391,17 +390,17 @@ func (m *Manager) awaitNeeded(ctx context.Context) error {
 // environment) is waited for again soon, and lists its tools.
 const failedBeforeFor = time.Hour
 
-// readCache returns the cached tools of each server of pass (nil: none).
-func (m *Manager) readCache(pass []*upstream.Upstream) [][]*mcp.Tool {
+// readCache returns the cache's entry of each server of pass (nil: none):
+// its tools, and what the server said of itself with them.
+func (m *Manager) readCache(pass []*upstream.Upstream) []toolcache.Entry {
 	if m.cache == nil {
 		return nil
 	}
-	cached := make([][]*mcp.Tool, len(pass))
+	cached := make([]toolcache.Entry, len(pass))
 	for i, up := range pass {
 		cfg := up.Config()
-		var notes toolcache.Notes
-		cached[i], _, notes = m.cache.Lookup(cfg.Name, cfg.Fingerprint())
-		m.takeNotes(cfg.Name, notes, len(cached[i]) > 0)
+		cached[i] = m.cache.Read(cfg.Name, cfg.Fingerprint())
+		m.takeNotes(cfg.Name, cached[i].Notes, len(cached[i].Tools) > 0)
 	}
 	return cached
 }

@@ -62,9 +62,16 @@ type ServerStatus struct {
 	Reconnects uint64
 	// Err is the last failure, redacted; nil while connected.
 	Err error
-	// Instructions are the server's initialize instructions.
+	// Instructions are the server's initialize instructions. While its
+	// tools are Deferred and it has not connected yet, they are the ones it
+	// reported when its tools were cached (see ServerInfo).
 	Instructions string
-	// ServerInfo is the implementation the server reported, if any.
+	// ServerInfo is the implementation the server reported, if any. While
+	// its tools are Deferred (shown from the persistent cache) and it has
+	// not connected yet, it is the one the cache kept with those tools
+	// (without icons), so that tool search and gateways' search_tools
+	// describe the server as when it is connected; its own replaces it
+	// when it connects.
 	ServerInfo *mcp.Implementation
 	// Capabilities are what the server said it offers in its last
 	// handshake; nil before the first.

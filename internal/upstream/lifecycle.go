@@ -117,10 +117,15 @@ func (u *Upstream) Reconfigure(srv config.Server) {
 	u.sup.reconfigure(srv)
 }
 
-// Seed offers the tools the server had last time (from a persistent cache),
-// to be listed until the server lists its own. It does nothing once the
-// server has listed its tools, or after Close.
-func (u *Upstream) Seed(tools []*mcp.Tool) { u.sup.seed(tools) }
+// Seed offers what the server had last time (from a persistent cache): its
+// tools, to be listed until the server lists its own, and the serverInfo
+// (info, nil if none) and instructions it reported with them, which
+// [Snapshot] reports while it shows those tools, until the server connects
+// and reports its own. It does nothing if tools is empty, once the server
+// has listed its tools, or after Close.
+func (u *Upstream) Seed(tools []*mcp.Tool, info *mcp.Implementation, instructions string) {
+	u.sup.seed(tools, info, instructions)
+}
 
 // Close stops the server for good: it closes the session, ends a stdio
 // server's process group and stops the owner goroutine, and returns when

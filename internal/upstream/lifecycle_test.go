@@ -288,16 +288,46 @@ func TestProbeWaitHonoursTheCallersDeadline(t *testing.T) {
 func TestSeedListsCachedToolsUntilTheServerDoes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u, _ := inMemory(t, mcptest.Script{Tools: specs("live")}, config.Server{Timeout: ms(0)}, nil)
-		u.Seed([]*mcp.Tool{{Name: "cached"}})
+		u.Seed([]*mcp.Tool{{Name: "cached"}}, nil, "")
 		if snap := u.Snapshot(); !snap.Cached || len(snap.Tools) != 1 || snap.Tools[0].Name != "cached" {
 			t.Errorf("seeded: cached %v, tools %v", snap.Cached, toolNames(snap.Tools))
 		}
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		u.Seed([]*mcp.Tool{{Name: "stale"}}) // too late: the server has listed its own
+		u.Seed([]*mcp.Tool{{Name: "stale"}}, nil, "") // too late: the server has listed its own
 		if snap := u.Snapshot(); snap.Cached || len(snap.Tools) != 1 || snap.Tools[0].Name != "live" {
 			t.Errorf("connected: cached %v, tools %v; want the server's", snap.Cached, toolNames(snap.Tools))
+		}
+	})
+}
+
+// TestSeedReportsCachedServerInfo: the serverInfo and instructions seeded
+// with the tools are the snapshot's while it shows them, and the server's
+// own replace them once it connects.
+func TestSeedReportsCachedServerInfo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		u, _ := inMemory(t, mcptest.Script{Name: "live", Description: "Live words.", Instructions: "Live instructions.", Tools: specs("live")}, config.Server{Timeout: ms(0)}, nil)
+		info := &mcp.Implementation{Name: "cached", Description: "Cached words.", Version: "1"}
+		u.Seed([]*mcp.Tool{{Name: "cached"}}, info, "Cached instructions.")
+		info.Description = "changed by the caller"
+		snap := u.Snapshot()
+		if snap.ServerInfo == nil || snap.ServerInfo.Description != "Cached words." || snap.Instructions != "Cached instructions." {
+			t.Errorf("seeded: serverInfo %+v, instructions %q; want the cached ones", snap.ServerInfo, snap.Instructions)
+		}
+		if err := u.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		snap = u.Snapshot()
+		if snap.ServerInfo == nil || snap.ServerInfo.Name != "live" || snap.ServerInfo.Description != "Live words." || snap.Instructions != "Live instructions." {
+			t.Errorf("connected: serverInfo %+v, instructions %q; want the server's", snap.ServerInfo, snap.Instructions)
+		}
+
+		// Nothing seeded: nothing reported before the server connects.
+		v, _ := inMemory(t, mcptest.Script{Tools: specs("live")}, config.Server{Timeout: ms(0)}, nil)
+		v.Seed(nil, info, "ignored")
+		if snap := v.Snapshot(); snap.ServerInfo != nil || snap.Instructions != "" {
+			t.Errorf("seeded no tools: serverInfo %+v, instructions %q; want none", snap.ServerInfo, snap.Instructions)
 		}
 	})
 }
@@ -310,7 +340,7 @@ func TestSeedKeptWhenTheServerListsTheSame(t *testing.T) {
 		u, ms := inMemory(t, mcptest.Script{Tools: specs("a", "b")}, config.Server{}, nil)
 		probe, _ := connectedInMemory(t, mcptest.Script{Tools: specs("a", "b")}, config.Server{Name: "probe"}, nil)
 		seeded := probe.Snapshot().Tools // as a cache would hold them
-		u.Seed(seeded)
+		u.Seed(seeded, nil, "")
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -401,7 +401,7 @@ func TestListEventsCarryTheirList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var log eventLog
 		u, srv := inMemory(t, mcptest.Script{Tools: specs("alpha"), Prompts: []mcptest.PromptSpec{{Name: "greet"}}}, config.Server{}, &Options{OnEvent: log.add})
-		u.Seed([]*mcp.Tool{{Name: "cached"}})
+		u.Seed([]*mcp.Tool{{Name: "cached"}}, nil, "")
 		if err := u.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func TestNeedsAuthUntilLogin(t *testing.T) {
 			u := New(config.Server{Name: "tracker", Type: tc.typ, URL: p.URL + tc.path},
 				&Options{OAuth: &oauth.Options{Store: store}, OnEvent: events.add})
 			defer u.Close(time.Time{})
-			u.Seed([]*mcp.Tool{{Name: "add", InputSchema: map[string]any{"type": "object"}}})
+			u.Seed([]*mcp.Tool{{Name: "add", InputSchema: map[string]any{"type": "object"}}}, nil, "")
 
 			err := u.Connect(t.Context())
 			if !errors.Is(err, oauth.ErrLoginRequired) || !strings.Contains(err.Error(), "run: switchboard login tracker") {

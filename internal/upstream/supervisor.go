@@ -61,8 +61,12 @@ type supervisor struct {
 	waiting    int           // requests waiting for a connection
 	failedOnce bool          // an attempt has failed, once
 	init       *mcp.InitializeResult
-	reconnects uint64
-	closeErr   error
+	// seedInfo and seedInstructions came with the seeded tools: what the
+	// snapshot reports while it shows them and init is nil.
+	seedInfo         *mcp.Implementation
+	seedInstructions string
+	reconnects       uint64
+	closeErr         error
 }
 
 func newSupervisor(red *redactor, onEvent func(Event), rand func() float64, settings *settingsRef, dial *dialer, lists *listSet) *supervisor {
@@ -101,6 +105,13 @@ func (sv *supervisor) snapshotLocked() Snapshot {
 		snap.Err = nil
 		if sv.sess != nil && sv.sess.proc != nil {
 			snap.PID = sv.sess.proc.cmd.Process.Pid
+		}
+	}
+	if sv.init == nil && ls.cached {
+		snap.Instructions = sv.seedInstructions
+		if sv.seedInfo != nil {
+			info := *sv.seedInfo
+			snap.ServerInfo = &info
 		}
 	}
 	if sv.init != nil {
@@ -187,10 +198,15 @@ func (sv *supervisor) commit(s *session, apply func(), ev Event) bool {
 
 // seed offers tools from a persistent cache to the list set (see
 // listSet.seed), and publishes them, unless the upstream is closed.
-func (sv *supervisor) seed(tools []*mcp.Tool) {
+func (sv *supervisor) seed(tools []*mcp.Tool, info *mcp.Implementation, instructions string) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.state != Closed && sv.lists.seed(tools) {
+		sv.seedInfo, sv.seedInstructions = nil, instructions
+		if info != nil {
+			c := *info
+			sv.seedInfo = &c
+		}
 		sv.bumpLocked()
 		sv.publishLocked(Event{Kind: EventList, List: Tools})
 	}
