@@ -194,3 +194,38 @@ func TestSearchToolsOfOneServer(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchToolsNamesACachedServerAsConnected: a server that is down,
+// shown from the tool cache, is named in search_tools' description with
+// the first sentence of its instructions, which the cache kept, as when it
+// was connected.
+func TestSearchToolsNamesACachedServerAsConnected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		files := mcptest.NewServer(mcptest.Script{Instructions: "Files on the local disk.\nUse absolute paths.", Tools: []mcptest.ToolSpec{{Name: "read_file", Description: "Read a file"}}})
+		defer files.Close()
+		dir := t.TempDir()
+		servers := []config.Server{entry("files", false)}
+		first := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: upstreams{"files": files}.dial, CacheDir: dir, StartupGate: -1})
+		if err := first.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		first.Close()
+
+		// The next run: the server is down; its tools come from the cache.
+		m := switchboard.New(&config.Config{Servers: servers}, &switchboard.Options{Dial: upstreams{}.dial, CacheDir: dir, StartupGate: switchboard.DefaultStartupGate})
+		defer m.Close()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		g := New(m, searchOn)
+		defer g.Close()
+		cs := client(t, g, nil)
+		if st := m.Status()[0]; !st.Deferred || st.State == switchboard.StateConnected {
+			t.Fatalf("status %v, deferred %v; want the server shown from the cache", st.State, st.Deferred)
+		}
+		want := searchToolsAbout + "\nThe servers:\n- files: Files on the local disk."
+		if got := searchToolsDescription(t, cs); got != want {
+			t.Errorf("search_tools description\n%s\nwant\n%s", got, want)
+		}
+	})
+}
