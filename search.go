@@ -63,7 +63,8 @@ type ToolMatch struct {
 // best one, plus the cosine of its vector and the query's, so that a
 // request that shares no word with a tool can find it. The tools' vectors
 // are computed in the background as they are indexed, and kept across
-// reloads; the query's is waited for 250 ms at most (toolvec's
+// reloads, and across restarts beside the tool cache (see
+// Options.CacheDir; [Manager.WaitSearchVectors] waits for them); the query's is waited for 250 ms at most (toolvec's
 // DefaultQueryTimeout), past which, or if the endpoint fails (logged once
 // per distinct error), BM25F answers alone, as it does until the first
 // tool has a vector.
