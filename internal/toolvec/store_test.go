@@ -237,3 +237,26 @@ func TestEncodeBounded(t *testing.T) {
 		t.Errorf("a file of %d bytes, over MaxFileBytes", len(data))
 	}
 }
+
+// BenchmarkReadKept5000 reads a file of 5,000 vectors of 768 dimensions
+// (nomic-embed-text's), as a start of a gateway of 5,000 tools does.
+func BenchmarkReadKept5000(b *testing.B) {
+	list := make([]stored, 5000)
+	for i := range list {
+		binary.LittleEndian.PutUint32(list[i].key[:], uint32(i))
+		list[i].vec = make([]float32, 768)
+		list[i].vec[i%768] = 1
+	}
+	id := identity(testEndpoint, "m")
+	path := filepath.Join(b.TempDir(), "v")
+	data := encodeVectors(list, id, 768)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := readVectors(path, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
