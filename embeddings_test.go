@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -118,23 +121,79 @@ var embedServers = map[string][]mcptest.ToolSpec{
 // names endpoint (the key in OPENAI_API_KEY), logging to logs.
 func embedManager(t *testing.T, endpoint string, logs io.Writer, filter DynamicFilter) *Manager {
 	t.Helper()
+	return embedManagerCache(t, endpoint, logs, filter, CacheOff, "")
+}
+
+// embedManagerCache is embedManager with the given Cache and CacheDir.
+func embedManagerCache(t *testing.T, endpoint string, logs io.Writer, filter DynamicFilter, cache CacheMode, cacheDir string) *Manager {
+	t.Helper()
 	f := newFleet(t)
 	for name, specs := range embedServers {
 		f.add(name, mcptest.Script{Tools: specs})
 	}
 	cfg := &config.Config{Servers: []config.Server{server("memory"), server("files")}, ToolSearch: config.ToolSearch{
 		Mode: config.ToolSearchOn, Embeddings: config.Embeddings{URL: endpoint, Model: "m", APIKeyEnv: "OPENAI_API_KEY"}}}
-	m := New(cfg, &Options{Cache: CacheOff, StartupGate: -1, Dial: f.dial, Filter: filter,
+	m := New(cfg, &Options{Cache: cache, CacheDir: cacheDir, StartupGate: -1, Dial: f.dial, Filter: filter,
 		Logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		LookupEnv: func(name string) (string, bool) { return embedKey, name == "OPENAI_API_KEY" }})
 	t.Cleanup(func() { m.Close() })
 	if err := m.Connect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.search.vec.Load().Wait(t.Context()); err != nil {
+	if err := m.WaitSearchVectors(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestSearchVectorsKept: the tools' vectors are kept in CacheDir's vectors
+// subdirectory, readable by the owner alone, without the endpoint's URL or
+// key, so that a manager started again asks the endpoint for no tool's
+// vector and finds by meaning at once; with CacheOff nothing is written.
+func TestSearchVectorsKept(t *testing.T) {
+	fake := &fakeOpenAI{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	dir := t.TempDir()
+	m := embedManagerCache(t, srv.URL+"/v1", io.Discard, nil, CacheOnDisk, dir)
+	m.Close()
+	texts, _ := fake.asked()
+	if len(texts) != 4 {
+		t.Fatalf("%d tool texts embedded, want 4", len(texts))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "vectors", "*"))
+	if len(files) != 1 {
+		t.Fatalf("want one file of vectors in %s, got %v", filepath.Join(dir, "vectors"), files)
+	}
+	fi, err := os.Stat(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		t.Errorf("%s has mode %v, want 0600", files[0], fi.Mode().Perm())
+	}
+	data, _ := os.ReadFile(files[0])
+	if strings.Contains(string(data), embedKey) || strings.Contains(string(data), "127.0.0.1") {
+		t.Error("the file of vectors holds the key or the endpoint's URL")
+	}
+
+	again := embedManagerCache(t, srv.URL+"/v1", io.Discard, nil, CacheOnDisk, dir)
+	if after, _ := fake.asked(); len(after) != len(texts) {
+		t.Errorf("started again, the manager asked for %q", after[len(texts):])
+	}
+	if got := searched(t, again, "remember a fact", nil); len(got) < 2 || !strings.HasPrefix(got[0], "memory__") || !strings.HasPrefix(got[1], "memory__") {
+		t.Errorf("started again, remember a fact: %v, want the memory tools first", got)
+	}
+	again.Close()
+
+	off := t.TempDir()
+	embedManagerCache(t, srv.URL+"/v1", io.Discard, nil, CacheOff, off).Close()
+	if entries, _ := os.ReadDir(off); len(entries) != 0 {
+		t.Errorf("with CacheOff, %s has %v", off, entries)
+	}
+	if after, _ := fake.asked(); len(after) != len(texts)+1+4 {
+		t.Errorf("with CacheOff, want the 4 tools embedded again; asked for %d texts in all", len(after))
+	}
 }
 
 // TestSearchToolsWithEmbeddings: with an embedding endpoint configured, a
@@ -254,7 +313,7 @@ func TestSearchToolsEmbeddingsFail(t *testing.T) {
 // mistake (a key of letters and digits passes as a variable's name).
 func TestEmbeddingsKeyVariableUnset(t *testing.T) {
 	logs := &lockedBuffer{}
-	s := newSearchIndex(slog.New(slog.NewTextHandler(logs, nil)), func(string) (string, bool) { return "", false })
+	s := newSearchIndex(slog.New(slog.NewTextHandler(logs, nil)), func(string) (string, bool) { return "", false }, "")
 	defer s.close()
 	const keyLike = "a3f9c1d2e4b5a6c7d8e9f0a1b2c3d4e5"
 	s.configure(config.Embeddings{URL: "http://127.0.0.1:1/v1", Model: "m", APIKeyEnv: keyLike})

@@ -90,7 +90,7 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		opts:      o,
 		created:   time.Now(),
 		subs:      newDispatcher(o.Logger),
-		search:    newSearchIndex(o.Logger, o.LookupEnv),
+		search:    newSearchIndex(o.Logger, o.LookupEnv, vectorDir(o)),
 		lifecycle: make(chan struct{}, 1),
 		held:      make(map[*upstream.Upstream]bool),
 	}

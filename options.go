@@ -57,9 +57,14 @@ type Options struct {
 	WaitFor []string
 	// CacheDir is the directory of the persistent tool cache. Default: the
 	// user cache directory (see os.UserCacheDir), under switchboard/tools.
+	// Tool search's vectors, when the config names an embedding endpoint,
+	// are kept beside it, in switchboard/vectors by default, or in
+	// CacheDir's vectors subdirectory when CacheDir is set: a file per
+	// endpoint and model, so that a restart embeds only new tool texts.
 	CacheDir string
-	// Cache says whether each server's tool list is kept on disk, to show
-	// while the server connects: CacheOnDisk (the default) or CacheOff.
+	// Cache says whether each server's tool list, and tool search's
+	// vectors, are kept on disk: CacheOnDisk (the default) or CacheOff,
+	// which reads and writes neither.
 	Cache CacheMode
 	// OAuthDir is the directory of the OAuth tokens of the http and sse
 	// servers that require a login, which `switchboard login` writes.

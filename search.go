@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,7 +63,8 @@ type ToolMatch struct {
 // best one, plus the cosine of its vector and the query's, so that a
 // request that shares no word with a tool can find it. The tools' vectors
 // are computed in the background as they are indexed, and kept across
-// reloads; the query's is waited for 250 ms at most (toolvec's
+// reloads, and across restarts beside the tool cache (see
+// Options.CacheDir; [Manager.WaitSearchVectors] waits for them); the query's is waited for 250 ms at most (toolvec's
 // DefaultQueryTimeout), past which, or if the endpoint fails (logged once
 // per distinct error), BM25F answers alone, as it does until the first
 // tool has a vector.
@@ -118,6 +120,47 @@ func (m *Manager) SearchTools(ctx context.Context, query string, opts *SearchOpt
 	return out, nil
 }
 
+// ErrNoEmbeddings means that tool search uses no embedding endpoint: the
+// config names none (toolSearch.embeddings), or has search off.
+var ErrNoEmbeddings = errors.New("tool search uses no embedding endpoint")
+
+// WaitSearchVectors waits until every exposed tool has its vector from the
+// config's embedding endpoint, so that [Manager.SearchTools] ranks them all
+// with it: a one-shot search waits here, a gateway need not. It returns
+// [ErrNoEmbeddings] at once if there is no endpoint in use, the error of
+// the endpoint's last pass over the tools if it failed (logged already),
+// or ctx's error. Vectors kept from an earlier run (see Options.CacheDir)
+// come without a request.
+func (m *Manager) WaitSearchVectors(ctx context.Context) error {
+	if m.closed.Load() {
+		return fmt.Errorf("wait for search vectors: %w", ErrClosed)
+	}
+	vec := m.search.vec.Load()
+	if vec == nil {
+		return ErrNoEmbeddings
+	}
+	if err := vec.Wait(ctx); err != nil {
+		return fmt.Errorf("wait for search vectors: %w", err)
+	}
+	return nil
+}
+
+// vectorDir returns where tool search keeps its vectors, given the
+// options' CacheDir and Cache: "" (none) with CacheOff.
+func vectorDir(o Options) string {
+	switch {
+	case o.Cache == CacheOff:
+		return ""
+	case o.CacheDir != "":
+		return filepath.Join(o.CacheDir, "vectors")
+	}
+	base, err := os.UserCacheDir()
+	if err != nil || base == "" {
+		return ""
+	}
+	return filepath.Join(base, "switchboard", "vectors")
+}
+
 // searchError is a refused search: it wraps ErrInvalidSearch and the
 // index's own error, whose words say what is wrong; its op is ours.
 type searchError struct{ cause error }
@@ -150,6 +193,9 @@ type searchIndex struct {
 	embeddings config.Embeddings        // the setting vec was made for
 	vecDocs    map[string][]toolvec.Doc // per server, the texts last given to vec
 	lookupEnv  func(string) (string, bool)
+	// vecDir is where vec keeps its vectors across restarts; empty with
+	// CacheOff.
+	vecDir string
 }
 
 // indexedTool is what tells whether a tool must be indexed again.
@@ -158,13 +204,13 @@ type indexedTool struct {
 	src  *mcp.Tool
 }
 
-func newSearchIndex(logger *slog.Logger, lookupEnv func(string) (string, bool)) *searchIndex {
+func newSearchIndex(logger *slog.Logger, lookupEnv func(string) (string, bool), vecDir string) *searchIndex {
 	index, err := toolsearch.New(nil)
 	if err != nil {
 		panic(err) // the defaults are valid: a test holds them so
 	}
 	return &searchIndex{index: index, logger: logger, indexed: make(map[string][]indexedTool), contexts: make(map[string]string),
-		vecDocs: make(map[string][]toolvec.Doc), lookupEnv: lookupEnv}
+		vecDocs: make(map[string][]toolvec.Doc), lookupEnv: lookupEnv, vecDir: vecDir}
 }
 
 // configure makes vec follow the embedding endpoint of e: a new ranker
@@ -194,7 +240,7 @@ func (s *searchIndex) configure(e config.Embeddings) {
 		s.logger.Error("tool search embeddings: not used", "error", err)
 		return
 	}
-	vec := toolvec.New(client, e.Model, &toolvec.Options{Logger: s.logger, Endpoint: client.Endpoint()})
+	vec := toolvec.New(client, e.Model, &toolvec.Options{Logger: s.logger, Endpoint: client.Endpoint(), Dir: s.vecDir})
 	for server, docs := range s.vecDocs {
 		vec.Set(server, docs)
 	}

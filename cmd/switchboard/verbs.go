@@ -54,6 +54,7 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	deadline := time.Now().Add(*timeout)
 	m, err := e.connect(ctx, cfg, *timeout, uncached)
 	if err != nil {
 		return err
@@ -63,6 +64,9 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 	cached := cachedServers(m.Status())
 	var matches []switchboard.ToolMatch
 	if searching {
+		if err := e.waitSearchVectors(ctx, m, deadline, *timeout); err != nil {
+			return err
+		}
 		matches, err = m.SearchTools(ctx, *query, &switchboard.SearchOptions{Limit: *limit})
 		if errors.Is(err, switchboard.ErrInvalidSearch) {
 			return usageErrorf("tools: %v", err)
@@ -118,6 +122,27 @@ func (e *env) tools(ctx context.Context, args []string) (err error) {
 		return &exitError{code: 1}
 	}
 	return err
+}
+
+// waitSearchVectors waits, until deadline (the verb's --timeout), for the
+// tools' vectors of the config's embedding endpoint, if it names one, so
+// that a first search fuses them too: the process ends before a gateway's
+// background work would have them. Vectors that do not come leave BM25F to
+// rank alone, which stderr says in one line (the endpoint's failure is
+// logged as such). It returns only ctx's end.
+func (e *env) waitSearchVectors(ctx context.Context, m *switchboard.Manager, deadline time.Time, timeout time.Duration) error {
+	wait, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := m.WaitSearchVectors(wait)
+	switch {
+	case err == nil, errors.Is(err, switchboard.ErrNoEmbeddings):
+		return nil
+	case ctx.Err() != nil:
+		return context.Cause(ctx)
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(e.stderr, "switchboard: tool search: the embedding endpoint gave no vectors for the tools within --timeout (%v); ranking by BM25F alone\n", timeout)
+	}
+	return nil // the endpoint failed: logged, saying that BM25F ranks alone
 }
 
 // cachedServers returns the servers of st whose tools are shown from the

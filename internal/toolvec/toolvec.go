@@ -5,8 +5,9 @@
 //
 // # Lifecycle
 //
-//	Set/Remove ──▶ wanted texts ──(signal)──▶ worker: embeds the missing ones,
-//	                                          MaxBatch at a time, publishes
+//	Set/Remove ──▶ wanted texts ──(signal)──▶ worker: reads Dir's file once, then
+//	                                          embeds the missing ones, MaxBatch
+//	                                          at a time, publishes; writes the file
 //	Rank ──▶ query vector (QueryTimeout) ──▶ fuse with the BM25F hits
 //	         └─ no answer in time, an error, no vectors yet: BM25F alone
 //
@@ -15,7 +16,11 @@
 // are kept by a hash of (model, text), so a reload, a reconnect or a
 // server's list_changed that leaves a tool's text as it was costs no
 // request; up to MaxSpareVectors vectors of tools no longer indexed are
-// kept for when they come back. A failed pass is retried with backoff
+// kept for when they come back. With Options.Dir, they are kept across
+// restarts too: the worker reads the endpoint's and model's file before
+// its first pass, and replaces it after each pass that added vectors (see
+// MaxStoredVectors and MaxFileBytes), so a restart costs a request only
+// for the tools whose text is new. A failed pass is retried with backoff
 // (RetryDelay, doubling to MaxRetryDelay), and each distinct error is
 // logged once. A query whose vector does not come is logged only when it
 // starts a run of such queries (an endpoint that goes down fails in
@@ -114,8 +119,13 @@ type Options struct {
 	MaxSpareVectors int           // default DefaultMaxSpareVectors
 	RetryDelay      time.Duration // default DefaultRetryDelay
 	// Endpoint names the embedder in log lines (its URL without
-	// credentials).
+	// credentials), and with the model, the file in Dir.
 	Endpoint string
+	// Dir, if set, is the directory where the vectors are kept across
+	// restarts: one file per endpoint and model ([FileName]), read when
+	// the worker starts and replaced (readable by its owner alone) after
+	// a pass that added vectors. Empty: in memory only.
+	Dir string
 }
 
 // Ranker keeps the vectors of indexed tools and fuses them into rankings.
@@ -138,6 +148,8 @@ type Ranker struct {
 	clock   uint64        // stamps cache use
 	changed chan struct{} // closed and replaced when a pass ends
 	lastErr error         // of the last pass; nil if it succeeded
+	dims    int           // of the vectors in cache; 0 if none yet
+	dirty   bool          // the cache has vectors that Dir's file has not
 	logged  map[string]bool
 	// queryFailing is whether the last query's vector failed to come.
 	queryFailing bool
@@ -218,6 +230,11 @@ func (r *Ranker) Set(server string, docs []Doc) {
 	}
 	r.publishLocked()
 	r.mu.Unlock()
+	r.wakeWorker()
+}
+
+// wakeWorker asks the worker for a pass.
+func (r *Ranker) wakeWorker() {
 	select {
 	case r.wake <- struct{}{}:
 	default:
@@ -323,6 +340,7 @@ func (r *Ranker) pruneLocked() {
 // after a backoff.
 func (r *Ranker) run(ctx context.Context) {
 	defer close(r.done)
+	r.load()
 	failures := 0
 	var retry <-chan time.Time
 	var timer *time.Timer
@@ -337,6 +355,7 @@ func (r *Ranker) run(ctx context.Context) {
 		case <-retry:
 		}
 		err := r.pass(ctx)
+		r.save()
 		if ctx.Err() != nil {
 			continue
 		}
@@ -367,12 +386,20 @@ func (r *Ranker) pass(ctx context.Context) error {
 		var vecs [][]float32
 		if vecs, err = r.e.Embed(ctx, batch); err == nil && len(vecs) != len(batch) {
 			err = errors.New("the embedder gave " + itoa(len(vecs)) + " vectors for " + itoa(len(batch)) + " texts")
+		} else if err == nil && slices.ContainsFunc(vecs, func(v []float32) bool { return len(v) == 0 || len(v) != len(vecs[0]) }) {
+			err = errors.New("the embedder gave vectors of different dimensions, or none")
 		}
 		r.mu.Lock()
 		if err == nil {
+			if d := len(vecs[0]); d != r.dims {
+				// A model that changed its dimensions behind its name
+				// (or a kept file of another): the old vectors go.
+				r.dropDimsLocked(d)
+			}
 			for i, v := range vecs {
 				r.cache[r.key(batch[i])] = &cached{vec: unit(v)}
 			}
+			r.dirty = true
 			r.publishLocked()
 		}
 		r.mu.Unlock()
@@ -382,10 +409,27 @@ func (r *Ranker) pass(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.lastErr = err
-	close(r.changed)
-	r.changed = make(chan struct{})
+	r.signalLocked()
 	r.mu.Unlock()
 	return err
+}
+
+// signalLocked wakes the waiters of Wait.
+func (r *Ranker) signalLocked() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// dropDimsLocked drops the cached vectors of other dimensions than dims,
+// which become the cache's.
+func (r *Ranker) dropDimsLocked(dims int) {
+	for k, c := range r.cache {
+		if len(c.vec) != dims {
+			delete(r.cache, k)
+		}
+	}
+	r.dims = dims
+	r.dirty = true
 }
 
 // logOnce logs err with msg unless the same error was logged before.
@@ -433,8 +477,19 @@ func (r *Ranker) Rank(ctx context.Context, query string, hits []toolsearch.Hit, 
 	defer cancel()
 	qv, err := r.e.Embed(ctx, []string{query})
 	switch {
-	case err == nil && (len(qv) != 1 || len(qv[0]) != v.dims):
-		err = errors.New("the query's vector does not match the tools'")
+	case err == nil && len(qv) == 1 && len(qv[0]) > 0 && len(qv[0]) != v.dims:
+		// The tools' vectors are of other dimensions: kept from a model
+		// that changed behind its name. They go, and are embedded again.
+		r.mu.Lock()
+		if r.dims != len(qv[0]) {
+			r.dropDimsLocked(len(qv[0]))
+			r.publishLocked()
+		}
+		r.mu.Unlock()
+		r.wakeWorker()
+		err = errors.New("the query's vector has " + itoa(len(qv[0])) + " dimensions, the tools' " + itoa(v.dims) + ": they are embedded again")
+	case err == nil && (len(qv) != 1 || len(qv[0]) == 0):
+		err = errors.New("the embedder gave " + itoa(len(qv)) + " vectors for the query, or an empty one")
 	case err != nil && ctx.Err() != nil:
 		err = errors.New("no answer within the query timeout (" + r.o.QueryTimeout.String() + ")")
 	}
