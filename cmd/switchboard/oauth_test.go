@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,35 @@ func TestServeOAuthRefusals(t *testing.T) {
 	}
 	if code := getJSON(t, g.url+"/status", nil); code != http.StatusUnauthorized {
 		t.Errorf("/status without a token = %d, want 401", code)
+	}
+}
+
+// TestServeOAuthReload: a change to gateway.auth while serve runs is
+// logged as taking effect at the next start, and the running gateway
+// keeps the one it started with.
+func TestServeOAuthReload(t *testing.T) {
+	isolate(t)
+	is := issuertest.New(t)
+	path := writeOAuthConfig(t, is)
+	g := startServe(t, "--config", path)
+	g.waitLog(t, settledRE)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, path, []byte(strings.Replace(string(b), `"scopes":["mcp"]`, `"scopes":["mcp","more"]`, 1)))
+	g.waitLog(t, regexp.MustCompile(`level=WARN msg="the config's gateway.auth changed; it applies from the next start`))
+	token := is.Token(t, is.Claims(oauthAudience, "mcp", time.Now()))
+	req, _ := http.NewRequest(http.MethodGet, g.url+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	transport := &http.Transport{}
+	defer transport.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: transport}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/status with a token of the scopes the gateway started with = %d, want 200", resp.StatusCode)
 	}
 }
