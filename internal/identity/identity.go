@@ -215,6 +215,11 @@ func (v *Verifier) Discover(ctx context.Context) error {
 	return err
 }
 
+// fetchContext is the context of a fetch that a token causes: one
+// request's client going away must not fail it for the others, which
+// would wait the refetch interval; the HTTP client's timeout bounds it.
+func fetchContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 func (v *Verifier) oidcVerifier(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -261,11 +266,11 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if err := checkHeader(token); err != nil {
 		return nil, err
 	}
-	ov, err := v.oidcVerifier(ctx)
+	ov, err := v.oidcVerifier(fetchContext(ctx))
 	if err != nil {
 		return nil, ErrKeysUnavailable // the log says why, once
 	}
-	t, err := ov.Verify(ctx, token)
+	t, err := ov.Verify(fetchContext(ctx), token)
 	if err != nil {
 		return nil, classify(err)
 	}
