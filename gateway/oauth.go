@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
@@ -36,6 +38,40 @@ type OAuth struct {
 	// ClockSkew tolerates clock skew on a token's expiry (see
 	// auth.RequireBearerTokenOptions).
 	ClockSkew time.Duration
+
+	discover func(context.Context) error // set by NewOAuth
+}
+
+// NewOAuth returns the OAuth of a config's "gateway.auth": its Verifier
+// takes the issuer's JWT access tokens for the audience, checked against
+// the keys the issuer publishes (OIDC discovery and JWKS), and reads the
+// caller's identity from the configured claims. It does no I/O: see
+// [OAuth.Discover]. logger receives one line per outage of the issuer.
+func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) *OAuth {
+	v := identity.New(identity.Config{
+		Issuer:   a.Issuer,
+		Audience: a.Audience,
+		Scopes:   a.Scopes,
+		Claims:   identity.Claims{Subject: a.Claims.Subject, Client: a.Claims.Client, Scopes: a.Claims.Scopes, Groups: a.Claims.Groups},
+	}, &identity.Options{Logger: logger})
+	return &OAuth{
+		Verifier:             v.Verify,
+		Resource:             a.Audience,
+		AuthorizationServers: []string{a.Issuer},
+		Scopes:               slices.Clone(a.Scopes),
+		ClockSkew:            v.Leeway(),
+		discover:             v.Discover,
+	}
+}
+
+// Discover looks the issuer of an OAuth from NewOAuth up now, rather than
+// at the first token, and returns why it failed (the first token then
+// tries again). For another OAuth it does nothing.
+func (o *OAuth) Discover(ctx context.Context) error {
+	if o.discover == nil {
+		return nil
+	}
+	return o.discover(ctx)
 }
 
 // metadataPath is where RFC 9728 puts a protected resource's metadata.

@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/gateway"
-	"github.com/switchboard-mcp/switchboard/internal/identity"
 	"github.com/switchboard-mcp/switchboard/metrics"
 )
 
@@ -414,24 +413,13 @@ const discoveryAtStart = 5 * time.Second
 // looks the issuer up once, and only warns if that fails: the first token
 // tries again.
 func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) *gateway.OAuth {
-	v := identity.New(identity.Config{
-		Issuer:   a.Issuer,
-		Audience: a.Audience,
-		Scopes:   a.Scopes,
-		Claims:   identity.Claims{Subject: a.Claims.Subject, Client: a.Claims.Client, Scopes: a.Claims.Scopes, Groups: a.Claims.Groups},
-	}, &identity.Options{Logger: logger})
+	o := gateway.NewOAuth(a, logger)
 	dctx, cancel := context.WithTimeout(ctx, discoveryAtStart)
 	defer cancel()
-	if err := v.Discover(dctx); err != nil {
+	if err := o.Discover(dctx); err != nil {
 		logger.Warn("OAuth issuer discovery failed; tokens are refused until it succeeds (retried at the next token)", "error", err)
 	} else {
 		logger.Info("OAuth protected resource", "issuer", a.Issuer, "resource", a.Audience, "scopes", strings.Join(a.Scopes, " "))
 	}
-	return &gateway.OAuth{
-		Verifier:             v.Verify,
-		Resource:             a.Audience,
-		AuthorizationServers: []string{a.Issuer},
-		Scopes:               a.Scopes,
-		ClockSkew:            v.Leeway(),
-	}
+	return o
 }
