@@ -4,7 +4,9 @@ go 1.26.0
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.1
+	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/kljensen/snowball v0.10.0

@@ -36,6 +36,7 @@ func Parse(file string, data []byte) (*Config, error) {
 type parsedFile struct {
 	items      []item
 	toolSearch *ToolSearch // nil if the file does not set it
+	gateway    *Gateway    // nil if the file does not set "gateway.auth"
 }
 
 // parse parses one file.
@@ -70,6 +71,7 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 	var servers *hujson.Value
 	var key string
 	var ts *ToolSearch
+	var gw *Gateway
 	for i := range top.Members {
 		m := &top.Members[i]
 		switch name := memberName(m); name {
@@ -90,13 +92,24 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 				continue
 			}
 			ts = &setting
+		case "gateway":
+			g, set, problems, field, err := gateway(&m.Value)
+			if err != nil {
+				return parsedFile{}, nil, &Error{File: file, Field: joinField(name, field), Problem: err.Error(), err: err}
+			}
+			for _, p := range problems {
+				warnings = append(warnings, &Error{File: file, Field: joinField(name, p.field), Problem: p.problem})
+			}
+			if set {
+				gw = &g
+			}
 		default:
 			warnings = append(warnings, &Error{File: file, Field: name, Problem: "unknown top-level key, ignored"})
 		}
 	}
 	if servers == nil {
 		warnings = append(warnings, &Error{File: file, Problem: `no "mcpServers" or "servers" key; no servers defined`})
-		return parsedFile{toolSearch: ts}, warnings, nil
+		return parsedFile{toolSearch: ts, gateway: gw}, warnings, nil
 	}
 	obj, ok := servers.Value.(*hujson.Object)
 	if !ok {
@@ -115,7 +128,7 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 		seen[d.name] = true
 		warnings = append(warnings, d.warnings...)
 	}
-	return parsedFile{items: items, toolSearch: ts}, warnings, nil
+	return parsedFile{items: items, toolSearch: ts, gateway: gw}, warnings, nil
 }
 
 var hujsonError = regexp.MustCompile(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
@@ -161,6 +174,9 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	}
 	if p.toolSearch != nil {
 		cfg.ToolSearch = *p.toolSearch
+	}
+	if p.gateway != nil {
+		cfg.Gateway.Auth = p.gateway.Auth
 	}
 }
 

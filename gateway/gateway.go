@@ -76,7 +76,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.registry.serve = registryHandlers{callTool: fwd.callTool, getPrompt: fwd.getPrompt, readResource: fwd.readResource, search: search.tools(), searchDef: searchToolsDefinition}
 	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, stateless: o.Stateless}
 	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, started: time.Now()}
-	g.server.AddReceivingMiddleware(requests.intercept, unlisted(g.registry, fwd))
+	g.server.AddReceivingMiddleware(g.sessions.recordIdentity, requests.intercept, unlisted(g.registry, fwd))
 	g.server.AddSendingMiddleware(g.sessions.toolsListChanged(func() bool { return g.registry.exposure().searchOn }), g.sessions.queueNotifications)
 	stopFollowing := h.Follow(g.registry.sync)
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
@@ -103,12 +103,17 @@ func (g *Gateway) ServeStdio(ctx context.Context) error {
 }
 
 // Handler returns the HTTP face: /mcp (Streamable HTTP), /healthz,
-// /readyz, /status, POST /admin/reconnect/{server} and, if Options.Metrics
-// is set, /metrics.
+// /readyz, /status, POST /admin/reconnect/{server}, if Options.Metrics is
+// set, /metrics, and if Options.OAuth is set, the protected resource
+// metadata at /.well-known/oauth-protected-resource (and below it, the
+// resource's path).
 func (g *Gateway) Handler() http.Handler {
 	o := &g.opts
 	guard := func(next http.Handler) http.Handler { return guarded(o.AllowOrigins, next) }
 	auth := func(next http.Handler) http.Handler { return authorized(o.AuthToken, next) }
+	if o.OAuth != nil {
+		auth = o.OAuth.bearer()
+	}
 	sdk := mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
 		&mcp.StreamableHTTPOptions{
@@ -132,6 +137,13 @@ func (g *Gateway) Handler() http.Handler {
 	}
 	mux.Handle("GET /status", guard(auth(http.HandlerFunc(g.endpoints.status))))
 	mux.Handle("POST /admin/reconnect/{server}", guard(auth(http.HandlerFunc(g.endpoints.adminReconnect))))
+	if o.OAuth != nil {
+		// Public, for any origin: clients discover the login with it.
+		meta, paths := o.OAuth.metadataHandler()
+		for _, p := range paths {
+			mux.Handle(p, meta)
+		}
+	}
 	return mux
 }
 

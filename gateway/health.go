@@ -24,7 +24,7 @@ type readiness struct {
 func (e *endpoints) readyz(w http.ResponseWriter, r *http.Request) {
 	statuses := e.m.Status()
 	body := readiness{Status: "ready"}
-	if e.opts.AuthToken == "" || bearsToken(e.opts.AuthToken, r) {
+	if e.mayName(r) {
 		body.Servers = make(map[string]string, len(statuses))
 		for _, s := range statuses {
 			body.Servers[s.Name] = s.State.String()
@@ -35,4 +35,13 @@ func (e *endpoints) readyz(w http.ResponseWriter, r *http.Request) {
 		body.Status, code = "not_ready", http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, body)
+}
+
+// mayName reports whether r may be told the servers' names: with no
+// authentication configured, or with a valid token.
+func (e *endpoints) mayName(r *http.Request) bool {
+	if o := e.opts.OAuth; o != nil {
+		return r.Header.Get("Authorization") != "" && o.bearsValidToken(r)
+	}
+	return e.opts.AuthToken == "" || bearsToken(e.opts.AuthToken, r)
 }

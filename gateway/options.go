@@ -51,6 +51,11 @@ type Options struct {
 	// /mcp, /metrics, /status and /admin. /healthz and /readyz never require it:
 	// orchestrator probes carry no token.
 	AuthToken string
+	// OAuth, if set, makes /mcp an OAuth 2.1 protected resource: /mcp,
+	// /metrics, /status and /admin need a token its Verifier accepts
+	// instead of AuthToken, which is then ignored. /healthz and /readyz
+	// stay open.
+	OAuth *OAuth
 	// Metrics, if set, is served at /metrics: the handler of package
 	// github.com/switchboard-mcp/switchboard/metrics, say.
 	Metrics http.Handler

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
 // MaxFoundPerSession is how many of the tools a client session found with
@@ -35,6 +37,10 @@ type session struct {
 	stale bool
 	// ended reports that the session has ended: nothing more is sent.
 	ended bool
+	// identity is who the session's first token said the caller is; nil
+	// without OAuth. The go-sdk refuses the session's later requests under
+	// another subject (TokenInfo.UserID).
+	identity *identity.Identity
 	outbox
 }
 
@@ -174,4 +180,20 @@ func (s *session) send(writeTimeout time.Duration, logger *slog.Logger) {
 		}
 		cancel()
 	}
+}
+
+// setIdentity records who the session's caller is.
+func (s *session) setIdentity(id *identity.Identity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.identity == nil {
+		s.identity = id
+	}
+}
+
+// Identity returns who the session's caller is, or nil.
+func (s *session) Identity() *identity.Identity {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.identity
 }

@@ -34,7 +34,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	stdio := fs.Bool("stdio", false, "serve one client on stdin and stdout instead of HTTP")
 	stateless := fs.Bool("stateless", false, "serve Streamable HTTP without sessions (for replicas behind a load balancer)")
 	tokenEnv := fs.String("auth-token-env", "", "require 'Authorization: Bearer TOKEN' on /mcp, /metrics, /status and /admin, with TOKEN read from the environment variable `NAME`")
-	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env")
+	insecure := fs.Bool("insecure", false, "allow a non-loopback --listen without --auth-token-env or the config's gateway.auth")
 	shutdownTimeout := durationFlag(fs, "shutdown-timeout", defaultShutdownTimeout, "on SIGTERM, give calls in flight `D` to finish before the servers are closed")
 	gate := durationFlag(fs, "startup-gate", switchboard.DefaultStartupGate, "wait `D` at the start, and in a client's handshake or list, for servers making their first connection (0: not at all); later ones arrive with list_changed")
 	var origins originList
@@ -72,14 +72,24 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			return fmt.Errorf("serve: --auth-token-env %s: the variable is unset or empty", *tokenEnv)
 		}
 	}
-	if !*stdio && token == "" && !*insecure && !isLoopback(*listen) {
-		return fmt.Errorf("serve: refusing to listen on %s, which is not a loopback address, without --auth-token-env NAME (or --insecure)", *listen)
-	}
 
 	logger := e.logger(slog.LevelInfo)
 	cfg, err := e.loadConfig(paths, false, logger)
 	if err != nil {
 		return err
+	}
+	authCfg := cfg.Gateway.Auth
+	if authCfg != nil && token != "" {
+		return fmt.Errorf("serve: --auth-token-env and the config's gateway.auth exclude each other: use one (gateway.auth for OAuth tokens of %s, --auth-token-env for one shared token)", authCfg.Issuer)
+	}
+	if !*stdio && token == "" && authCfg == nil && !*insecure && !isLoopback(*listen) {
+		return fmt.Errorf("serve: refusing to listen on %s, which is not a loopback address, without --auth-token-env NAME or the config's gateway.auth (or --insecure)", *listen)
+	}
+	var oauth *gateway.OAuth
+	if authCfg != nil && *stdio {
+		logger.Info("the config's gateway.auth applies to HTTP; serving stdio without it")
+	} else if authCfg != nil {
+		oauth = oauthFor(ctx, authCfg, logger)
 	}
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
@@ -92,6 +102,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		Logger:         logger,
 		Stateless:      *stateless,
 		AuthToken:      token,
+		OAuth:          oauth,
 		Metrics:        stats.Handler(),
 		Latency:        stats.Latency,
 		SessionDropped: stats.SessionDropped,
@@ -103,6 +114,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		g.ConfigReloaded(err)
 		if reloaded != nil {
 			toolSearchOverridden(logger, toolSearch, reloaded)
+			if !*stdio && !reloaded.Gateway.Auth.Equal(authCfg) {
+				logger.Warn("the config's gateway.auth changed; it applies from the next start of switchboard serve, and the gateway keeps the one it started with")
+			}
 		}
 	})()
 	if *stdio {
@@ -389,4 +403,23 @@ func toolSearchOverridden(logger *slog.Logger, flag *config.ToolSearch, cfg *con
 	if flag != nil && cfg.ToolSearch != *flag {
 		logger.Info("the config's toolSearch is overridden by --tool-search", "config", cfg.ToolSearch.String(), "flag", flag.String())
 	}
+}
+
+// discoveryAtStart bounds the issuer's discovery at the start of serve: an
+// issuer that does not answer by then is tried again at the first token.
+const discoveryAtStart = 5 * time.Second
+
+// oauthFor returns the gateway's OAuth for the config's gateway.auth. It
+// looks the issuer up once, and only warns if that fails: the first token
+// tries again.
+func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) *gateway.OAuth {
+	o := gateway.NewOAuth(a, logger)
+	dctx, cancel := context.WithTimeout(ctx, discoveryAtStart)
+	defer cancel()
+	if err := o.Discover(dctx); err != nil {
+		logger.Warn("OAuth issuer discovery failed; tokens are refused until it succeeds (retried at the next token)", "error", err)
+	} else {
+		logger.Info("OAuth protected resource", "issuer", a.Issuer, "resource", a.Audience, "scopes", strings.Join(a.Scopes, " "))
+	}
+	return o
 }

@@ -1,0 +1,207 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Gateway is the top-level "gateway": how `switchboard serve` admits and
+// treats its clients. Only "auth" is read so far.
+type Gateway struct {
+	// Auth, if set, makes the gateway's /mcp an OAuth 2.1 protected
+	// resource. It comes whole from the file of highest precedence that
+	// sets it.
+	Auth *GatewayAuth
+}
+
+// GatewayAuth is "gateway.auth": the authorization server whose access
+// tokens the gateway accepts.
+type GatewayAuth struct {
+	// Issuer is the authorization server's issuer URL: https, or http on a
+	// loopback host. Discovery and the JWKS come from there.
+	Issuer string
+	// Audience is the gateway's resource URL (such as
+	// "https://mcp.example.com/mcp"): tokens must name it in aud.
+	Audience string
+	// Scopes are required on every request.
+	Scopes []string
+	// Claims name the claims that identity attributes come from.
+	Claims AuthClaims
+}
+
+// AuthClaims is "gateway.auth.claims". A field left "" takes its default:
+// subject "sub", client "client_id" (else "azp"), scopes "scope" (space
+// separated) or "scp" (a list), groups "groups".
+type AuthClaims struct {
+	Subject, Client, Scopes, Groups string
+}
+
+// Equal reports whether a and b say the same.
+func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Issuer == b.Issuer && a.Audience == b.Audience && a.Claims == b.Claims &&
+		strings.Join(a.Scopes, " ") == strings.Join(b.Scopes, " ")
+}
+
+// ErrGatewayAuth means "gateway.auth" is invalid. It fails the whole file:
+// a gateway must not run open because its authorization was mistyped.
+var ErrGatewayAuth = errors.New("invalid gateway auth setting")
+
+// gatewayLater are the keys of "gateway" that later versions read.
+var gatewayLater = map[string]bool{"policies": true, "audit": true, "limits": true}
+
+// gateway reads a top-level "gateway". A bad "auth" is an error, with the
+// dotted path below "gateway" of the bad part; other keys are warnings
+// (problems with their fields).
+func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, field string, _ error) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return Gateway{}, false, nil, "", fmt.Errorf("%w: want an object", ErrGatewayAuth)
+	}
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		switch name := memberName(m); {
+		case name == "auth":
+			a, sub, err := gatewayAuth(&m.Value)
+			if err != nil {
+				return Gateway{}, false, nil, joinField(name, sub), err
+			}
+			g.Auth, set = a, true
+		case gatewayLater[name]:
+			warnings = append(warnings, fieldProblem{name, "not supported by this version, ignored"})
+		default:
+			warnings = append(warnings, fieldProblem{name, "unknown field, ignored"})
+		}
+	}
+	return g, set, warnings, "", nil
+}
+
+// fieldProblem is a warning about a field.
+type fieldProblem struct{ field, problem string }
+
+// gatewayAuth reads "gateway.auth"; on error, field is the dotted path of
+// the bad part below it.
+func gatewayAuth(v *hujson.Value) (_ *GatewayAuth, field string, _ error) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: want an object with \"issuer\" and \"audience\"", ErrGatewayAuth)
+	}
+	a := &GatewayAuth{}
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		var err error
+		switch name {
+		case "issuer":
+			a.Issuer, err = authString(&m.Value)
+		case "audience":
+			a.Audience, err = authString(&m.Value)
+		case "scopes":
+			a.Scopes, err = authScopes(&m.Value)
+		case "claims":
+			var sub string
+			a.Claims, sub, err = authClaims(&m.Value)
+			name = joinField(name, sub)
+		default:
+			err = fmt.Errorf("%w: unknown field; want \"issuer\", \"audience\", \"scopes\" or \"claims\"", ErrGatewayAuth)
+		}
+		if err != nil {
+			return nil, name, err
+		}
+	}
+	if a.Issuer == "" {
+		return nil, "issuer", fmt.Errorf("%w: missing; want the authorization server's issuer URL", ErrGatewayAuth)
+	}
+	if err := checkIssuer(a.Issuer); err != nil {
+		return nil, "issuer", err
+	}
+	if a.Audience == "" {
+		return nil, "audience", fmt.Errorf("%w: missing; want the gateway's resource URL, such as \"https://mcp.example.com/mcp\"", ErrGatewayAuth)
+	}
+	if u, err := url.Parse(a.Audience); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Fragment != "" {
+		return nil, "audience", fmt.Errorf("%w: want an absolute http or https URL without a fragment, such as \"https://mcp.example.com/mcp\"", ErrGatewayAuth)
+	}
+	return a, "", nil
+}
+
+// checkIssuer requires an absolute https URL, or http on a loopback host,
+// with no query, fragment or user.
+func checkIssuer(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%w: want an absolute https URL, such as \"https://id.example.com\"", ErrGatewayAuth)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+			return nil
+		}
+		return fmt.Errorf("%w: http is allowed only on a loopback host; want https", ErrGatewayAuth)
+	}
+	return fmt.Errorf("%w: want an absolute https URL, such as \"https://id.example.com\"", ErrGatewayAuth)
+}
+
+func authString(v *hujson.Value) (string, error) {
+	lit, ok := literal(v)
+	if !ok || lit.Kind() != '"' {
+		return "", fmt.Errorf("%w: want a string", ErrGatewayAuth)
+	}
+	return lit.String(), nil
+}
+
+func authScopes(v *hujson.Value) ([]string, error) {
+	arr, ok := v.Value.(*hujson.Array)
+	if !ok {
+		return nil, fmt.Errorf("%w: want a list of scope names", ErrGatewayAuth)
+	}
+	var out []string
+	for i := range arr.Elements {
+		s, err := authString(&arr.Elements[i])
+		if err != nil || s == "" || strings.ContainsAny(s, " \t\"\\") {
+			return nil, fmt.Errorf("%w: [%d]: want a scope name (no spaces or quotes)", ErrGatewayAuth, i)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func authClaims(v *hujson.Value) (_ AuthClaims, field string, _ error) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return AuthClaims{}, "", fmt.Errorf("%w: want an object of claim names", ErrGatewayAuth)
+	}
+	var c AuthClaims
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		var dst *string
+		switch name {
+		case "subject":
+			dst = &c.Subject
+		case "client":
+			dst = &c.Client
+		case "scopes":
+			dst = &c.Scopes
+		case "groups":
+			dst = &c.Groups
+		default:
+			return AuthClaims{}, name, fmt.Errorf("%w: unknown field; want \"subject\", \"client\", \"scopes\" or \"groups\"", ErrGatewayAuth)
+		}
+		s, err := authString(&m.Value)
+		if err != nil {
+			return AuthClaims{}, name, err
+		}
+		*dst = s
+	}
+	return c, "", nil
+}

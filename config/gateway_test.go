@@ -1,0 +1,82 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestGatewayAuth: "gateway.auth" is read with its defaults; a bad one
+// fails the file with the file and the field; other keys of "gateway" are
+// warnings naming the field.
+func TestGatewayAuth(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {
+		"auth": {"issuer": "https://id.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp", "tools:read"], "claims": {"groups": "roles"}},
+		"policies": [], "colour": "blue"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &GatewayAuth{Issuer: "https://id.example.com", Audience: "https://mcp.example.com/mcp", Scopes: []string{"mcp", "tools:read"}, Claims: AuthClaims{Groups: "roles"}}
+	if diff := cmp.Diff(want, cfg.Gateway.Auth); diff != "" {
+		t.Errorf("Gateway.Auth (-want +got):\n%s", diff)
+	}
+	var warnings []string
+	for _, w := range cfg.Warnings {
+		warnings = append(warnings, w.Error())
+	}
+	wantWarnings := []string{"mcp.json: gateway.policies: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
+	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+
+	for _, tc := range []struct{ auth, want string }{
+		{`"x"`, `mcp.json: gateway.auth: invalid gateway auth setting: want an object`},
+		{`{"audience": "https://m.example/mcp"}`, `mcp.json: gateway.auth.issuer: invalid gateway auth setting: missing`},
+		{`{"issuer": "https://id.example.com"}`, `mcp.json: gateway.auth.audience: invalid gateway auth setting: missing`},
+		{`{"issuer": "http://id.example.com", "audience": "https://m.example/mcp"}`, `gateway.auth.issuer: invalid gateway auth setting: http is allowed only on a loopback host`},
+		{`{"issuer": "id.example.com", "audience": "https://m.example/mcp"}`, `gateway.auth.issuer: invalid gateway auth setting: want an absolute https URL`},
+		{`{"issuer": "https://id.example.com?x=1", "audience": "https://m.example/mcp"}`, `gateway.auth.issuer: invalid gateway auth setting: want an absolute https URL`},
+		{`{"issuer": "https://id.example.com", "audience": "/mcp"}`, `gateway.auth.audience: invalid gateway auth setting: want an absolute http or https URL`},
+		{`{"issuer": "https://id.example.com", "audience": "https://m.example/mcp", "scope": ["mcp"]}`, `gateway.auth.scope: invalid gateway auth setting: unknown field`},
+		{`{"issuer": "https://id.example.com", "audience": "https://m.example/mcp", "scopes": "mcp"}`, `gateway.auth.scopes: invalid gateway auth setting: want a list`},
+		{`{"issuer": "https://id.example.com", "audience": "https://m.example/mcp", "scopes": ["a b"]}`, `gateway.auth.scopes: invalid gateway auth setting: [0]: want a scope name`},
+		{`{"issuer": "https://id.example.com", "audience": "https://m.example/mcp", "claims": {"role": "r"}}`, `gateway.auth.claims.role: invalid gateway auth setting: unknown field`},
+		{`{"issuer": 1, "audience": "https://m.example/mcp"}`, `gateway.auth.issuer: invalid gateway auth setting: want a string`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {"auth": `+tc.auth+`}}`))
+		if !errors.Is(err, ErrGatewayAuth) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("auth %s: %v, want ErrGatewayAuth with %q", tc.auth, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"http://127.0.0.1:4444", "http://localhost:4444/", "http://[::1]:1", "https://id.example.com/realms/x"} {
+		cfg, err := Parse("mcp.json", []byte(`{"gateway": {"auth": {"issuer": "`+ok+`", "audience": "http://127.0.0.1:7777/mcp"}}}`))
+		if err != nil || cfg.Gateway.Auth == nil || cfg.Gateway.Auth.Issuer != ok {
+			t.Errorf("issuer %s: %v, %+v", ok, err, cfg)
+		}
+	}
+}
+
+// TestGatewayAuthPrecedence: the file of highest precedence that sets
+// "gateway.auth" gives it whole.
+func TestGatewayAuthPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	user, project, other := filepath.Join(dir, "user.json"), filepath.Join(dir, "project.json"), filepath.Join(dir, "other.json")
+	os.WriteFile(user, []byte(`{"gateway": {"auth": {"issuer": "https://a.example", "audience": "https://m.example/mcp", "scopes": ["x"]}}}`), 0o600)
+	os.WriteFile(project, []byte(`{"gateway": {"auth": {"issuer": "https://b.example", "audience": "https://m.example/mcp"}}}`), 0o600)
+	os.WriteFile(other, []byte(`{"gateway": {}}`), 0o600)
+	cfg, err := Load(&LoadOptions{Paths: []string{user, project, other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &GatewayAuth{Issuer: "https://b.example", Audience: "https://m.example/mcp"}
+	if diff := cmp.Diff(want, cfg.Gateway.Auth); diff != "" {
+		t.Errorf("Gateway.Auth (-want +got):\n%s", diff)
+	}
+	if !want.Equal(cfg.Gateway.Auth) || want.Equal(&GatewayAuth{Issuer: "https://b.example", Audience: "https://m.example/mcp", Scopes: []string{"x"}}) || want.Equal(nil) {
+		t.Error("Equal is wrong")
+	}
+}
