@@ -372,13 +372,13 @@ func (v *Verifier) identity(claims map[string]any) *Identity {
 		id.Client, _ = claims["azp"].(string)
 	}
 	if c.Scopes != "" {
-		id.Scopes = strings_(claims[c.Scopes])
-	} else if s := strings_(claims["scope"]); s != nil {
+		id.Scopes = stringList(claims[c.Scopes])
+	} else if s := stringList(claims["scope"]); s != nil {
 		id.Scopes = s
 	} else {
-		id.Scopes = strings_(claims["scp"])
+		id.Scopes = stringList(claims["scp"])
 	}
-	id.Groups = strings_(claims[or(c.Groups, "groups")])
+	id.Groups = stringList(claims[or(c.Groups, "groups")])
 	return id
 }
 
@@ -389,9 +389,9 @@ func or(s, def string) string {
 	return s
 }
 
-// strings_ reads a claim that holds a list of strings, or a string of
+// stringList reads a claim that holds a list of strings, or a string of
 // space-separated words; nil for anything else.
-func strings_(v any) []string {
+func stringList(v any) []string {
 	switch v := v.(type) {
 	case string:
 		return strings.Fields(v)
@@ -432,6 +432,14 @@ func (f *fetchLimiter) allow() bool {
 	}
 	f.last = now
 	return true
+}
+
+// forgive forgets the last request let through, so that the next may go
+// at once.
+func (f *fetchLimiter) forgive() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = time.Time{}
 }
 
 func (f *fetchLimiter) failed(err error) {

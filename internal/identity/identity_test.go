@@ -202,13 +202,20 @@ func TestRotation(t *testing.T) {
 	if n := f.is.Fetches(); n != 1 {
 		t.Fatalf("%d JWKS fetches, want 1", n)
 	}
-	f.is.AddKey(t, jose.RS256)
-	f.clk.Add(identity.DefaultRefetchInterval)
+	f.is.AddKey(t, jose.RS256) // right after the first keys: no wait
 	if _, err := f.verify(f.is.Token(t, f.is.Claims(audience, "mcp", f.clk.Now()))); err != nil {
 		t.Fatalf("a token by the new key: %v", err)
 	}
 	if n := f.is.Fetches(); n != 2 {
 		t.Errorf("%d JWKS fetches, want 2", n)
+	}
+	f.is.AddKey(t, jose.RS256)
+	f.clk.Add(identity.DefaultRefetchInterval)
+	if _, err := f.verify(f.is.Token(t, f.is.Claims(audience, "mcp", f.clk.Now()))); err != nil {
+		t.Fatalf("a token by a key added an interval later: %v", err)
+	}
+	if n := f.is.Fetches(); n != 3 {
+		t.Errorf("%d JWKS fetches, want 3", n)
 	}
 }
 
@@ -234,14 +241,18 @@ func TestUnknownKeyBurst(t *testing.T) {
 			}
 		}
 	}
-	burst() // within the interval of the first fetch
-	if n := f.is.Fetches(); n != 1 {
-		t.Errorf("after a burst within the interval: %d JWKS fetches, want 1", n)
+	burst() // the first keys do not count: one refetch
+	if n := f.is.Fetches(); n != 2 {
+		t.Errorf("after a burst: %d JWKS fetches, want 2", n)
+	}
+	burst() // within the interval of that refetch
+	if n := f.is.Fetches(); n != 2 {
+		t.Errorf("after a burst within the interval: %d JWKS fetches, want 2", n)
 	}
 	f.clk.Add(identity.DefaultRefetchInterval)
 	burst()
-	if n := f.is.Fetches(); n != 2 {
-		t.Errorf("after a burst in the next interval: %d JWKS fetches, want 2", n)
+	if n := f.is.Fetches(); n != 3 {
+		t.Errorf("after a burst in the next interval: %d JWKS fetches, want 3", n)
 	}
 }
 

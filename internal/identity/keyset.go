@@ -14,7 +14,8 @@ import (
 
 // keySet is the issuer's JWKS, an oidc.KeySet. Unlike go-oidc's
 // RemoteKeySet, which refetches for every token whose key id it does not
-// know, it refetches at most once per refetch interval (its limiter), and
+// know, it refetches at most once per refetch interval (its limiter; the
+// first fetch that succeeds does not count), and
 // never for a key id it knows whose signature does not verify; it fetches
 // in the caller's goroutine, so that nothing outlives a request. A failed
 // fetch keeps the keys it had.
@@ -106,6 +107,11 @@ func (k *keySet) refetch(ctx context.Context, gen int) ([]jose.JSONWebKey, error
 	k.limiter.succeeded()
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.gen == 0 {
+		// The first keys are no refetch: a key the issuer adds right
+		// after them (a rotation) is fetched at once.
+		k.limiter.forgive()
+	}
 	k.keys, k.gen = keys, k.gen+1
 	return keys, nil
 }
