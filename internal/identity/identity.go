@@ -11,8 +11,14 @@
 // at most [MaxLeeway], a bounded rate of JWKS refetches for unknown key ids
 // ([DefaultRefetchInterval]), and the identity's claims.
 //
-// Opaque tokens (RFC 7662 introspection) are not supported yet: a token
-// that is not a JWT is refused.
+// Opaque tokens are checked by RFC 7662 introspection when
+// Config.Introspection is set: a token that is a compact JWS (three
+// base64url parts, the first a JSON header) is verified as a JWT; any
+// other is introspected, and its answer cached by the SHA-256 of the token
+// (never the token): an active one until its exp, a refusing one for
+// [InactiveCacheTTL], at most [DefaultIntrospectionCacheSize] answers.
+// Concurrent requests with one unknown token make one call. Without
+// Config.Introspection, a token that is not a JWT is refused.
 package identity
 
 import (
@@ -92,6 +98,10 @@ type Config struct {
 	Audience string   // the gateway's resource URL; tokens must name it in aud
 	Scopes   []string // required on every request (checked by the go-sdk middleware)
 	Claims   Claims
+	// Introspection, if set, checks the tokens that are not JWTs. An
+	// active answer must name Audience in aud (an answer without aud is
+	// refused), and Issuer in iss if it has one.
+	Introspection *Introspection
 }
 
 // Claims name the claims that identity attributes come from. A zero field
@@ -116,9 +126,15 @@ type Options struct {
 	// Logger receives one warning per outage of the issuer, and one line
 	// when it is back. Default: discard.
 	Logger *slog.Logger
-	// Transport makes the requests to the issuer. Default
-	// http.DefaultTransport.
+	// Transport makes the requests to the issuer and the introspection
+	// endpoint. Default http.DefaultTransport.
 	Transport http.RoundTripper
+	// IntrospectionTimeout bounds one introspection request. Default
+	// DefaultIntrospectionTimeout.
+	IntrospectionTimeout time.Duration
+	// IntrospectionCacheSize bounds the number of introspection answers
+	// cached. Default DefaultIntrospectionCacheSize.
+	IntrospectionCacheSize int
 }
 
 // Identity is who a verified token says the caller is. It never holds the
@@ -160,6 +176,8 @@ type Verifier struct {
 	logger  *slog.Logger
 	fetches *fetchLimiter
 	client  *http.Client
+	// introspector checks opaque tokens; nil without Config.Introspection.
+	introspector *introspector
 
 	// mu guards the following. It is held across discovery, which
 	// coalesces concurrent attempts; fetchTimeout bounds it.
@@ -193,7 +211,7 @@ func New(cfg Config, opts *Options) *Verifier {
 	}
 	cfg.Scopes = slices.Clone(cfg.Scopes)
 	f := &fetchLimiter{next: o.Transport, interval: o.RefetchInterval, now: o.Now, logger: o.Logger, issuer: cfg.Issuer}
-	return &Verifier{
+	v := &Verifier{
 		cfg:     cfg,
 		leeway:  o.Leeway,
 		now:     o.Now,
@@ -201,6 +219,10 @@ func New(cfg Config, opts *Options) *Verifier {
 		fetches: f,
 		client:  &http.Client{Transport: f, Timeout: fetchTimeout},
 	}
+	if cfg.Introspection != nil {
+		v.introspector = newIntrospector(*cfg.Introspection, &o)
+	}
+	return v
 }
 
 // Leeway is the verifier's tolerance for clock skew, for the go-sdk
@@ -263,6 +285,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if len(token) > MaxTokenBytes {
 		return nil, ErrTooLarge
 	}
+	if v.introspector != nil && !isJWS(token) {
+		return v.verifyOpaque(ctx, token)
+	}
 	if err := checkHeader(token); err != nil {
 		return nil, err
 	}
@@ -315,6 +340,21 @@ func unixTime(n *json.Number) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.Unix(int64(f), 0), true
+}
+
+// isJWS reports whether token has the form of a compact JWS: three
+// dot-separated parts, the first a base64url-encoded JSON object.
+func isJWS(token string) bool {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil {
+		return false
+	}
+	var h map[string]any
+	return json.Unmarshal(raw, &h) == nil
 }
 
 // checkHeader refuses, before any key is looked up, a token that is not
