@@ -114,3 +114,43 @@ func headerOf(t *testing.T, token string) jose.Header {
 	}
 	return jws.Signatures[0].Header
 }
+
+// TestHydraIntrospection: an opaque token of a real Hydra is verified by
+// introspection at its admin endpoint, and yields the client's identity
+// and scopes; a token for another audience and a made-up one are refused;
+// a JWT of the same Hydra is still verified locally.
+func TestHydraIntrospection(t *testing.T) {
+	h := hydratest.Start(t)
+	const audience = "https://mcp.example.test/mcp"
+	opaqueID, opaqueSecret := h.Client(t, "opaque", []string{"mcp", "memory:read"}, []string{audience, "https://other.example.test"}, hydratest.OpaqueTokens())
+	jwtID, jwtSecret := h.Client(t, "jwt", []string{"mcp"}, []string{audience})
+	v := identity.New(identity.Config{Issuer: h.Issuer(), Audience: audience,
+		Introspection: &identity.Introspection{URL: h.IntrospectionURL()}}, nil)
+
+	token := h.Token(t, opaqueID, opaqueSecret, []string{"mcp", "memory:read"}, audience)
+	if !strings.HasPrefix(token, "ory_at_") {
+		t.Fatalf("Hydra gave %.10s..., not an opaque token", token)
+	}
+	ti, err := v.Verify(t.Context(), token, nil)
+	if err != nil {
+		t.Fatalf("Hydra's opaque token: %v", err)
+	}
+	id := identity.FromTokenInfo(ti)
+	if id.Subject != opaqueID || id.Client != opaqueID || !slices.Equal(id.Scopes, []string{"mcp", "memory:read"}) || ti.UserID != opaqueID {
+		t.Errorf("identity: subject %q, client %q, scopes %q; want %s, %s, [mcp memory:read]", id.Subject, id.Client, id.Scopes, opaqueID, opaqueID)
+	}
+	if d := time.Until(ti.Expiration); d < 50*time.Minute || d > time.Hour+time.Minute {
+		t.Errorf("expiry in %v, want Hydra's hour", d)
+	}
+
+	other := h.Token(t, opaqueID, opaqueSecret, []string{"mcp"}, "https://other.example.test")
+	if _, err := v.Verify(t.Context(), other, nil); !errors.Is(err, identity.ErrAudience) {
+		t.Errorf("an opaque token for another audience: %v, want ErrAudience", err)
+	}
+	if _, err := v.Verify(t.Context(), "ory_at_"+strings.Repeat("A", 43)+"."+strings.Repeat("B", 43), nil); !errors.Is(err, identity.ErrInactive) {
+		t.Errorf("a made-up token: %v, want ErrInactive", err)
+	}
+	if _, err := v.Verify(t.Context(), h.Token(t, jwtID, jwtSecret, []string{"mcp"}, audience), nil); err != nil {
+		t.Errorf("a JWT of the same Hydra: %v", err)
+	}
+}
