@@ -32,6 +32,21 @@ type GatewayAuth struct {
 	Scopes []string
 	// Claims name the claims that identity attributes come from.
 	Claims AuthClaims
+	// Introspection, if set, checks opaque access tokens (those that are
+	// not JWTs) at an RFC 7662 endpoint.
+	Introspection *AuthIntrospection
+}
+
+// AuthIntrospection is "gateway.auth.introspection".
+type AuthIntrospection struct {
+	// URL is the RFC 7662 introspection endpoint: https, or http on a
+	// loopback host.
+	URL string
+	// ClientID, if set, authenticates the gateway to the endpoint with
+	// HTTP Basic, with the secret read at start from the environment
+	// variable ClientSecretEnv (never from the file).
+	ClientID        string
+	ClientSecretEnv string
 }
 
 // AuthClaims is "gateway.auth.claims". A field left "" takes its default:
@@ -47,7 +62,9 @@ func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
 		return a == b
 	}
 	return a.Issuer == b.Issuer && a.Audience == b.Audience && a.Claims == b.Claims &&
-		strings.Join(a.Scopes, " ") == strings.Join(b.Scopes, " ")
+		strings.Join(a.Scopes, " ") == strings.Join(b.Scopes, " ") &&
+		(a.Introspection == nil) == (b.Introspection == nil) &&
+		(a.Introspection == nil || *a.Introspection == *b.Introspection)
 }
 
 // ErrGatewayAuth means "gateway.auth" is invalid. It fails the whole file:
@@ -109,8 +126,12 @@ func gatewayAuth(v *hujson.Value) (_ *GatewayAuth, field string, _ error) {
 			var sub string
 			a.Claims, sub, err = authClaims(&m.Value)
 			name = joinField(name, sub)
+		case "introspection":
+			var sub string
+			a.Introspection, sub, err = authIntrospection(&m.Value)
+			name = joinField(name, sub)
 		default:
-			err = fmt.Errorf("%w: unknown field; want \"issuer\", \"audience\", \"scopes\" or \"claims\"", ErrGatewayAuth)
+			err = fmt.Errorf("%w: unknown field; want \"issuer\", \"audience\", \"scopes\", \"claims\" or \"introspection\"", ErrGatewayAuth)
 		}
 		if err != nil {
 			return nil, name, err
@@ -135,8 +156,17 @@ func gatewayAuth(v *hujson.Value) (_ *GatewayAuth, field string, _ error) {
 // with no query, fragment or user.
 func checkIssuer(s string) error {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	if err != nil || u.RawQuery != "" {
 		return fmt.Errorf("%w: want an absolute https URL, such as \"https://id.example.com\"", ErrGatewayAuth)
+	}
+	return checkHTTPS(u, "https://id.example.com")
+}
+
+// checkHTTPS requires an absolute https URL, or http on a loopback host,
+// with no fragment or user; example is such a URL, for the error.
+func checkHTTPS(u *url.URL, example string) error {
+	if u.Host == "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%w: want an absolute https URL, such as %q", ErrGatewayAuth, example)
 	}
 	switch u.Scheme {
 	case "https":
@@ -148,7 +178,58 @@ func checkIssuer(s string) error {
 		}
 		return fmt.Errorf("%w: http is allowed only on a loopback host; want https", ErrGatewayAuth)
 	}
-	return fmt.Errorf("%w: want an absolute https URL, such as \"https://id.example.com\"", ErrGatewayAuth)
+	return fmt.Errorf("%w: want an absolute https URL, such as %q", ErrGatewayAuth, example)
+}
+
+// authIntrospection reads "gateway.auth.introspection"; on error, field is
+// the bad part below it.
+func authIntrospection(v *hujson.Value) (_ *AuthIntrospection, field string, _ error) {
+	const example = "https://id.example.com/oauth2/introspect"
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, "", fmt.Errorf("%w: want an object with \"url\" (and \"clientId\" and \"clientSecretEnv\" if the endpoint asks for them)", ErrGatewayAuth)
+	}
+	in := &AuthIntrospection{}
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		var err error
+		switch name {
+		case "url":
+			in.URL, err = authString(&m.Value)
+		case "clientId":
+			in.ClientID, err = authString(&m.Value)
+		case "clientSecretEnv":
+			in.ClientSecretEnv, err = authString(&m.Value)
+			if err == nil && !envName.MatchString(in.ClientSecretEnv) {
+				err = fmt.Errorf("%w: want the name of an environment variable, such as \"INTROSPECTION_SECRET\" (the secret itself never goes in the file)", ErrGatewayAuth)
+			}
+		case "clientSecret":
+			err = fmt.Errorf("%w: a secret does not go in the file; name the environment variable that holds it in \"clientSecretEnv\"", ErrGatewayAuth)
+		default:
+			err = fmt.Errorf("%w: unknown field; want \"url\", \"clientId\" or \"clientSecretEnv\"", ErrGatewayAuth)
+		}
+		if err != nil {
+			return nil, name, err
+		}
+	}
+	if in.URL == "" {
+		return nil, "url", fmt.Errorf("%w: missing; want the RFC 7662 introspection endpoint, such as %q", ErrGatewayAuth, example)
+	}
+	u, err := url.Parse(in.URL)
+	if err != nil {
+		return nil, "url", fmt.Errorf("%w: want an absolute https URL, such as %q", ErrGatewayAuth, example)
+	}
+	if err := checkHTTPS(u, example); err != nil {
+		return nil, "url", err
+	}
+	switch {
+	case in.ClientID != "" && in.ClientSecretEnv == "":
+		return nil, "clientSecretEnv", fmt.Errorf("%w: missing; \"clientId\" needs the environment variable of its secret", ErrGatewayAuth)
+	case in.ClientID == "" && in.ClientSecretEnv != "":
+		return nil, "clientId", fmt.Errorf("%w: missing; \"clientSecretEnv\" needs the client ID it is the secret of", ErrGatewayAuth)
+	}
+	return in, "", nil
 }
 
 func authString(v *hujson.Value) (string, error) {

@@ -80,3 +80,59 @@ func TestGatewayAuthPrecedence(t *testing.T) {
 		t.Error("Equal is wrong")
 	}
 }
+
+// TestGatewayAuthIntrospection: "gateway.auth.introspection" is read; a
+// bad one fails the file with the file and the field, and a secret in the
+// file is refused.
+func TestGatewayAuthIntrospection(t *testing.T) {
+	const base = `"issuer": "https://id.example.com", "audience": "https://m.example/mcp"`
+	for _, tc := range []struct {
+		in   string
+		want *AuthIntrospection
+	}{
+		{`{"url": "https://id.example.com/oauth2/introspect", "clientId": "gw", "clientSecretEnv": "GW_SECRET"}`,
+			&AuthIntrospection{URL: "https://id.example.com/oauth2/introspect", ClientID: "gw", ClientSecretEnv: "GW_SECRET"}},
+		{`{"url": "http://127.0.0.1:4445/admin/oauth2/introspect"}`, &AuthIntrospection{URL: "http://127.0.0.1:4445/admin/oauth2/introspect"}},
+		{`{"url": "https://id.example.com/introspect?realm=x"}`, &AuthIntrospection{URL: "https://id.example.com/introspect?realm=x"}},
+	} {
+		cfg, err := Parse("mcp.json", []byte(`{"gateway": {"auth": {`+base+`, "introspection": `+tc.in+`}}}`))
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tc.want, cfg.Gateway.Auth.Introspection); diff != "" {
+			t.Errorf("%s: Introspection (-want +got):\n%s", tc.in, diff)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`"x"`, `mcp.json: gateway.auth.introspection: invalid gateway auth setting: want an object with "url"`},
+		{`{}`, `mcp.json: gateway.auth.introspection.url: invalid gateway auth setting: missing`},
+		{`{"url": "http://id.example.com/introspect"}`, `gateway.auth.introspection.url: invalid gateway auth setting: http is allowed only on a loopback host`},
+		{`{"url": "/introspect"}`, `gateway.auth.introspection.url: invalid gateway auth setting: want an absolute https URL`},
+		{`{"url": "https://gw:pw@id.example.com/introspect"}`, `gateway.auth.introspection.url: invalid gateway auth setting: want an absolute https URL`},
+		{`{"url": 1}`, `gateway.auth.introspection.url: invalid gateway auth setting: want a string`},
+		{`{"url": "https://id.example.com/i", "clientId": "gw"}`, `gateway.auth.introspection.clientSecretEnv: invalid gateway auth setting: missing`},
+		{`{"url": "https://id.example.com/i", "clientSecretEnv": "S"}`, `gateway.auth.introspection.clientId: invalid gateway auth setting: missing`},
+		{`{"url": "https://id.example.com/i", "clientId": "gw", "clientSecretEnv": "not a name"}`, `gateway.auth.introspection.clientSecretEnv: invalid gateway auth setting: want the name of an environment variable`},
+		{`{"url": "https://id.example.com/i", "clientId": "gw", "clientSecret": "hunter2"}`, `gateway.auth.introspection.clientSecret: invalid gateway auth setting: a secret does not go in the file`},
+		{`{"url": "https://id.example.com/i", "timeout": "5s"}`, `gateway.auth.introspection.timeout: invalid gateway auth setting: unknown field`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"gateway": {"auth": {`+base+`, "introspection": `+tc.in+`}}}`))
+		if !errors.Is(err, ErrGatewayAuth) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("introspection %s: %v, want ErrGatewayAuth with %q", tc.in, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the error quotes the secret: %v", err)
+		}
+	}
+	a := &GatewayAuth{Issuer: "https://a.example", Audience: "https://m.example/mcp", Introspection: &AuthIntrospection{URL: "https://a.example/i"}}
+	b := *a
+	b.Introspection = &AuthIntrospection{URL: "https://a.example/i"}
+	c := *a
+	c.Introspection = &AuthIntrospection{URL: "https://a.example/i", ClientID: "x", ClientSecretEnv: "X"}
+	d := *a
+	d.Introspection = nil
+	if !a.Equal(&b) || a.Equal(&c) || a.Equal(&d) || d.Equal(a) {
+		t.Error("Equal is wrong about Introspection")
+	}
+}
