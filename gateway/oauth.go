@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -44,16 +46,29 @@ type OAuth struct {
 
 // NewOAuth returns the OAuth of a config's "gateway.auth": its Verifier
 // takes the issuer's JWT access tokens for the audience, checked against
-// the keys the issuer publishes (OIDC discovery and JWKS), and reads the
+// the keys the issuer publishes (OIDC discovery and JWKS), and, with
+// "introspection", the opaque ones by RFC 7662 introspection; it reads the
 // caller's identity from the configured claims. It does no I/O: see
-// [OAuth.Discover]. logger receives one line per outage of the issuer.
-func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) *OAuth {
-	v := identity.New(identity.Config{
+// [OAuth.Discover]. logger receives one line per outage of the issuer or
+// of the introspection endpoint. The error says that the environment
+// variable of the introspection client's secret is unset or empty.
+func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) (*OAuth, error) {
+	cfg := identity.Config{
 		Issuer:   a.Issuer,
 		Audience: a.Audience,
 		Scopes:   a.Scopes,
 		Claims:   identity.Claims{Subject: a.Claims.Subject, Client: a.Claims.Client, Scopes: a.Claims.Scopes, Groups: a.Claims.Groups},
-	}, &identity.Options{Logger: logger})
+	}
+	if in := a.Introspection; in != nil {
+		cfg.Introspection = &identity.Introspection{URL: in.URL, ClientID: in.ClientID}
+		if in.ClientID != "" {
+			cfg.Introspection.ClientSecret = os.Getenv(in.ClientSecretEnv)
+			if cfg.Introspection.ClientSecret == "" {
+				return nil, fmt.Errorf("gateway.auth.introspection.clientSecretEnv: the environment variable %s is unset or empty", in.ClientSecretEnv)
+			}
+		}
+	}
+	v := identity.New(cfg, &identity.Options{Logger: logger})
 	return &OAuth{
 		Verifier:             v.Verify,
 		Resource:             a.Audience,
@@ -61,7 +76,7 @@ func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) *OAuth {
 		Scopes:               slices.Clone(a.Scopes),
 		ClockSkew:            v.Leeway(),
 		discover:             v.Discover,
-	}
+	}, nil
 }
 
 // Discover looks the issuer of an OAuth from NewOAuth up now, rather than

@@ -205,3 +205,44 @@ func TestOAuthSession(t *testing.T) {
 		t.Error("a request with an expired token was served")
 	}
 }
+
+// TestNewOAuthIntrospection: NewOAuth of a gateway.auth with
+// "introspection" checks opaque tokens at its endpoint, authenticated with
+// the client ID and the secret of the named environment variable, and
+// refuses to start when that variable is unset.
+func TestNewOAuthIntrospection(t *testing.T) {
+	const env = "SWITCHBOARD_TEST_INTROSPECTION_SECRET"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		user, pass, _ := r.BasicAuth()
+		r.ParseForm()
+		if user != "gw" || pass != "introspection-secret" || r.PostForm.Get("token") != "opaque-1" {
+			w.Write([]byte(`{"active": false}`))
+			return
+		}
+		w.Write([]byte(`{"active": true, "sub": "alice", "client_id": "app", "scope": "mcp", "aud": ["` + resource + `"], "exp": 4102444800}`))
+	}))
+	defer srv.Close()
+	a := &config.GatewayAuth{Issuer: "https://id.example.test", Audience: resource, Scopes: []string{"mcp"},
+		Introspection: &config.AuthIntrospection{URL: srv.URL, ClientID: "gw", ClientSecretEnv: env}}
+
+	t.Setenv(env, "")
+	if _, err := NewOAuth(a, nil); err == nil || !strings.Contains(err.Error(), "gateway.auth.introspection.clientSecretEnv: the environment variable "+env+" is unset") {
+		t.Errorf("NewOAuth with the secret's variable unset: %v", err)
+	}
+	t.Setenv(env, "introspection-secret")
+	o, err := NewOAuth(a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := o.Verifier(t.Context(), "opaque-1", nil)
+	if err != nil {
+		t.Fatalf("an opaque token: %v", err)
+	}
+	if id := identity.FromTokenInfo(ti); id.Subject != "alice" || id.Client != "app" {
+		t.Errorf("identity %+v", id)
+	}
+	if _, err := o.Verifier(t.Context(), "opaque-2", nil); err == nil {
+		t.Error("an inactive opaque token was accepted")
+	}
+}

@@ -89,7 +89,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if authCfg != nil && *stdio {
 		logger.Info("the config's gateway.auth applies to HTTP; serving stdio without it")
 	} else if authCfg != nil {
-		oauth = oauthFor(ctx, authCfg, logger)
+		if oauth, err = oauthFor(ctx, authCfg, logger); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
@@ -412,8 +414,11 @@ const discoveryAtStart = 5 * time.Second
 // oauthFor returns the gateway's OAuth for the config's gateway.auth. It
 // looks the issuer up once, and only warns if that fails: the first token
 // tries again.
-func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) *gateway.OAuth {
-	o := gateway.NewOAuth(a, logger)
+func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) (*gateway.OAuth, error) {
+	o, err := gateway.NewOAuth(a, logger)
+	if err != nil {
+		return nil, err
+	}
 	dctx, cancel := context.WithTimeout(ctx, discoveryAtStart)
 	defer cancel()
 	if err := o.Discover(dctx); err != nil {
@@ -421,5 +426,8 @@ func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) *
 	} else {
 		logger.Info("OAuth protected resource", "issuer", a.Issuer, "resource", a.Audience, "scopes", strings.Join(a.Scopes, " "))
 	}
-	return o
+	if a.Introspection != nil {
+		logger.Info("OAuth opaque tokens checked by introspection", "endpoint", a.Introspection.URL)
+	}
+	return o, nil
 }
