@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/internal/hydratest"
 	"github.com/switchboard-mcp/switchboard/internal/identity/issuertest"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
@@ -148,5 +149,71 @@ func TestServeOAuthReload(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/status with a token of the scopes the gateway started with = %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestServeOAuthIntrospection: with gateway.auth.introspection, serve
+// lists the tools to a client with an opaque token of a real Hydra
+// (checked at its introspection endpoint, with the client secret from the
+// environment), and refuses a made-up token; without the secret's
+// variable, serve does not start.
+func TestServeOAuthIntrospection(t *testing.T) {
+	h := hydratest.Start(t) // before isolate, which leaves the repository
+	isolate(t)
+	id, secret := h.Client(t, "opaque", []string{"mcp"}, []string{oauthAudience}, hydratest.OpaqueTokens())
+	path := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	const env = "SWITCHBOARD_TEST_INTROSPECTION_SECRET"
+	cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": h.Issuer(), "audience": oauthAudience, "scopes": []string{"mcp"},
+		"introspection": map[string]any{"url": h.IntrospectionURL(), "clientId": "switchboard", "clientSecretEnv": env}}}
+	b, _ = json.Marshal(cfg)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv(env, "")
+	out, err := exec.Command(binary, "serve", "--config", path).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !strings.Contains(string(out), "gateway.auth.introspection.clientSecretEnv: the environment variable "+env+" is unset or empty") {
+		t.Errorf("serve without the introspection secret = %v, %q; want an exit saying why", err, out)
+	}
+
+	t.Setenv(env, "introspection-secret")
+	g := startServe(t, "--config", path)
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	token := h.Token(t, id, secret, []string{"mcp"}, oauthAudience)
+	if !strings.HasPrefix(token, "ory_at_") {
+		t.Fatalf("Hydra gave %.10s..., not an opaque token", token)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token, transport}}}, nil)
+	if err != nil {
+		t.Fatalf("connect with an opaque token: %v\n%s", err, g.log)
+	}
+	defer cs.Close()
+	if names := toolNames(t, cs); !strings.Contains(strings.Join(names, " "), "m__echo") {
+		t.Errorf("tools with an opaque token: %v", names)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, g.url+"/status", nil)
+	req.Header.Set("Authorization", "Bearer ory_at_made-up.token")
+	resp, err := (&http.Client{Transport: transport}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/status with a made-up opaque token = %d, want 401", resp.StatusCode)
+	}
+	if log := g.log.String(); strings.Contains(log, token) || strings.Contains(log, "introspection-secret") {
+		t.Error("the log holds the token or the secret")
 	}
 }
