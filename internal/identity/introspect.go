@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -236,10 +235,9 @@ func (in *introspector) call(ctx context.Context, token string) (*answer, error)
 	if len(body) > MaxIntrospectionBytes {
 		return fail("answer longer than %d bytes (MaxIntrospectionBytes)", MaxIntrospectionBytes)
 	}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
+	// Numbers are float64, as in the claims of a JWT.
 	var claims map[string]any
-	if err := d.Decode(&claims); err != nil || claims == nil {
+	if err := json.Unmarshal(body, &claims); err != nil || claims == nil {
 		return fail("the answer is not a JSON object")
 	}
 	a := &answer{claims: claims}
@@ -252,12 +250,11 @@ func (in *introspector) call(ctx context.Context, token string) (*answer, error)
 		return a, nil
 	}
 	if v, ok := claims["exp"]; ok {
-		n, _ := v.(json.Number)
-		exp, ok := unixTime(&n)
+		f, ok := v.(float64)
 		if !ok {
 			return fail(`"exp" is not a number`)
 		}
-		a.exp = exp
+		a.exp = time.Unix(int64(f), 0)
 	}
 	return a, nil
 }
@@ -296,10 +293,8 @@ func (v *Verifier) verifyOpaque(ctx context.Context, token string) (*auth.TokenI
 	} else if now.After(exp.Add(v.leeway)) {
 		return nil, ErrExpired
 	}
-	if n, ok := a.claims["nbf"].(json.Number); ok {
-		if nbf, ok := unixTime(&n); ok && now.Add(v.leeway).Before(nbf) {
-			return nil, ErrNotYetValid
-		}
+	if f, ok := a.claims["nbf"].(float64); ok && now.Add(v.leeway).Before(time.Unix(int64(f), 0)) {
+		return nil, ErrNotYetValid
 	}
 	aud, ok := a.claims["aud"]
 	if !ok {

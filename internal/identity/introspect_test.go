@@ -102,6 +102,7 @@ func TestIntrospection(t *testing.T) {
 		{"no audience", fmt.Sprintf(`{"active": true, "sub": "alice", "exp": %d}`, exp(time.Hour)), identity.ErrNoAudience},
 		{"another issuer", fmt.Sprintf(`{"active": true, "aud": [%q], "iss": "https://evil.example.test", "exp": %d}`, audience, exp(time.Hour)), identity.ErrIssuer},
 		{"not JSON", `<html>`, identity.ErrIntrospectionUnavailable},
+		{"exp not a number", fmt.Sprintf(`{"active": true, "aud": [%q], "exp": "soon"}`, audience), identity.ErrIntrospectionUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := answering(tc.answer)
