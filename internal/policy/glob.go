@@ -1,7 +1,7 @@
 package policy
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 )
 
@@ -17,7 +17,7 @@ type glob struct {
 
 func compileGlob(pattern string) (glob, error) {
 	if pattern == "" {
-		return glob{}, fmt.Errorf("%w: empty glob; want a name, or a pattern with *", ErrInvalidRule)
+		return glob{}, errors.New("empty glob; want a name, or a pattern with *")
 	}
 	if !strings.Contains(pattern, "*") {
 		return glob{parts: []string{pattern}}, nil

@@ -115,8 +115,7 @@ type Decision struct {
 	Err error
 }
 
-// ErrInvalidRule means a rule is malformed. It comes wrapped in a
-// [*RuleError].
+// ErrInvalidRule means a rule is malformed: every [*RuleError] is one.
 var ErrInvalidRule = errors.New("invalid policy rule")
 
 // RuleError is a rule that [New] refused.
@@ -126,17 +125,24 @@ type RuleError struct {
 	// Line and Column are the position of the problem in the "when"
 	// expression, from 1; 0 when it has none.
 	Line, Column int
-	Err          error // wraps ErrInvalidRule
+	Err          error // what is wrong
 }
 
 func (e *RuleError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("rule %d: %s: %d:%d: %v", e.Rule, e.Field, e.Line, e.Column, e.Err)
-	}
-	return fmt.Sprintf("rule %d: %s: %v", e.Rule, e.Field, e.Err)
+	return fmt.Sprintf("rule %d: %s: %s: %s", e.Rule, e.Field, ErrInvalidRule, e.Problem())
 }
 
-func (e *RuleError) Unwrap() error { return e.Err }
+// Problem is what is wrong, with the position in the expression if there
+// is one, but not the rule or the field.
+func (e *RuleError) Problem() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%d:%d: %v", e.Line, e.Column, e.Err)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns ErrInvalidRule and the cause.
+func (e *RuleError) Unwrap() []error { return []error{ErrInvalidRule, e.Err} }
 
 // Options configure an Engine. A nil *Options means defaults.
 type Options struct {
@@ -201,7 +207,7 @@ func New(rules []Rule, opts *Options) (*Engine, error) {
 		case Deny:
 			e.deny = append(e.deny, i)
 		default:
-			return nil, &RuleError{Rule: i, Field: "effect", Err: fmt.Errorf("%w: unknown effect %d", ErrInvalidRule, r.Effect)}
+			return nil, &RuleError{Rule: i, Field: "effect", Err: fmt.Errorf("unknown effect %d", r.Effect)}
 		}
 	}
 	return e, nil
@@ -311,14 +317,14 @@ var env, envErr = cel.NewEnv(
 // compileWhen compiles rule i's condition.
 func compileWhen(i int, expr string) (cel.Program, error) {
 	if envErr != nil {
-		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: %w", ErrInvalidRule, envErr)}
+		return nil, &RuleError{Rule: i, Field: "when", Err: envErr}
 	}
 	if len(expr) > MaxExpressionBytes {
-		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: %d bytes, more than MaxExpressionBytes (%d)", ErrInvalidRule, len(expr), MaxExpressionBytes)}
+		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%d bytes, more than MaxExpressionBytes (%d)", len(expr), MaxExpressionBytes)}
 	}
 	ast, iss := env.Compile(expr)
 	if iss.Err() != nil {
-		e := &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: %s", ErrInvalidRule, issueText(iss))}
+		e := &RuleError{Rule: i, Field: "when", Err: errors.New(issueText(iss))}
 		if errs := iss.Errors(); len(errs) > 0 {
 			loc := errs[0].Location
 			if loc != nil && loc.Line() > 0 {
@@ -329,19 +335,19 @@ func compileWhen(i int, expr string) (cel.Program, error) {
 	}
 	if ast.OutputType() != cel.BoolType {
 		return nil, &RuleError{Rule: i, Field: "when", Line: 1, Column: 1,
-			Err: fmt.Errorf("%w: the expression is %s; want a bool", ErrInvalidRule, ast.OutputType())}
+			Err: fmt.Errorf("the expression is %s; want a bool", ast.OutputType())}
 	}
 	est, err := env.EstimateCost(ast, sizes{})
 	if err != nil {
-		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: estimating its cost: %w", ErrInvalidRule, err)}
+		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("estimating its cost: %w", err)}
 	}
 	if est.Min > CostLimit {
-		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: its least estimated cost, %d, is more than CostLimit (%d)", ErrInvalidRule, est.Min, CostLimit)}
+		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("its least estimated cost, %d, is more than CostLimit (%d)", est.Min, CostLimit)}
 	}
 	prg, err := env.Program(ast, cel.CostLimit(CostLimit), cel.InterruptCheckFrequency(interruptEvery),
 		cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
-		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%w: %w", ErrInvalidRule, err)}
+		return nil, &RuleError{Rule: i, Field: "when", Err: err}
 	}
 	return prg, nil
 }
