@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"cel.dev/cel-go/cel"
@@ -227,7 +228,8 @@ func (e *Engine) Decide(id *identity.Identity, t Target) Decision {
 	if e == nil || len(e.rules) == 0 {
 		return Decision{Allowed: true, Rule: -1}
 	}
-	act := newActivation(id, &t)
+	// The activation is built only when a condition is evaluated.
+	act := &activation{id: id, t: &t}
 	for _, i := range e.deny {
 		if ok, err := e.match(i, act, &t); ok || err != nil {
 			return Decision{Rule: i, Err: err}
@@ -300,24 +302,29 @@ const (
 	varAnnotations = "annotations"
 )
 
-// env is the CEL environment every condition is compiled in. It is built
-// once; a failure is a programming error, reported by every New.
-var env, envErr = cel.NewEnv(
-	ext.NativeTypes(reflect.TypeFor[celIdentity](), ext.ParseStructTags(true)),
-	cel.Variable(varIdentity, cel.ObjectType("policy.celIdentity")),
-	cel.Variable(varServer, cel.StringType),
-	cel.Variable(varTool, cel.StringType),
-	cel.Variable(varPrompt, cel.StringType),
-	cel.Variable(varURI, cel.StringType),
-	cel.Variable(varAnnotations, cel.MapType(cel.StringType, cel.BoolType)),
-	ext.Strings(),
-	cel.ParserExpressionSizeLimit(MaxExpressionBytes),
-)
+// celEnv is the CEL environment every condition is compiled in, and its
+// type adapter, which knows celIdentity. It is built on first use, not at
+// init, so that programs that load configs with no conditions pay nothing;
+// a failure is a programming error, reported by every New.
+var celEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		ext.NativeTypes(reflect.TypeFor[celIdentity](), ext.ParseStructTags(true)),
+		cel.Variable(varIdentity, cel.ObjectType("policy.celIdentity")),
+		cel.Variable(varServer, cel.StringType),
+		cel.Variable(varTool, cel.StringType),
+		cel.Variable(varPrompt, cel.StringType),
+		cel.Variable(varURI, cel.StringType),
+		cel.Variable(varAnnotations, cel.MapType(cel.StringType, cel.BoolType)),
+		ext.Strings(),
+		cel.ParserExpressionSizeLimit(MaxExpressionBytes),
+	)
+})
 
 // compileWhen compiles rule i's condition.
 func compileWhen(i int, expr string) (cel.Program, error) {
-	if envErr != nil {
-		return nil, &RuleError{Rule: i, Field: "when", Err: envErr}
+	env, err := celEnv()
+	if err != nil {
+		return nil, &RuleError{Rule: i, Field: "when", Err: err}
 	}
 	if len(expr) > MaxExpressionBytes {
 		return nil, &RuleError{Rule: i, Field: "when", Err: fmt.Errorf("%d bytes, more than MaxExpressionBytes (%d)", len(expr), MaxExpressionBytes)}
@@ -362,28 +369,20 @@ func issueText(iss *cel.Issues) string {
 	return errs[0].Message
 }
 
-// activation binds a condition's variables for one Decide. It is built
-// once per Decide and shared by its rules.
+// activation binds a condition's variables for one Decide, shared by its
+// rules. The identity's CEL value is made on first use.
 type activation struct {
-	identity    ref.Val
-	t           *Target
-	annotations ref.Val
-}
-
-func newActivation(id *identity.Identity, t *Target) *activation {
-	ci := &celIdentity{}
-	if id != nil {
-		ci = &celIdentity{Subject: id.Subject, Client: id.Client, Scopes: id.Scopes, Groups: id.Groups, Claims: id.Claims}
-	}
-	if ci.Claims == nil {
-		ci.Claims = map[string]any{}
-	}
-	return &activation{identity: adapter.NativeToValue(ci), t: t, annotations: annotationValue(t.Annotations)}
+	id       *identity.Identity
+	t        *Target
+	identity ref.Val // nil until first used
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case varIdentity:
+		if a.identity == nil {
+			a.identity = identityValue(a.id)
+		}
 		return a.identity, true
 	case varServer:
 		return types.String(a.t.Server), true
@@ -394,24 +393,31 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	case varURI:
 		return types.String(a.t.URI), true
 	case varAnnotations:
-		return a.annotations, true
+		return annotationValue(a.t.Annotations), true
 	}
 	return nil, false
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
-// adapter turns Go values into CEL values with the native identity type.
-var adapter = func() types.Adapter {
-	if envErr != nil {
-		return types.DefaultTypeAdapter
+// identityValue is id as a condition sees it: nil is the empty identity.
+func identityValue(id *identity.Identity) ref.Val {
+	ci := &celIdentity{}
+	if id != nil {
+		ci = &celIdentity{Subject: id.Subject, Client: id.Client, Scopes: id.Scopes, Groups: id.Groups, Claims: id.Claims}
 	}
-	return env.CELTypeAdapter()
-}()
+	if ci.Claims == nil {
+		ci.Claims = map[string]any{}
+	}
+	// Only an engine with a condition evaluates, and New built the
+	// environment for it.
+	env, _ := celEnv()
+	return env.CELTypeAdapter().NativeToValue(ci)
+}
 
 // annotationValues are the 16 possible annotation maps, built once,
 // indexed by readOnly | destructive<<1 | idempotent<<2 | openWorld<<3.
-var annotationValues = func() (vs [16]ref.Val) {
+var annotationValues = sync.OnceValue(func() (vs [16]ref.Val) {
 	for i := range vs {
 		vs[i] = types.DefaultTypeAdapter.NativeToValue(map[string]bool{
 			"readOnlyHint":    i&1 != 0,
@@ -421,7 +427,7 @@ var annotationValues = func() (vs [16]ref.Val) {
 		})
 	}
 	return vs
-}()
+})
 
 // annotationValue is a's hints as a map with all four keys, the defaults of
 // the MCP specification filling the ones a leaves out.
@@ -442,5 +448,5 @@ func annotationValue(a *mcp.ToolAnnotations) ref.Val {
 	if a.OpenWorldHint == nil || *a.OpenWorldHint {
 		i |= 8
 	}
-	return annotationValues[i]
+	return annotationValues()[i]
 }
