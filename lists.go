@@ -59,7 +59,7 @@ func (m *Manager) keepPrompts(ctx context.Context, q *Query, prompts []Prompt) [
 		func(ctx context.Context, p Prompt) (bool, error) {
 			c := catalog.ClonePrompt(p.Prompt)
 			c.Name = p.Original
-			return f(ctx, FilterContext{Query: query, Server: p.Server}, c)
+			return f(ctx, FilterContext{Query: query, Server: p.Server, Name: p.Name}, c)
 		}, m.opts.Logger)
 }
 
@@ -192,7 +192,7 @@ func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, 
 		},
 		func(ctx context.Context, item T) (bool, error) {
 			server, r := show(item)
-			return f(ctx, FilterContext{Query: query, Server: server}, catalog.CloneResource(r))
+			return f(ctx, FilterContext{Query: query, Server: server, Name: r.URI}, catalog.CloneResource(r))
 		}, m.opts.Logger)
 }
 

@@ -29,6 +29,10 @@ type FilterContext struct {
 	Query Query
 	// Server is the configured name of the server that owns the item.
 	Server string
+	// Name is the item's public name: a tool's or a prompt's as
+	// [Manager.Tools] and [Manager.Prompts] give it, a resource's URI. The
+	// item itself is named by its original name.
+	Name string
 }
 
 // DynamicFilter decides per query whether a tool is exposed. It gets a deep

@@ -42,7 +42,7 @@ func (t Tool) RequiresApproval(ctx context.Context, q *Query) bool {
 	}
 	def := t.Definition()
 	def.Name = t.Original
-	return t.approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server}, def)
+	return t.approval.Requires(ctx, FilterContext{Query: q.value(), Server: t.Server, Name: t.Name}, def)
 }
 
 // Same reports whether t and u are the same definition under the same
@@ -105,7 +105,7 @@ func (m *Manager) toolFilter(q *Query) func(context.Context, Tool) (bool, error)
 	return func(ctx context.Context, t Tool) (bool, error) {
 		def := t.Definition()
 		def.Name = t.Original
-		return f(ctx, FilterContext{Query: query, Server: t.Server}, def)
+		return f(ctx, FilterContext{Query: query, Server: t.Server, Name: t.Name}, def)
 	}
 }
 

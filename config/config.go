@@ -387,8 +387,8 @@ type Config struct {
 	// ToolSearch is the top-level "toolSearch" of the file of highest
 	// precedence that sets it; off by default.
 	ToolSearch ToolSearch
-	// Gateway is the top-level "gateway"; its Auth comes whole from the
-	// file of highest precedence that sets it.
+	// Gateway is the top-level "gateway"; its Auth and its Policies each
+	// come whole from the file of highest precedence that sets them.
 	Gateway  Gateway
 	Warnings []error  // Unknown fields, ignored values and the like.
 	Files    []string // The files read, lowest precedence first; EmbeddedSource for the default.

@@ -11,12 +11,18 @@ import (
 )
 
 // Gateway is the top-level "gateway": how `switchboard serve` admits and
-// treats its clients. Only "auth" is read so far.
+// treats its clients. "auth" and "policies" are read so far.
 type Gateway struct {
 	// Auth, if set, makes the gateway's /mcp an OAuth 2.1 protected
 	// resource. It comes whole from the file of highest precedence that
 	// sets it.
 	Auth *GatewayAuth
+	// Policies are the rules of what each identity may see and use, in
+	// order, checked at load (see [PolicyRule]). They come whole from the
+	// file of highest precedence that sets "policies"; nil if none does,
+	// and empty (not nil) if it sets an empty list. No rules allow
+	// everything; once there is one, what no rule allows is denied.
+	Policies []PolicyRule
 }
 
 // GatewayAuth is "gateway.auth": the authorization server whose access
@@ -72,11 +78,12 @@ func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
 var ErrGatewayAuth = errors.New("invalid gateway auth setting")
 
 // gatewayLater are the keys of "gateway" that later versions read.
-var gatewayLater = map[string]bool{"policies": true, "audit": true, "limits": true}
+var gatewayLater = map[string]bool{"audit": true, "limits": true}
 
-// gateway reads a top-level "gateway". A bad "auth" is an error, with the
-// dotted path below "gateway" of the bad part; other keys are warnings
-// (problems with their fields).
+// gateway reads a top-level "gateway". A bad "auth" or "policies" is an
+// error, with the path below "gateway" of the bad part; other keys are
+// warnings (problems with their fields). set says whether the file sets
+// "auth" or "policies".
 func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, field string, _ error) {
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
@@ -91,6 +98,15 @@ func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, fie
 				return Gateway{}, false, nil, joinField(name, sub), err
 			}
 			g.Auth, set = a, true
+		case name == "policies":
+			p, sub, err := gatewayPolicies(&m.Value)
+			if err != nil {
+				return Gateway{}, false, nil, name + sub, err
+			}
+			g.Policies, set = p, true
+			// Until the gateway enforces them, say so: a rule that
+			// silently did nothing would be worse than a warning.
+			warnings = append(warnings, fieldProblem{name, "checked, but not enforced by this version yet"})
 		case gatewayLater[name]:
 			warnings = append(warnings, fieldProblem{name, "not supported by this version, ignored"})
 		default:

@@ -16,7 +16,7 @@ import (
 func TestGatewayAuth(t *testing.T) {
 	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {
 		"auth": {"issuer": "https://id.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp", "tools:read"], "claims": {"groups": "roles"}},
-		"policies": [], "colour": "blue"}}`))
+		"audit": {}, "colour": "blue"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestGatewayAuth(t *testing.T) {
 	for _, w := range cfg.Warnings {
 		warnings = append(warnings, w.Error())
 	}
-	wantWarnings := []string{"mcp.json: gateway.policies: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
+	wantWarnings := []string{"mcp.json: gateway.audit: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
 	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -134,5 +134,77 @@ func TestGatewayAuthIntrospection(t *testing.T) {
 	d.Introspection = nil
 	if !a.Equal(&b) || a.Equal(&c) || a.Equal(&d) || d.Equal(a) {
 		t.Error("Equal is wrong about Introspection")
+	}
+}
+
+// TestGatewayPolicies: "gateway.policies" is read in order; a bad rule
+// fails the file with the file, the rule's index, the field and, for a
+// condition, the line and column in it.
+func TestGatewayPolicies(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {"policies": [
+		{"allow": {"servers": ["memory"]}, "when": "'eng' in identity.groups"},
+		// comments are fine
+		{"allow": {}, "when": "'admin' in identity.scopes"},
+		{"deny": {"tools": ["*__delete*"], "prompts": [], "resources": ["file:///etc/*"]}}
+	]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PolicyRule{
+		{Servers: []string{"memory"}, When: "'eng' in identity.groups"},
+		{When: "'admin' in identity.scopes"},
+		{Deny: true, Tools: []string{"*__delete*"}, Prompts: []string{}, Resources: []string{"file:///etc/*"}},
+	}
+	if diff := cmp.Diff(want, cfg.Gateway.Policies); diff != "" {
+		t.Errorf("Gateway.Policies (-want +got):\n%s", diff)
+	}
+	if len(cfg.Warnings) != 1 || cfg.Warnings[0].Error() != "mcp.json: gateway.policies: checked, but not enforced by this version yet" || cfg.Gateway.Auth != nil {
+		t.Errorf("warnings %v, auth %v", cfg.Warnings, cfg.Gateway.Auth)
+	}
+	if cfg, err := Parse("mcp.json", []byte(`{"gateway": {"policies": []}}`)); err != nil || cfg.Gateway.Policies == nil {
+		t.Errorf("an empty list: %v, %#v; want set and empty", err, cfg.Gateway.Policies)
+	}
+
+	for _, tc := range []struct{ policies, want string }{
+		{`{}`, `mcp.json: gateway.policies: invalid gateway policy: want a list of rules`},
+		{`["x"]`, `mcp.json: gateway.policies[0]: invalid gateway policy: want an object with "allow" or "deny"`},
+		{`[{"when": "true"}]`, `mcp.json: gateway.policies[0]: invalid gateway policy: want "allow" or "deny"`},
+		{`[{"allow": {}}, {"allow": {}, "deny": {}}]`, `mcp.json: gateway.policies[1].deny: invalid gateway policy: a rule has one of "allow" and "deny", not both`},
+		{`[{"allow": {"tool": ["x"]}}]`, `mcp.json: gateway.policies[0].allow.tool: invalid gateway policy: unknown field`},
+		{`[{"allow": {}, "unless": "x"}]`, `mcp.json: gateway.policies[0].unless: invalid gateway policy: unknown field`},
+		{`[{"allow": []}]`, `mcp.json: gateway.policies[0].allow: invalid gateway policy: want an object of glob lists`},
+		{`[{"deny": {"servers": "memory"}}]`, `mcp.json: gateway.policies[0].deny.servers: invalid gateway policy: want a list of globs`},
+		{`[{"deny": {"servers": [1]}}]`, `mcp.json: gateway.policies[0].deny.servers[0]: invalid gateway policy: want a glob in a string`},
+		{`[{"allow": {}}, {"deny": {"tools": ["a", ""]}}]`, `mcp.json: gateway.policies[1].deny.tools[1]: invalid gateway policy: empty glob`},
+		{`[{"allow": {}, "when": 1}]`, `mcp.json: gateway.policies[0].when: invalid gateway policy: want a CEL expression in a string`},
+		{`[{"allow": {}, "when": ""}]`, `mcp.json: gateway.policies[0].when: invalid gateway policy: empty`},
+		{`[{"allow": {}}, {"allow": {}, "when": "identity.subject"}]`, `mcp.json: gateway.policies[1].when: invalid gateway policy: 1:1: the expression is string; want a bool`},
+		{`[{"allow": {}, "when": "'eng' in identity.groups &&"}]`, `mcp.json: gateway.policies[0].when: invalid gateway policy: 1:28: Syntax error: mismatched input '<EOF>'`},
+		{`[{"allow": {}, "when": "true &&\n identity.grups == []"}]`, `mcp.json: gateway.policies[0].when: invalid gateway policy: 2:10: undefined field 'grups'`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"gateway": {"policies": `+tc.policies+`}}`))
+		if !errors.Is(err, ErrGatewayPolicy) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("policies %s:\n%v\nwant ErrGatewayPolicy with %q", tc.policies, err, tc.want)
+		}
+	}
+}
+
+// TestGatewayPoliciesPrecedence: the file of highest precedence that sets
+// "gateway.policies" gives them whole, and "auth" apart from them.
+func TestGatewayPoliciesPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	user, project, other := filepath.Join(dir, "user.json"), filepath.Join(dir, "project.json"), filepath.Join(dir, "other.json")
+	os.WriteFile(user, []byte(`{"gateway": {"auth": {"issuer": "https://a.example", "audience": "https://m.example/mcp"}, "policies": [{"allow": {}}]}}`), 0o600)
+	os.WriteFile(project, []byte(`{"gateway": {"policies": [{"deny": {"servers": ["x"]}}]}}`), 0o600)
+	os.WriteFile(other, []byte(`{"gateway": {}}`), 0o600)
+	cfg, err := Load(&LoadOptions{Paths: []string{user, project, other}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]PolicyRule{{Deny: true, Servers: []string{"x"}}}, cfg.Gateway.Policies); diff != "" {
+		t.Errorf("Gateway.Policies (-want +got):\n%s", diff)
+	}
+	if cfg.Gateway.Auth == nil || cfg.Gateway.Auth.Issuer != "https://a.example" {
+		t.Errorf("Gateway.Auth = %+v, want the user file's", cfg.Gateway.Auth)
 	}
 }

@@ -36,7 +36,7 @@ func Parse(file string, data []byte) (*Config, error) {
 type parsedFile struct {
 	items      []item
 	toolSearch *ToolSearch // nil if the file does not set it
-	gateway    *Gateway    // nil if the file does not set "gateway.auth"
+	gateway    *Gateway    // nil if the file sets neither "gateway.auth" nor "gateway.policies"
 }
 
 // parse parses one file.
@@ -175,8 +175,11 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	if p.toolSearch != nil {
 		cfg.ToolSearch = *p.toolSearch
 	}
-	if p.gateway != nil {
+	if p.gateway != nil && p.gateway.Auth != nil {
 		cfg.Gateway.Auth = p.gateway.Auth
+	}
+	if p.gateway != nil && p.gateway.Policies != nil {
+		cfg.Gateway.Policies = p.gateway.Policies
 	}
 }
 

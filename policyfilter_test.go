@@ -1,0 +1,135 @@
+package switchboard_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/identity"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
+)
+
+// The gateway's policies become a manager's filters: each query carries the
+// caller's identity, and sees and calls only what the rules allow it.
+func ExamplePolicyFilters() {
+	cfg, err := config.Parse("mcp.json", []byte(`{
+		"mcpServers": {"hello": {"command": "greeter-server"}},
+		"gateway": {"policies": [
+			{"allow": {"tools": ["hello__*"]}, "when": "'staff' in identity.groups"}
+		]}
+	}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	engine, err := policy.New(config.PolicyRules(cfg.Gateway.Policies), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools, prompts, resources := switchboard.PolicyFilters(engine)
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()},
+		&switchboard.Options{Filter: tools, PromptFilter: prompts, ResourceFilter: resources})
+	defer m.Close()
+
+	ctx := context.Background()
+	for _, id := range []*identity.Identity{{Subject: "ann", Groups: []string{"staff"}}, {Subject: "bob"}} {
+		q := &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: id}}
+		_, err := m.CallTool(ctx, q, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": id.Subject}})
+		fmt.Printf("%s: %d tools, call error: %v\n", id.Subject, len(m.Tools(ctx, q)), err != nil)
+	}
+	// Output:
+	// ann: 1 tools, call error: false
+	// bob: 0 tools, call error: true
+}
+
+// TestPolicyFilters: the filters decide by the public name of tools and
+// prompts, by the URI of resources, by the tool's annotations, and for the
+// identity in the query (none is anonymous).
+func TestPolicyFilters(t *testing.T) {
+	engine, err := policy.New([]policy.Rule{
+		{Effect: policy.Allow, Tools: []string{"hello__*"}, Prompts: []string{"notes__summarize"}, When: "identity.subject == 'ann'"},
+		{Effect: policy.Allow, Resources: []string{"notes://*"}, When: "identity.subject == 'ann'"},
+		{Effect: policy.Deny, When: "annotations.readOnlyHint && identity.client == 'ro-blocked'"},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, prompts, resources := switchboard.PolicyFilters(engine)
+	m := switchboard.New(mustParse(t, `{"mcpServers": {"hello": {"command": "x"}, "notes": {"command": "y"}}}`), &switchboard.Options{
+		StartupGate: -1,
+		Cache:       switchboard.CacheOff,
+		Dial:        inProcess(map[string]*mcp.Server{"hello": readOnlyGreeter(), "notes": notebook()}),
+		Filter:      tools, PromptFilter: prompts, ResourceFilter: resources,
+	})
+	defer m.Close()
+	listed := resourcesListed(m)
+	ctx := context.Background()
+	if err := m.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-listed
+
+	type view struct{ Tools, Prompts, Resources []string }
+	viewOf := func(q *switchboard.Query) view {
+		var v view
+		for _, x := range m.Tools(ctx, q) {
+			v.Tools = append(v.Tools, x.Name)
+		}
+		for _, x := range m.Prompts(ctx, q) {
+			v.Prompts = append(v.Prompts, x.Name)
+		}
+		for _, x := range m.Resources(ctx, q) {
+			v.Resources = append(v.Resources, x.Resource.URI)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name string
+		q    *switchboard.Query
+		want view
+	}{
+		{"ann", &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: &identity.Identity{Subject: "ann"}}},
+			view{Tools: []string{"hello__greet"}, Prompts: []string{"notes__summarize"}, Resources: []string{"notes://today"}}},
+		{"ann read-only blocked", &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: &identity.Identity{Subject: "ann", Client: "ro-blocked"}}},
+			view{Prompts: []string{"notes__summarize"}, Resources: []string{"notes://today"}}},
+		{"bob", &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: &identity.Identity{Subject: "bob"}}}, view{}},
+		{"no identity", nil, view{}},
+		{"wrong type", &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: "ann"}}, view{}},
+	} {
+		if diff := cmp.Diff(tc.want, viewOf(tc.q)); diff != "" {
+			t.Errorf("%s: view (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	bob := &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: &identity.Identity{Subject: "bob"}}}
+	if _, err := m.GetPrompt(ctx, bob, &mcp.GetPromptParams{Name: "notes__summarize"}); err == nil {
+		t.Error("bob got the prompt")
+	}
+	if _, err := m.ReadResource(ctx, bob, &mcp.ReadResourceParams{URI: "notes://today"}); err == nil {
+		t.Error("bob read the resource")
+	}
+}
+
+// readOnlyGreeter is greeter with its tool marked read-only.
+func readOnlyGreeter() *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "greeter", Version: "v1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "greet", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	return server
+}
+
+func mustParse(t *testing.T, text string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse("mcp.json", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
