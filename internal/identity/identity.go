@@ -165,7 +165,7 @@ type Verifier struct {
 	// coalesces concurrent attempts; fetchTimeout bounds it.
 	mu         sync.Mutex
 	verifier   *oidc.IDTokenVerifier
-	discovered time.Time // the last attempt at discovery, while verifier is nil
+	discovered time.Time // the end of the last attempt at discovery, while verifier is nil
 	lastErr    error     // its error
 }
 
@@ -230,9 +230,12 @@ func (v *Verifier) oidcVerifier(ctx context.Context) (*oidc.IDTokenVerifier, err
 	if v.lastErr != nil && now.Sub(v.discovered) < v.fetches.interval {
 		return nil, v.lastErr
 	}
-	v.discovered = now
 	ctx = oidc.ClientContext(ctx, v.client)
 	p, err := oidc.NewProvider(ctx, v.cfg.Issuer)
+	// The interval counts from the end of the attempt: one that hung until
+	// its timeout (as long as the interval) must not let each request that
+	// waited for it make another in turn.
+	v.discovered = v.now()
 	if err != nil {
 		v.lastErr = fmt.Errorf("identity: discovery at %s: %w", v.cfg.Issuer, shortError{err})
 		v.fetches.failed(v.lastErr)
@@ -432,6 +435,15 @@ func (f *fetchLimiter) allow() bool {
 	}
 	f.last = now
 	return true
+}
+
+// stamp counts the request let through as made now, at its end: one that
+// hung until its timeout (as long as the interval) must not let each
+// caller that waited for it make another in turn.
+func (f *fetchLimiter) stamp() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = f.now()
 }
 
 // forgive forgets the last request let through, so that the next may go
