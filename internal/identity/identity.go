@@ -84,6 +84,10 @@ var (
 	ErrExpired         = fmt.Errorf("%w: expired", auth.ErrInvalidToken)
 	ErrNotYetValid     = fmt.Errorf("%w: not valid yet (nbf)", auth.ErrInvalidToken)
 	ErrNoExpiry        = fmt.Errorf("%w: no exp claim", auth.ErrInvalidToken)
+	// ErrNoSubject: the token names no subject (the configured claim, "sub"
+	// by default), to which the go-sdk would bind the session: a session
+	// bound to no one could be used with any other token.
+	ErrNoSubject = fmt.Errorf("%w: no subject claim", auth.ErrInvalidToken)
 )
 
 // Config is what the gateway's config file says under "gateway.auth".
@@ -300,6 +304,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		return nil, ErrNotYetValid
 	}
 	id := v.identity(claims)
+	if id.Subject == "" {
+		return nil, ErrNoSubject
+	}
 	return &auth.TokenInfo{
 		Scopes:     id.Scopes,
 		Expiration: exp,
