@@ -90,6 +90,10 @@ var (
 	ErrExpired         = fmt.Errorf("%w: expired", auth.ErrInvalidToken)
 	ErrNotYetValid     = fmt.Errorf("%w: not valid yet (nbf)", auth.ErrInvalidToken)
 	ErrNoExpiry        = fmt.Errorf("%w: no exp claim", auth.ErrInvalidToken)
+	// ErrNoSubject: the token names no subject (the configured claim, "sub"
+	// by default), to which the go-sdk would bind the session: a session
+	// bound to no one could be used with any other token.
+	ErrNoSubject = fmt.Errorf("%w: no subject claim", auth.ErrInvalidToken)
 )
 
 // Config is what the gateway's config file says under "gateway.auth".
@@ -183,7 +187,7 @@ type Verifier struct {
 	// coalesces concurrent attempts; fetchTimeout bounds it.
 	mu         sync.Mutex
 	verifier   *oidc.IDTokenVerifier
-	discovered time.Time // the last attempt at discovery, while verifier is nil
+	discovered time.Time // the end of the last attempt at discovery, while verifier is nil
 	lastErr    error     // its error
 }
 
@@ -252,9 +256,12 @@ func (v *Verifier) oidcVerifier(ctx context.Context) (*oidc.IDTokenVerifier, err
 	if v.lastErr != nil && now.Sub(v.discovered) < v.fetches.interval {
 		return nil, v.lastErr
 	}
-	v.discovered = now
 	ctx = oidc.ClientContext(ctx, v.client)
 	p, err := oidc.NewProvider(ctx, v.cfg.Issuer)
+	// The interval counts from the end of the attempt: one that hung until
+	// its timeout (as long as the interval) must not let each request that
+	// waited for it make another in turn.
+	v.discovered = v.now()
 	if err != nil {
 		v.lastErr = fmt.Errorf("identity: discovery at %s: %w", v.cfg.Issuer, shortError{err})
 		v.fetches.failed(v.lastErr)
@@ -322,6 +329,9 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 		return nil, ErrNotYetValid
 	}
 	id := v.identity(claims)
+	if id.Subject == "" {
+		return nil, ErrNoSubject
+	}
 	return &auth.TokenInfo{
 		Scopes:     id.Scopes,
 		Expiration: exp,
@@ -472,6 +482,15 @@ func (f *fetchLimiter) allow() bool {
 	}
 	f.last = now
 	return true
+}
+
+// stamp counts the request let through as made now, at its end: one that
+// hung until its timeout (as long as the interval) must not let each
+// caller that waited for it make another in turn.
+func (f *fetchLimiter) stamp() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = f.now()
 }
 
 // forgive forgets the last request let through, so that the next may go

@@ -107,6 +107,8 @@ func TestVerify(t *testing.T) {
 		{"expired within the leeway", valid(func(c map[string]any) { c["exp"] = now.Add(-identity.DefaultLeeway + time.Second).Unix() }), nil},
 		{"expired beyond the leeway", valid(func(c map[string]any) { c["exp"] = now.Add(-identity.DefaultLeeway - time.Second).Unix() }), identity.ErrExpired},
 		{"no exp", valid(func(c map[string]any) { delete(c, "exp") }), identity.ErrNoExpiry},
+		{"no sub (the session would be bound to no one)", valid(func(c map[string]any) { delete(c, "sub") }), identity.ErrNoSubject},
+		{"an empty sub", valid(func(c map[string]any) { c["sub"] = "" }), identity.ErrNoSubject},
 		{"nbf within the leeway", valid(func(c map[string]any) { c["nbf"] = now.Add(identity.DefaultLeeway - time.Second).Unix() }), nil},
 		{"nbf beyond the leeway", valid(func(c map[string]any) { c["nbf"] = now.Add(identity.DefaultLeeway + time.Second).Unix() }), identity.ErrNotYetValid},
 		{"another audience", valid(func(c map[string]any) { c["aud"] = "https://other.example/mcp" }), identity.ErrAudience},

@@ -100,6 +100,7 @@ func (k *keySet) refetch(ctx context.Context, gen int) ([]jose.JSONWebKey, error
 		return keys, nil
 	}
 	keys, err := k.fetch(ctx)
+	k.limiter.stamp()
 	if err != nil {
 		k.limiter.failed(err)
 		return nil, fmt.Errorf("%w: %w", errKeysUnavailable, err)
