@@ -63,7 +63,9 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 	}
 	defer end()
 	res, err := f.m.CallTool(peerCtx, q, params)
-	if errors.Is(err, switchboard.ErrUnknownTool) && restricted(ctx, f.m, q, kindNameTool) {
+	if err != nil && !visibleTools(ctx, f.m, q)[name] && restricted(ctx, f.m, q, kindNameTool) {
+		// Unknown to q, hidden from it, or of a server that is down or
+		// has listed nothing yet, whose error would name it.
 		return nil, notPermitted(kindNameTool, name)
 	}
 	if rpcErr, ok := mcpconn.Answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {

@@ -206,3 +206,44 @@ func TestPolicyToolSearch(t *testing.T) {
 		t.Errorf("ops ran echo %d times for alice", n)
 	}
 }
+
+// TestPolicyHidesDownServers: a call of a tool of a server that never
+// connected, by a caller who does not see everything, is not permitted,
+// and the error does not name the server or its state; a caller who sees
+// everything is told.
+func TestPolicyHidesDownServers(t *testing.T) {
+	ups := upstreams{"mem": mcptest.NewServer(mcptest.Script{}), "ops": nil}
+	t.Cleanup(func() { ups["mem"].Close() })
+	policies, err := switchboard.NewPolicies(policyRules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mopts := &switchboard.Options{Dial: ups.dial}
+	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
+	opts, is, _ := oauthOptions(t)
+	m := switchboard.New(&config.Config{Servers: []config.Server{entry("mem", false), entry("ops", false)}}, mopts)
+	t.Cleanup(func() { m.Close() })
+	_ = m.Connect(t.Context()) // ops fails
+	g := New(m, opts)
+	t.Cleanup(func() { g.Close() })
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	for _, tc := range []struct{ sub, group string }{{"alice", "eng"}, {"bob", "admin"}} {
+		claims := is.Claims(resource, "mcp", time.Now())
+		claims["sub"], claims["groups"] = tc.sub, []string{tc.group}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "v"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{is.Token(t, claims), transport}}, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ops__echo", Arguments: map[string]any{}})
+		if tc.sub == "alice" {
+			notPermittedError(t, "alice calls ops__echo", err, "tool", "ops__echo")
+		} else if err == nil && !strings.Contains(mcptest.Text(res), `"ops"`) || err != nil && !strings.Contains(err.Error(), `"ops"`) {
+			t.Errorf("bob calls ops__echo: %v, %v; want the server named", res, err)
+		}
+		cs.Close()
+	}
+}
