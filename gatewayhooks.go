@@ -48,6 +48,12 @@ func (h gatewayHooks) Description(server string) string {
 	return up.Config().Description
 }
 
+func (h gatewayHooks) ResourceVisible(ctx context.Context, query any, uri string) bool {
+	q, _ := query.(*Query)
+	_, err := h.m.resourceServer(ctx, q, "subscribe", uri)
+	return err == nil
+}
+
 func (h gatewayHooks) AlwaysLoad(server string) bool {
 	up := h.m.view.Load().byName[server]
 	return up != nil && up.Config().AlwaysLoad

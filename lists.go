@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -57,6 +58,9 @@ func (m *Manager) keepPrompts(ctx context.Context, q *Query, prompts []Prompt) [
 	query := q.value()
 	return catalog.Filter(ctx, prompts, "prompt", func(p Prompt) (string, string) { return p.Server, p.Original },
 		func(ctx context.Context, p Prompt) (bool, error) {
+			if hooks.IsUnfiltered(ctx) {
+				return true, nil
+			}
 			c := catalog.ClonePrompt(p.Prompt)
 			c.Name = p.Original
 			return f(ctx, FilterContext{Query: query, Server: p.Server, Name: p.Name}, c)
@@ -191,6 +195,9 @@ func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, 
 			return server, r.URI
 		},
 		func(ctx context.Context, item T) (bool, error) {
+			if hooks.IsUnfiltered(ctx) {
+				return true, nil
+			}
 			server, r := show(item)
 			return f(ctx, FilterContext{Query: query, Server: server, Name: r.URI}, catalog.CloneResource(r))
 		}, m.opts.Logger)

@@ -2,9 +2,13 @@ package switchboard
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
@@ -38,4 +42,60 @@ func PolicyFilters(e *policy.Engine) (DynamicFilter, PromptFilter, ResourceFilte
 func identityOf(q Query) *identity.Identity {
 	id, _ := q.Extra[IdentityKey].(*identity.Identity)
 	return id
+}
+
+// Policies are a config's "gateway.policies", compiled, for a host that
+// enforces them (switchboard serve): [Policies.Filters] are Options'
+// Filter, PromptFilter and ResourceFilter, and [Policies.Set] replaces the
+// rules, on a reload, for every decision made from then on. The zero of
+// *Policies (nil) allows everything.
+type Policies struct {
+	logger *slog.Logger
+	cur    atomic.Pointer[policy.Engine]
+}
+
+// NewPolicies compiles rules (nil or empty: everything is allowed). The
+// logger receives the first run-time failure of each rule's condition;
+// nil discards it. The error wraps [config.ErrGatewayPolicy].
+func NewPolicies(rules []config.PolicyRule, logger *slog.Logger) (*Policies, error) {
+	p := &Policies{logger: logger}
+	if err := p.Set(rules); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Set replaces the rules with rules, which it compiles; on error the
+// rules in force stay.
+func (p *Policies) Set(rules []config.PolicyRule) error {
+	e, err := policy.New(config.PolicyRules(rules), &policy.Options{Logger: p.logger})
+	if err != nil {
+		return fmt.Errorf("gateway.policies: %w: %w", config.ErrGatewayPolicy, err)
+	}
+	p.cur.Store(e)
+	return nil
+}
+
+// Filters returns Options' Filter, PromptFilter and ResourceFilter for the
+// rules in force at each decision (see [PolicyFilters]).
+func (p *Policies) Filters() (DynamicFilter, PromptFilter, ResourceFilter) {
+	engine := func() *policy.Engine {
+		if p == nil {
+			return nil
+		}
+		return p.cur.Load()
+	}
+	tools := func(ctx context.Context, fc FilterContext, t *mcp.Tool) (bool, error) {
+		f, _, _ := PolicyFilters(engine())
+		return f(ctx, fc, t)
+	}
+	prompts := func(ctx context.Context, fc FilterContext, pr *mcp.Prompt) (bool, error) {
+		_, f, _ := PolicyFilters(engine())
+		return f(ctx, fc, pr)
+	}
+	resources := func(ctx context.Context, fc FilterContext, r *mcp.Resource) (bool, error) {
+		_, _, f := PolicyFilters(engine())
+		return f(ctx, fc, r)
+	}
+	return tools, prompts, resources
 }

@@ -2,6 +2,7 @@ package switchboard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"testing"
@@ -132,4 +133,46 @@ func mustParse(t *testing.T, text string) *config.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestPoliciesSet: the filters of Policies decide with the rules in force
+// at each decision: Set replaces them (a reload), a bad set keeps the old
+// ones, and nil Policies or no rules allow everything.
+func TestPoliciesSet(t *testing.T) {
+	p, err := switchboard.NewPolicies([]config.PolicyRule{{Tools: []string{"hello__*"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, _, _ := p.Filters()
+	allowed := func(name string) bool {
+		ok, err := tools(t.Context(), switchboard.FilterContext{Server: "s", Name: name}, &mcp.Tool{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !allowed("hello__greet") || allowed("other__x") {
+		t.Fatal("the first rules: want hello__* alone")
+	}
+	if err := p.Set([]config.PolicyRule{{Tools: []string{"other__*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if allowed("hello__greet") || !allowed("other__x") {
+		t.Error("after Set: want other__* alone")
+	}
+	if err := p.Set([]config.PolicyRule{{When: "identity.nope("}}); !errors.Is(err, config.ErrGatewayPolicy) {
+		t.Errorf("Set of a bad rule: %v, want ErrGatewayPolicy", err)
+	}
+	if allowed("hello__greet") || !allowed("other__x") {
+		t.Error("after a bad Set: want the rules before it")
+	}
+	if err := p.Set(nil); err != nil || !allowed("hello__greet") {
+		t.Errorf("Set(nil): %v; want everything allowed", err)
+	}
+	var none *switchboard.Policies
+	if f, _, _ := none.Filters(); f == nil {
+		t.Error("nil Policies: no filter")
+	} else if ok, _ := f(t.Context(), switchboard.FilterContext{Name: "x"}, &mcp.Tool{Name: "x"}); !ok {
+		t.Error("nil Policies denied")
+	}
 }

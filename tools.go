@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
 
@@ -103,6 +104,9 @@ func (m *Manager) toolFilter(q *Query) func(context.Context, Tool) (bool, error)
 	}
 	query := q.value()
 	return func(ctx context.Context, t Tool) (bool, error) {
+		if hooks.IsUnfiltered(ctx) {
+			return true, nil
+		}
 		def := t.Definition()
 		def.Name = t.Original
 		return f(ctx, FilterContext{Query: query, Server: t.Server, Name: t.Name}, def)

@@ -104,9 +104,6 @@ func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, fie
 				return Gateway{}, false, nil, name + sub, err
 			}
 			g.Policies, set = p, true
-			// Until the gateway enforces them, say so: a rule that
-			// silently did nothing would be worse than a warning.
-			warnings = append(warnings, fieldProblem{name, "checked, but not enforced by this version yet"})
 		case gatewayLater[name]:
 			warnings = append(warnings, fieldProblem{name, "not supported by this version, ignored"})
 		default:

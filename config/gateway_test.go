@@ -158,7 +158,7 @@ func TestGatewayPolicies(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Gateway.Policies); diff != "" {
 		t.Errorf("Gateway.Policies (-want +got):\n%s", diff)
 	}
-	if len(cfg.Warnings) != 1 || cfg.Warnings[0].Error() != "mcp.json: gateway.policies: checked, but not enforced by this version yet" || cfg.Gateway.Auth != nil {
+	if len(cfg.Warnings) != 0 || cfg.Gateway.Auth != nil {
 		t.Errorf("warnings %v, auth %v", cfg.Warnings, cfg.Gateway.Auth)
 	}
 	if cfg, err := Parse("mcp.json", []byte(`{"gateway": {"policies": []}}`)); err != nil || cfg.Gateway.Policies == nil {

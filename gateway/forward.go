@@ -40,11 +40,14 @@ func (f *forwarder) callTool(name string) mcp.ToolHandler {
 }
 
 // forwardCall calls the tool with the given public name through the
-// manager, with the client's arguments and _meta, on behalf of its session.
+// manager, with the client's arguments and _meta, on behalf of its session
+// and for its identity: a tool the identity may not call is refused as not
+// permitted (see notPermitted), and never reaches its server.
 func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	q := f.sessions.query(req)
 	if err := checkArguments(req.Params.Arguments); err != nil {
 		where := ""
-		if t, ok := f.m.Lookup(name); ok {
+		if t, ok := f.m.Lookup(name); ok && visibleTools(ctx, f.m, q)[name] {
 			where = fmt.Sprintf("server %q: ", t.Server)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%scall tool %q: %v", where, name, err)}
@@ -59,7 +62,12 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 		return nil, err
 	}
 	defer end()
-	res, err := f.m.CallTool(peerCtx, nil, params)
+	res, err := f.m.CallTool(peerCtx, q, params)
+	if err != nil && !visibleTools(ctx, f.m, q)[name] && restricted(ctx, f.m, q, kindNameTool) {
+		// Unknown to q, hidden from it, or of a server that is down or
+		// has listed nothing yet, whose error would name it.
+		return nil, notPermitted(kindNameTool, name)
+	}
 	if rpcErr, ok := mcpconn.Answer(err); ok && rpcErr.Code == jsonrpc.CodeInvalidParams {
 		err = f.namedInvalidParams(name, err, rpcErr)
 	}
@@ -104,7 +112,11 @@ func isNameByte(b byte) bool {
 
 // getPrompt gets a prompt, by its public name, from its server.
 func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	res, err := forward(ctx, f, req.Session, req.Params, f.m.GetPrompt)
+	q := f.sessions.query(req)
+	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
+	if errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt) {
+		return nil, notPermitted(kindNamePrompt, req.Params.Name)
+	}
 	return res, protocolError(ctx, err)
 }
 
@@ -114,7 +126,11 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 	if reached, ok := ctx.Value(readReachedKey{}).(*bool); ok {
 		*reached = true
 	}
-	res, err := forward(ctx, f, req.Session, req.Params, f.m.ReadResource)
+	q := f.sessions.query(req)
+	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
+	if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource) {
+		return nil, notPermitted(kindNameResource, req.Params.URI)
+	}
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, resourceNotFound(req.Params.URI)
 	}
@@ -124,17 +140,26 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 // complete routes a completion by the prompt's public name or the
 // template's URI.
 func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	res, err := forward(ctx, f, req.Session, req.Params, f.m.Complete)
+	q := f.sessions.query(req)
+	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.Complete)
+	if ref := req.Params.Ref; ref != nil {
+		switch {
+		case errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt):
+			return nil, notPermitted(kindNamePrompt, ref.Name)
+		case errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource):
+			return nil, notPermitted(kindNameResource, ref.URI)
+		}
+	}
 	return res, protocolError(ctx, err)
 }
 
 // forward passes a client's request on to the server that serves it, with
-// the manager's call, on behalf of the client's session ss: params as the
+// the manager's call, on behalf of the client's session ss, for q: params as the
 // client sent them but for the _meta keys of the client's hop.
 func forward[T any, P interface {
 	*T
 	mcp.Params
-}, R any](ctx context.Context, f *forwarder, ss *mcp.ServerSession, in P, call func(context.Context, *switchboard.Query, P) (R, error)) (R, error) {
+}, R any](ctx context.Context, f *forwarder, ss *mcp.ServerSession, q *switchboard.Query, in P, call func(context.Context, *switchboard.Query, P) (R, error)) (R, error) {
 	params := P(new(T))
 	*params = *in
 	params.SetMeta(hopMeta(in.GetMeta()))
@@ -144,7 +169,7 @@ func forward[T any, P interface {
 		return zero, err
 	}
 	defer end()
-	return call(peerCtx, nil, params)
+	return call(peerCtx, q, params)
 }
 
 // hopMeta returns the _meta of a client's request to pass on to a server:

@@ -49,7 +49,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g := &Gateway{m: m, opts: o}
 	g.limitLog = limitLog{logger: o.Logger}
 	g.calls.init()
-	g.sessions = newSessions(m, h.SetLoggingLevel, &g.opts)
+	g.sessions = newSessions(m, h, &g.opts)
 	fwd := &forwarder{m: m, sessions: g.sessions, stateless: o.Stateless, limitLog: &g.limitLog}
 	serverOpts := &mcp.ServerOptions{
 		Logger: slog.New(sdkLog{o.Logger.Handler()}),

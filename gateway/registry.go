@@ -144,7 +144,7 @@ func (r *registry) sync() {
 	if prev == nil {
 		prev = &exposure{}
 	}
-	ctx := context.Background()
+	ctx := hooks.Unfiltered(context.Background()) // every session's view is filtered for it
 	tools := r.m.Tools(ctx, nil)
 	setting := r.setting()
 	next := &exposure{revision: revision, setting: setting, searchOn: setting.Enabled(len(tools)), count: len(tools),
@@ -282,7 +282,7 @@ func (r *registry) registerSearch(prev, next *exposure, change func()) {
 // and removes the rest. It runs on a new revision alone, and these lists
 // are short: it compares them by content.
 func (r *registry) registerOthers() {
-	ctx := context.Background()
+	ctx := hooks.Unfiltered(context.Background()) // every session's list is filtered for it
 	var defs [numKinds][]definition
 	for _, p := range r.m.Prompts(ctx, nil) {
 		def := p.Prompt

@@ -46,7 +46,7 @@ func (q *requests) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 			q.settle(ctx)
 		}
 		if method == "tools/list" {
-			return q.listTools(req)
+			return q.listTools(ctx, req)
 		}
 		var reached bool
 		if method == "resources/read" {
@@ -62,6 +62,8 @@ func (q *requests) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		switch method {
+		case "prompts/list", "resources/list", "resources/templates/list":
+			filterList(ctx, q.m, q.sessions.query(req), res)
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && params != nil {
@@ -81,9 +83,9 @@ func (q *requests) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // listTools answers a tools/list with the session's view of the
-// registry's exposure, a page of mcp.DefaultPageSize tools at a time, as
-// the go-sdk pages its own.
-func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
+// registry's exposure, of the tools its identity may see, a page of
+// mcp.DefaultPageSize tools at a time, as the go-sdk pages its own.
+func (q *requests) listTools(ctx context.Context, req mcp.Request) (*mcp.ListToolsResult, error) {
 	var st *session
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !q.stateless {
 		st = q.sessions.of(ss)
@@ -93,14 +95,20 @@ func (q *requests) listTools(req mcp.Request) (*mcp.ListToolsResult, error) {
 		cursor = params.Cursor
 	}
 	tools, e := st.list(q.registry)
+	query := q.sessions.query(req)
+	visible := visibleTools(ctx, q.m, query)
+	tools = keepOnly(tools, func(t *mcp.Tool) bool {
+		_, server := e.tool(t.Name)
+		return !server || visible[t.Name] // search_tools and call_tool are no server's
+	})
 	tools, next, err := pageOf(tools, cursor, mcp.DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: tools, NextCursor: next}
 	res.CacheScope = "public" // as the go-sdk says of its own lists
-	if e.searchOn {
-		res.CacheScope = "private" // each session has its own
+	if e.searchOn || query != nil {
+		res.CacheScope = "private" // each session, or each identity, has its own
 	}
 	return res, nil
 }

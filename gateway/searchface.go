@@ -154,16 +154,17 @@ func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil {
 		return badInput(searchToolsName, err), nil
 	}
+	q := f.sessions.query(req) // only what the caller may call is found
 	var matches []switchboard.ToolMatch
 	var more int // the server's tools that a listing leaves out
 	if server == "" {
-		matches, err = f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit})
+		matches, err = f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: limit, Query: q})
 	} else {
 		if args.Limit == nil && listAllOf {
 			limit = maxSearchLimit
 		}
 		var bad error
-		matches, more, bad, err = f.searchServer(ctx, server, query, limit, listAllOf)
+		matches, more, bad, err = f.searchServer(ctx, q, server, query, limit, listAllOf)
 		if bad != nil {
 			return badInput(searchToolsName, bad), nil
 		}
@@ -206,8 +207,8 @@ func (f *searchFace) searchTools(ctx context.Context, req *mcp.CallToolRequest) 
 // client may see, ranked by query, the best limit; or with all, the first
 // limit by name, and how many more it has. A server of which the client
 // may see no tool is bad input, which names those it may see tools of.
-func (f *searchFace) searchServer(ctx context.Context, server, query string, limit int, all bool) (matches []switchboard.ToolMatch, more int, bad, err error) {
-	visible := f.m.Tools(ctx, nil)
+func (f *searchFace) searchServer(ctx context.Context, q *switchboard.Query, server, query string, limit int, all bool) (matches []switchboard.ToolMatch, more int, bad, err error) {
+	visible := f.m.Tools(ctx, q)
 	var servers []string
 	var own []switchboard.Tool
 	for _, t := range visible {
@@ -242,7 +243,7 @@ func (f *searchFace) searchServer(ctx context.Context, server, query string, lim
 	}
 	// Ranked among all the tools, so that the server's are in the order
 	// of a search of all, with their scores.
-	ranked, err := f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: len(visible)})
+	ranked, err := f.m.SearchTools(ctx, query, &switchboard.SearchOptions{Limit: len(visible), Query: q})
 	if err != nil {
 		return nil, 0, nil, err
 	}

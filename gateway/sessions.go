@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/internal/hooks"
 )
 
 // sessions is the set of client sessions the gateway follows, from the
@@ -25,6 +27,7 @@ import (
 // through the session's outbox.
 type sessions struct {
 	m          *switchboard.Manager
+	hooks      hooks.Gateway
 	setLevel   func(context.Context, mcp.LoggingLevel) error // asks the servers for a logging level
 	logger     *slog.Logger
 	queueLimit int           // Options.NotifyQueue
@@ -59,9 +62,9 @@ type sessions struct {
 	watch sync.WaitGroup // a goroutine per session until it ends, and its sender
 }
 
-func newSessions(m *switchboard.Manager, setLevel func(context.Context, mcp.LoggingLevel) error, o *Options) *sessions {
+func newSessions(m *switchboard.Manager, h hooks.Gateway, o *Options) *sessions {
 	return &sessions{
-		m: m, setLevel: setLevel, logger: o.Logger, queueLimit: o.notifyQueue(), writeLimit: o.streamWriteTimeout(),
+		m: m, hooks: h, setLevel: h.SetLoggingLevel, logger: o.Logger, queueLimit: o.notifyQueue(), writeLimit: o.streamWriteTimeout(),
 		overflowed: func() { o.dropped(DropNotifyQueueFull) },
 		byID:       make(map[*mcp.ServerSession]*session),
 		subs:       make(map[*session]map[string]bool),
@@ -167,7 +170,7 @@ const upstreamWait = 10 * time.Second
 // request, and the go-sdk calls the unsubscribe handler with that request's
 // context, already cancelled.
 func (s *sessions) dropUpstream(ctx context.Context, uri string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), upstreamWait)
+	ctx, cancel := context.WithTimeout(hooks.Unfiltered(context.WithoutCancel(ctx)), upstreamWait)
 	defer cancel()
 	return s.m.UnsubscribeResource(ctx, nil, uri)
 }
@@ -192,6 +195,7 @@ func (s *sessions) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 		return err
 	}
 	defer unlock()
+	q := s.query(req)
 	s.mu.Lock()
 	st := s.ofLocked(req.Session)
 	wanted := s.wantedLocked(uri)
@@ -199,8 +203,16 @@ func (s *sessions) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 	if st == nil {
 		return fmt.Errorf("subscribe %q: the gateway is closing", uri)
 	}
+	if wanted && !s.hooks.ResourceVisible(ctx, q, uri) {
+		// Held upstream for another session: this one must be allowed
+		// it too.
+		return notPermitted(kindNameResource, uri)
+	}
 	if !wanted {
-		if err := s.m.SubscribeResource(ctx, nil, uri); err != nil {
+		if err := s.m.SubscribeResource(ctx, q, uri); err != nil {
+			if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, s.m, q, kindNameResource) {
+				return notPermitted(kindNameResource, uri)
+			}
 			return protocolError(ctx, err)
 		}
 	}

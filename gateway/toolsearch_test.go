@@ -363,7 +363,9 @@ func TestToolSearchBadInput(t *testing.T) {
 }
 
 // TestToolSearchHidesFilteredTools: a tool that a filter hides is neither
-// found nor called through call_tool, nor suggested for a name like its.
+// found nor called through call_tool, nor suggested for a name like its:
+// call_tool refuses it, and any name, for a caller who does not see
+// everything, as not permitted, naming no other tool.
 func TestToolSearchHidesFilteredTools(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ups := searchUpstreams()
@@ -384,10 +386,10 @@ func TestToolSearchHidesFilteredTools(t *testing.T) {
 			}
 		}
 		for _, name := range []string{"files__secret", "files__write_file", "secret", "write_file", "Files_Secret"} {
-			res := call(t, cs, callToolName, map[string]any{"name": name})
-			if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, fmt.Sprintf("unknown tool %q", name)) ||
+			_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": name}})
+			if text := fmt.Sprint(err); !strings.Contains(text, fmt.Sprintf("tool %q: not permitted", name)) ||
 				strings.Contains(text, "files__secret") && name != "files__secret" || strings.Contains(text, "files__write_file") && name != "files__write_file" {
-				t.Errorf("call_tool %s = %q (isError %v), want no such tool, and no hidden tool suggested", name, text, res.IsError)
+				t.Errorf("call_tool %s: error %q, want not permitted, and no hidden tool suggested", name, text)
 			}
 		}
 		if n := ups["files"].Counts().ByTool["secret"] + ups["files"].Counts().ByTool["write_file"]; n != 0 {

@@ -95,7 +95,16 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)})
+	mopts := &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)}
+	// The gateway's policies decide, for each client's identity, what it
+	// sees and may use (none: everything); a reload replaces them for the
+	// requests that follow.
+	policies, err := switchboard.NewPolicies(cfg.Gateway.Policies, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
+	m := switchboard.New(cfg, mopts)
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	stats.Follow(m)
 	toolSearchOverridden(logger, toolSearch, cfg)
@@ -116,6 +125,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		g.ConfigReloaded(err)
 		if reloaded != nil {
 			toolSearchOverridden(logger, toolSearch, reloaded)
+			if err := policies.Set(reloaded.Gateway.Policies); err != nil {
+				logger.Warn("the reloaded config's gateway.policies were not applied; the previous ones stay", "error", err)
+			}
 			if !*stdio && !reloaded.Gateway.Auth.Equal(authCfg) {
 				logger.Warn("the config's gateway.auth changed; it applies from the next start of switchboard serve, and the gateway keeps the one it started with")
 			}

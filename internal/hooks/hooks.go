@@ -49,9 +49,31 @@ type Gateway interface {
 	// Description is the server's config description: what it is for, in
 	// a sentence, or "".
 	Description(server string) string
+	// ResourceVisible reports whether query (a *switchboard.Query, or
+	// nil) may read or subscribe to uri, a resource or a URI a template
+	// matches, by the manager's ResourceFilter; false if nothing serves it.
+	ResourceVisible(ctx context.Context, query any, uri string) bool
 }
 
 // Of returns the hooks of manager, a *switchboard.Manager. Package
 // switchboard sets it when it is initialized, before any gateway can hold
 // a manager.
 var Of func(manager any) Gateway
+
+// unfilteredKey marks a context whose lists are unfiltered.
+type unfilteredKey struct{}
+
+// Unfiltered returns ctx marked so that the manager's lists and lookups
+// made with it skip Options.Filter, PromptFilter and ResourceFilter: the
+// gateway registers every item with its go-sdk server, and decides per
+// session who sees and calls what. Only packages of this module can mark
+// a context so.
+func Unfiltered(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unfilteredKey{}, true)
+}
+
+// IsUnfiltered reports whether ctx was marked by Unfiltered.
+func IsUnfiltered(ctx context.Context) bool {
+	v, _ := ctx.Value(unfilteredKey{}).(bool)
+	return v
+}
