@@ -18,26 +18,6 @@ import (
 // filters.
 const IdentityKey = "identity"
 
-// PolicyFilters returns Options' Filter, PromptFilter and ResourceFilter
-// for the gateway's policy engine (built from the config's
-// "gateway.policies"): each item is decided for the identity under
-// [IdentityKey] in the query's Extra (none means an anonymous caller), by
-// its server and its public name ([FilterContext.Name]), and for tools by
-// their annotations. A nil engine allows everything. The filters never
-// return an error: a rule that cannot decide denies.
-func PolicyFilters(e *policy.Engine) (DynamicFilter, PromptFilter, ResourceFilter) {
-	tools := func(_ context.Context, fc FilterContext, t *mcp.Tool) (bool, error) {
-		return e.Decide(identityOf(fc.Query), policy.Target{Server: fc.Server, Tool: fc.Name, Annotations: t.Annotations}).Allowed, nil
-	}
-	prompts := func(_ context.Context, fc FilterContext, _ *mcp.Prompt) (bool, error) {
-		return e.Decide(identityOf(fc.Query), policy.Target{Server: fc.Server, Prompt: fc.Name}).Allowed, nil
-	}
-	resources := func(_ context.Context, fc FilterContext, r *mcp.Resource) (bool, error) {
-		return e.Decide(identityOf(fc.Query), policy.Target{Server: fc.Server, URI: r.URI}).Allowed, nil
-	}
-	return tools, prompts, resources
-}
-
 // identityOf is the identity under IdentityKey in q, or nil.
 func identityOf(q Query) *identity.Identity {
 	id, _ := q.Extra[IdentityKey].(*identity.Identity)
@@ -77,25 +57,26 @@ func (p *Policies) Set(rules []config.PolicyRule) error {
 }
 
 // Filters returns Options' Filter, PromptFilter and ResourceFilter for the
-// rules in force at each decision (see [PolicyFilters]).
+// rules in force at each decision: each item is decided for the identity
+// under [IdentityKey] in the query's Extra (none means an anonymous
+// caller), by its server and its public name ([FilterContext.Name]), and
+// for tools by their annotations. The filters never return an error: a
+// rule that cannot decide denies.
 func (p *Policies) Filters() (DynamicFilter, PromptFilter, ResourceFilter) {
-	engine := func() *policy.Engine {
+	decide := func(q Query, target policy.Target) bool {
 		if p == nil {
-			return nil
+			return true
 		}
-		return p.cur.Load()
+		return p.cur.Load().Decide(identityOf(q), target).Allowed
 	}
-	tools := func(ctx context.Context, fc FilterContext, t *mcp.Tool) (bool, error) {
-		f, _, _ := PolicyFilters(engine())
-		return f(ctx, fc, t)
+	tools := func(_ context.Context, fc FilterContext, t *mcp.Tool) (bool, error) {
+		return decide(fc.Query, policy.Target{Server: fc.Server, Tool: fc.Name, Annotations: t.Annotations}), nil
 	}
-	prompts := func(ctx context.Context, fc FilterContext, pr *mcp.Prompt) (bool, error) {
-		_, f, _ := PolicyFilters(engine())
-		return f(ctx, fc, pr)
+	prompts := func(_ context.Context, fc FilterContext, _ *mcp.Prompt) (bool, error) {
+		return decide(fc.Query, policy.Target{Server: fc.Server, Prompt: fc.Name}), nil
 	}
-	resources := func(ctx context.Context, fc FilterContext, r *mcp.Resource) (bool, error) {
-		_, _, f := PolicyFilters(engine())
-		return f(ctx, fc, r)
+	resources := func(_ context.Context, fc FilterContext, r *mcp.Resource) (bool, error) {
+		return decide(fc.Query, policy.Target{Server: fc.Server, URI: r.URI}), nil
 	}
 	return tools, prompts, resources
 }

@@ -13,12 +13,11 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
-	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
 
 // The gateway's policies become a manager's filters: each query carries the
 // caller's identity, and sees and calls only what the rules allow it.
-func ExamplePolicyFilters() {
+func ExampleNewPolicies() {
 	cfg, err := config.Parse("mcp.json", []byte(`{
 		"mcpServers": {"hello": {"command": "greeter-server"}},
 		"gateway": {"policies": [
@@ -28,11 +27,11 @@ func ExamplePolicyFilters() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	engine, err := policy.New(config.PolicyRules(cfg.Gateway.Policies), nil)
+	policies, err := switchboard.NewPolicies(cfg.Gateway.Policies, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools, prompts, resources := switchboard.PolicyFilters(engine)
+	tools, prompts, resources := policies.Filters()
 	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
 		map[string]*mcp.Server{"hello": greeter()},
 		&switchboard.Options{Filter: tools, PromptFilter: prompts, ResourceFilter: resources})
@@ -49,19 +48,20 @@ func ExamplePolicyFilters() {
 	// bob: 0 tools, call error: true
 }
 
-// TestPolicyFilters: the filters decide by the public name of tools and
+// TestPoliciesFilters: the filters decide by the public name of tools and
 // prompts, by the URI of resources, by the tool's annotations, and for the
 // identity in the query (none is anonymous).
-func TestPolicyFilters(t *testing.T) {
-	engine, err := policy.New([]policy.Rule{
-		{Effect: policy.Allow, Tools: []string{"hello__*"}, Prompts: []string{"notes__summarize"}, When: "identity.subject == 'ann'"},
-		{Effect: policy.Allow, Resources: []string{"notes://*"}, When: "identity.subject == 'ann'"},
-		{Effect: policy.Deny, When: "annotations.readOnlyHint && identity.client == 'ro-blocked'"},
-	}, nil)
+func TestPoliciesFilters(t *testing.T) {
+	cfg := mustParse(t, `{"mcpServers": {}, "gateway": {"policies": [
+		{"allow": {"tools": ["hello__*"], "prompts": ["notes__summarize"]}, "when": "identity.subject == 'ann'"},
+		{"allow": {"resources": ["notes://*"]}, "when": "identity.subject == 'ann'"},
+		{"deny": {}, "when": "annotations.readOnlyHint && identity.client == 'ro-blocked'"}
+	]}}`)
+	policies, err := switchboard.NewPolicies(cfg.Gateway.Policies, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, prompts, resources := switchboard.PolicyFilters(engine)
+	tools, prompts, resources := policies.Filters()
 	m := switchboard.New(mustParse(t, `{"mcpServers": {"hello": {"command": "x"}, "notes": {"command": "y"}}}`), &switchboard.Options{
 		StartupGate: -1,
 		Cache:       switchboard.CacheOff,
