@@ -11,7 +11,7 @@ import (
 )
 
 // Gateway is the top-level "gateway": how `switchboard serve` admits and
-// treats its clients. "auth" and "policies" are read so far.
+// treats its clients. "auth", "policies" and "audit" are read so far.
 type Gateway struct {
 	// Auth, if set, makes the gateway's /mcp an OAuth 2.1 protected
 	// resource. It comes whole from the file of highest precedence that
@@ -23,6 +23,48 @@ type Gateway struct {
 	// and empty (not nil) if it sets an empty list. No rules allow
 	// everything; once there is one, what no rule allows is denied.
 	Policies []PolicyRule
+	// Audit, if set, is where the gateway writes its audit log. It comes
+	// whole from the file of highest precedence that sets it.
+	Audit *GatewayAudit
+}
+
+// GatewayAudit is "gateway.audit": the gateway's audit log.
+type GatewayAudit struct {
+	// File is the log's path, "-" for standard output. Lines are appended,
+	// the chain going on from the file's last line; a new file gets mode
+	// 0600.
+	File string
+}
+
+// ErrGatewayAudit means "gateway.audit" is invalid. It fails the whole
+// file: an audit log must not be off because it was mistyped.
+var ErrGatewayAudit = errors.New("invalid gateway audit setting")
+
+// gatewayAudit reads "gateway.audit"; on error, field is the bad part
+// below it.
+func gatewayAudit(v *hujson.Value) (_ *GatewayAudit, field string, _ error) {
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return nil, "", fmt.Errorf(`%w: want an object with "file"`, ErrGatewayAudit)
+	}
+	a := &GatewayAudit{}
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		switch name := memberName(m); name {
+		case "file":
+			lit, ok := literal(&m.Value)
+			if !ok || lit.Kind() != '"' || lit.String() == "" {
+				return nil, name, fmt.Errorf(`%w: want the log's path, or "-" for standard output`, ErrGatewayAudit)
+			}
+			a.File = lit.String()
+		default:
+			return nil, name, fmt.Errorf(`%w: unknown field; want "file"`, ErrGatewayAudit)
+		}
+	}
+	if a.File == "" {
+		return nil, "file", fmt.Errorf(`%w: missing; want the log's path, or "-" for standard output`, ErrGatewayAudit)
+	}
+	return a, "", nil
 }
 
 // GatewayAuth is "gateway.auth": the authorization server whose access
@@ -78,12 +120,12 @@ func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
 var ErrGatewayAuth = errors.New("invalid gateway auth setting")
 
 // gatewayLater are the keys of "gateway" that later versions read.
-var gatewayLater = map[string]bool{"audit": true, "limits": true}
+var gatewayLater = map[string]bool{"limits": true}
 
 // gateway reads a top-level "gateway". A bad "auth" or "policies" is an
 // error, with the path below "gateway" of the bad part; other keys are
 // warnings (problems with their fields). set says whether the file sets
-// "auth" or "policies".
+// "auth", "policies" or "audit".
 func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, field string, _ error) {
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
@@ -104,6 +146,12 @@ func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, fie
 				return Gateway{}, false, nil, name + sub, err
 			}
 			g.Policies, set = p, true
+		case name == "audit":
+			a, sub, err := gatewayAudit(&m.Value)
+			if err != nil {
+				return Gateway{}, false, nil, joinField(name, sub), err
+			}
+			g.Audit, set = a, true
 		case gatewayLater[name]:
 			warnings = append(warnings, fieldProblem{name, "not supported by this version, ignored"})
 		default:

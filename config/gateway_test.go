@@ -16,7 +16,7 @@ import (
 func TestGatewayAuth(t *testing.T) {
 	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {
 		"auth": {"issuer": "https://id.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp", "tools:read"], "claims": {"groups": "roles"}},
-		"audit": {}, "colour": "blue"}}`))
+		"limits": {}, "colour": "blue"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestGatewayAuth(t *testing.T) {
 	for _, w := range cfg.Warnings {
 		warnings = append(warnings, w.Error())
 	}
-	wantWarnings := []string{"mcp.json: gateway.audit: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
+	wantWarnings := []string{"mcp.json: gateway.limits: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
 	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -206,5 +206,38 @@ func TestGatewayPoliciesPrecedence(t *testing.T) {
 	}
 	if cfg.Gateway.Auth == nil || cfg.Gateway.Auth.Issuer != "https://a.example" {
 		t.Errorf("Gateway.Auth = %+v, want the user file's", cfg.Gateway.Auth)
+	}
+}
+
+// TestGatewayAudit: "gateway.audit" is read; a bad one fails the file with
+// the file and the field; a later file's replaces an earlier one's.
+func TestGatewayAudit(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {"audit": {"file": "/var/log/a.jsonl"}}}`))
+	if err != nil || cfg.Gateway.Audit == nil || cfg.Gateway.Audit.File != "/var/log/a.jsonl" || len(cfg.Warnings) != 0 {
+		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	for _, tc := range []struct{ audit, want string }{
+		{`"x"`, `mcp.json: gateway.audit: invalid gateway audit setting: want an object`},
+		{`{}`, `mcp.json: gateway.audit.file: invalid gateway audit setting: missing`},
+		{`{"file": ""}`, `mcp.json: gateway.audit.file: invalid gateway audit setting: want the log's path`},
+		{`{"file": 1}`, `mcp.json: gateway.audit.file: invalid gateway audit setting: want the log's path`},
+		{`{"file": "-", "rotate": true}`, `mcp.json: gateway.audit.rotate: invalid gateway audit setting: unknown field`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"gateway": {"audit": `+tc.audit+`}}`))
+		if !errors.Is(err, ErrGatewayAudit) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("audit %s: %v, want ErrGatewayAudit with %q", tc.audit, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := os.WriteFile(a, []byte(`{"gateway": {"audit": {"file": "a.jsonl"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(`{"gateway": {"audit": {"file": "-"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(&LoadOptions{Paths: []string{a, b}})
+	if err != nil || cfg.Gateway.Audit == nil || cfg.Gateway.Audit.File != "-" {
+		t.Errorf("Load(a, b) = %+v, %v; want b's audit", cfg, err)
 	}
 }

@@ -181,6 +181,9 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	if p.gateway != nil && p.gateway.Policies != nil {
 		cfg.Gateway.Policies = p.gateway.Policies
 	}
+	if p.gateway != nil && p.gateway.Audit != nil {
+		cfg.Gateway.Audit = p.gateway.Audit
+	}
 }
 
 // toolSearch reads a top-level "toolSearch": a string ParseToolSearch

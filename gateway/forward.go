@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,7 @@ type forwarder struct {
 	stateless bool // Options.Stateless
 	limitLog  *limitLog
 	progress  progressTokens
+	audit     *AuditLog // Options.AuditLog, or nil
 }
 
 // callTool returns the handler of the tool with the given public name. The
@@ -43,7 +45,17 @@ func (f *forwarder) callTool(name string) mcp.ToolHandler {
 // manager, with the client's arguments and _meta, on behalf of its session
 // and for its identity: a tool the identity may not call is refused as not
 // permitted (see notPermitted), and never reaches its server.
-func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	if f.audit != nil {
+		start := time.Now()
+		defer func() {
+			server := ""
+			if t, ok := f.m.Lookup(name); ok {
+				server = t.Server
+			}
+			f.record(req, "tools/call", kindNameTool, name, server, start, res != nil && res.IsError, err)
+		}()
+	}
 	q := f.sessions.query(req)
 	if err := checkArguments(req.Params.Arguments); err != nil {
 		where := ""
@@ -62,7 +74,7 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 		return nil, err
 	}
 	defer end()
-	res, err := f.m.CallTool(peerCtx, q, params)
+	res, err = f.m.CallTool(peerCtx, q, params)
 	if err != nil && !visibleTools(ctx, f.m, q)[name] && restricted(ctx, f.m, q, kindNameTool) {
 		// Unknown to q, hidden from it, or of a server that is down or
 		// has listed nothing yet, whose error would name it.
@@ -113,9 +125,12 @@ func isNameByte(b byte) bool {
 // getPrompt gets a prompt, by its public name, from its server.
 func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	q := f.sessions.query(req)
+	start := time.Now()
 	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
 	if errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt) {
-		return nil, notPermitted(kindNamePrompt, req.Params.Name)
+		err = notPermitted(kindNamePrompt, req.Params.Name)
+		f.record(req, "prompts/get", kindNamePrompt, req.Params.Name, serverOfPrompt(f.m, req.Params.Name), start, false, err)
+		return nil, err
 	}
 	return res, protocolError(ctx, err)
 }
@@ -127,9 +142,12 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 		*reached = true
 	}
 	q := f.sessions.query(req)
+	start := time.Now()
 	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource) {
-		return nil, notPermitted(kindNameResource, req.Params.URI)
+		err = notPermitted(kindNameResource, req.Params.URI)
+		f.record(req, "resources/read", kindNameResource, req.Params.URI, "", start, false, err)
+		return nil, err
 	}
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, resourceNotFound(req.Params.URI)

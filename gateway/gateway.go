@@ -50,7 +50,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.limitLog = limitLog{logger: o.Logger}
 	g.calls.init()
 	g.sessions = newSessions(m, h, &g.opts)
-	fwd := &forwarder{m: m, sessions: g.sessions, stateless: o.Stateless, limitLog: &g.limitLog}
+	fwd := &forwarder{m: m, sessions: g.sessions, stateless: o.Stateless, limitLog: &g.limitLog, audit: o.AuditLog}
 	serverOpts := &mcp.ServerOptions{
 		Logger: slog.New(sdkLog{o.Logger.Handler()}),
 		// Tools are always advertised: they may arrive later. Prompts,

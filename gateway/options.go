@@ -78,6 +78,10 @@ type Options struct {
 	// MaxFoundPerSession (with Stateless, no session keeps its finds: call
 	// them with call_tool). Every tool stays callable.
 	ToolSearch *config.ToolSearch
+	// AuditLog, if set, gets a line for each tools/call (ok or error) and
+	// each request a policy refuses (denied): see [AuditLog]. The gateway
+	// does not close it.
+	AuditLog *AuditLog
 }
 
 // Why the gateway dropped a client session, or refused one, for

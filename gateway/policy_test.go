@@ -31,6 +31,12 @@ var policyRules = []config.PolicyRule{
 // token of the subject sub in group.
 func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
+	return auditedPolicyGateway(t, search, nil)
+}
+
+// auditedPolicyGateway is policyGateway with the audit log log (nil: none).
+func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
+	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
 			Prompts:   []mcptest.PromptSpec{{Name: name + "_prompt"}},
@@ -49,6 +55,7 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
 	opts, is, _ := oauthOptions(t)
 	opts.ToolSearch = search
+	opts.AuditLog = log
 	_, g := start(t, []config.Server{entry("mem", false), entry("ops", false)}, mopts, opts)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)

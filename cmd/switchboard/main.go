@@ -16,6 +16,7 @@
 //	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
 //	switchboard trust   [FILE]
+//	switchboard audit verify FILE
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
@@ -84,6 +85,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.logout(ctx, rest)
 	case "trust":
 		return e.trust(rest)
+	case "audit":
+		return e.audit(rest)
 	case "demo-server":
 		return e.demoServer(ctx, rest)
 	case "version":
@@ -111,6 +114,7 @@ Usage:
   switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
   switchboard trust   [FILE]
+  switchboard audit verify FILE
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
@@ -130,7 +134,9 @@ of its own config, or with 4 Switchboards above it, refuses to run (exit
 status 3), and the one above holds that server as failed until its config
 changes. login stores a server's OAuth tokens under
 $XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
-and the other verbs find them; logout forgets them.
+and the other verbs find them; logout forgets them. audit verify checks
+the hash chain of an audit log (exit status 0 when intact, 1 naming the
+first line that breaks it).
 `
 
 // errUsage reports a usage error whose message was already printed.

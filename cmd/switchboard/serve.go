@@ -104,6 +104,18 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
+	// The audit log, if the config asks for one, outlives the gateway:
+	// it is closed last, with what is queued written.
+	var auditLog *gateway.AuditLog
+	if a := cfg.Gateway.Audit; a != nil {
+		if a.File == "-" && *stdio {
+			return fmt.Errorf(`serve: gateway.audit.file "-" (standard output) and --stdio exclude each other: standard output carries the protocol; name a file`)
+		}
+		if auditLog, err = gateway.OpenAuditLog(a.File, logger); err != nil {
+			return fmt.Errorf("serve: gateway.audit.file: %w", err)
+		}
+		defer auditLog.Close()
+	}
 	m := switchboard.New(cfg, mopts)
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	stats.Follow(m)
@@ -119,6 +131,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		SessionDropped: stats.SessionDropped,
 		AllowOrigins:   origins,
 		ToolSearch:     toolSearch, // nil: the config's, as reloads bring it
+		AuditLog:       auditLog,
 	})
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
@@ -127,6 +140,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			toolSearchOverridden(logger, toolSearch, reloaded)
 			if err := policies.Set(reloaded.Gateway.Policies); err != nil {
 				logger.Warn("the reloaded config's gateway.policies were not applied; the previous ones stay", "error", err)
+			}
+			if a := reloaded.Gateway.Audit; (a == nil) != (cfg.Gateway.Audit == nil) || a != nil && *a != *cfg.Gateway.Audit {
+				logger.Warn("the config's gateway.audit changed; it applies from the next start of switchboard serve, and the gateway keeps the log it started with")
 			}
 			if !*stdio && !reloaded.Gateway.Auth.Equal(authCfg) {
 				logger.Warn("the config's gateway.auth changed; it applies from the next start of switchboard serve, and the gateway keeps the one it started with")
