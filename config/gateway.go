@@ -323,27 +323,10 @@ func authClaims(v *hujson.Value) (_ AuthClaims, field string, _ error) {
 		return AuthClaims{}, "", fmt.Errorf("%w: want an object of claim names", ErrGatewayAuth)
 	}
 	var c AuthClaims
-	for i := range obj.Members {
-		m := &obj.Members[i]
-		name := memberName(m)
-		var dst *string
-		switch name {
-		case "subject":
-			dst = &c.Subject
-		case "client":
-			dst = &c.Client
-		case "scopes":
-			dst = &c.Scopes
-		case "groups":
-			dst = &c.Groups
-		default:
-			return AuthClaims{}, name, fmt.Errorf("%w: unknown field; want \"subject\", \"client\", \"scopes\" or \"groups\"", ErrGatewayAuth)
-		}
-		s, err := authString(&m.Value)
-		if err != nil {
-			return AuthClaims{}, name, err
-		}
-		*dst = s
+	if field, err := readStrings(obj, ErrGatewayAuth,
+		stringField{"subject", &c.Subject}, stringField{"client", &c.Client},
+		stringField{"scopes", &c.Scopes}, stringField{"groups", &c.Groups}); err != nil {
+		return AuthClaims{}, field, err
 	}
 	return c, "", nil
 }

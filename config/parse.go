@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -251,30 +252,46 @@ func embeddings(v *hujson.Value) (_ Embeddings, field string, _ error) {
 		return Embeddings{}, "", fmt.Errorf("%w: want an object with \"url\" and \"model\"", ErrToolSearchField)
 	}
 	var e Embeddings
-	for i := range obj.Members {
-		m := &obj.Members[i]
-		name := memberName(m)
-		var dst *string
-		switch name {
-		case "url":
-			dst = &e.URL
-		case "model":
-			dst = &e.Model
-		case "apiKeyEnv":
-			dst = &e.APIKeyEnv
-		default:
-			return Embeddings{}, name, fmt.Errorf("%w: unknown field; want \"url\", \"model\" or \"apiKeyEnv\"", ErrToolSearchField)
-		}
-		lit, ok := literal(&m.Value)
-		if !ok || lit.Kind() != '"' {
-			return Embeddings{}, name, fmt.Errorf("%w: want a string", ErrToolSearchField)
-		}
-		*dst = lit.String()
+	if field, err := readStrings(obj, ErrToolSearchField,
+		stringField{"url", &e.URL}, stringField{"model", &e.Model}, stringField{"apiKeyEnv", &e.APIKeyEnv}); err != nil {
+		return Embeddings{}, field, err
 	}
 	if field, err := e.validate(); err != nil {
 		return Embeddings{}, field, err
 	}
 	return e, "", nil
+}
+
+// stringField is a member of an object of strings, and where its value
+// goes.
+type stringField struct {
+	name string
+	dst  *string
+}
+
+// readStrings reads the members of obj into fields: each must be one of
+// them, and a string. An error wraps sentinel and comes with the member's
+// name.
+func readStrings(obj *hujson.Object, sentinel error, fields ...stringField) (field string, _ error) {
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		name := memberName(m)
+		j := slices.IndexFunc(fields, func(f stringField) bool { return f.name == name })
+		if j < 0 {
+			names := make([]string, len(fields))
+			for k, f := range fields {
+				names[k] = strconv.Quote(f.name)
+			}
+			want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+			return name, fmt.Errorf("%w: unknown field; want %s", sentinel, want)
+		}
+		lit, ok := literal(&m.Value)
+		if !ok || lit.Kind() != '"' {
+			return name, fmt.Errorf("%w: want a string", sentinel)
+		}
+		*fields[j].dst = lit.String()
+	}
+	return "", nil
 }
 
 // joinField joins a field and its sub-field with a dot.
