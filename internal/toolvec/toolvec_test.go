@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 	"github.com/switchboard-mcp/switchboard/internal/toolsearch"
 )
 
@@ -299,13 +300,13 @@ func TestRetry(t *testing.T) {
 		}
 		start := time.Now()
 		synctest.Wait()
-		time.Sleep(DefaultRetryDelay + DefaultRetryDelay*2) // two retries, failed
+		mcptest.PassTime(DefaultRetryDelay + DefaultRetryDelay*2) // two retries, failed
 		synctest.Wait()
 		if e.calls != 3 {
 			t.Errorf("%d calls after %v, want 3", e.calls, time.Since(start))
 		}
 		e.set(nil, false)
-		time.Sleep(DefaultRetryDelay * 4)
+		mcptest.PassTime(DefaultRetryDelay * 4)
 		synctest.Wait()
 		if !r.Ready() || len(logs.got()) != 1 {
 			t.Errorf("ready %v, log lines %q; want ready and one line", r.Ready(), logs.got())
