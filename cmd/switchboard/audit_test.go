@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -84,19 +83,9 @@ func TestServeAudit(t *testing.T) {
 	rules := []map[string]any{{"allow": map[string]any{"servers": []string{"m"}}, "when": "'eng' in identity.groups"}}
 	path := writePolicyConfig(t, is, rules)
 	logPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["gateway"].(map[string]any)["audit"] = map[string]any{"file": logPath}
-	b, _ = json.Marshal(cfg)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, path, func(cfg map[string]any) {
+		cfg["gateway"].(map[string]any)["audit"] = map[string]any{"file": logPath}
+	})
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
 	for run := range 2 {
@@ -127,7 +116,7 @@ func TestServeAudit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "intact, 4 lines") {
 		t.Fatalf("audit verify: code %d, out %q, err %q", code, out, errOut)
 	}
-	b, err = os.ReadFile(logPath)
+	b, err := os.ReadFile(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,15 @@ const oauthAudience = "http://127.0.0.1/mcp"
 func writeOAuthConfig(t *testing.T, is *issuertest.Issuer) string {
 	t.Helper()
 	path := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
+	editConfig(t, path, func(cfg map[string]any) {
+		cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}}}
+	})
+	return path
+}
+
+// editConfig has edit change the JSON config file at path.
+func editConfig(t *testing.T, path string, edit func(cfg map[string]any)) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -34,12 +43,11 @@ func writeOAuthConfig(t *testing.T, is *issuertest.Issuer) string {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}}}
+	edit(cfg)
 	b, _ = json.Marshal(cfg)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
 type bearerTransport struct {
@@ -162,21 +170,11 @@ func TestServeOAuthIntrospection(t *testing.T) {
 	isolate(t)
 	id, secret := h.Client(t, "opaque", []string{"mcp"}, []string{oauthAudience}, hydratest.OpaqueTokens())
 	path := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
 	const env = "SWITCHBOARD_TEST_INTROSPECTION_SECRET"
-	cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": h.Issuer(), "audience": oauthAudience, "scopes": []string{"mcp"},
-		"introspection": map[string]any{"url": h.IntrospectionURL(), "clientId": "switchboard", "clientSecretEnv": env}}}
-	b, _ = json.Marshal(cfg)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, path, func(cfg map[string]any) {
+		cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": h.Issuer(), "audience": oauthAudience, "scopes": []string{"mcp"},
+			"introspection": map[string]any{"url": h.IntrospectionURL(), "clientId": "switchboard", "clientSecretEnv": env}}}
+	})
 
 	t.Setenv(env, "")
 	out, err := exec.Command(binary, "serve", "--config", path).CombinedOutput()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"os"
 	"regexp"
@@ -21,22 +20,12 @@ import (
 func writePolicyConfig(t *testing.T, is *issuertest.Issuer, policies []map[string]any) string {
 	t.Helper()
 	path := writeConfig(t, map[string]mcptest.Script{"m": {}, "n": {}}, nil)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg map[string]any
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["gateway"] = map[string]any{
-		"auth":     map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}},
-		"policies": policies,
-	}
-	b, _ = json.Marshal(cfg)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	editConfig(t, path, func(cfg map[string]any) {
+		cfg["gateway"] = map[string]any{
+			"auth":     map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}},
+			"policies": policies,
+		}
+	})
 	return path
 }
 
