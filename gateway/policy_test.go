@@ -106,10 +106,7 @@ func TestPolicyListsPerIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tools []string
-		for _, tool := range res.Tools {
-			tools = append(tools, tool.Name)
-		}
+		tools := namesOf(res.Tools, func(x *mcp.Tool) string { return x.Name })
 		if !slices.Equal(tools, tc.tools) || res.CacheScope != "private" {
 			t.Errorf("%s's tools/list = %v (cacheScope %q), want %v, private", tc.who, tools, res.CacheScope, tc.tools)
 		}
@@ -117,10 +114,7 @@ func TestPolicyListsPerIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var names []string
-		for _, p := range prompts.Prompts {
-			names = append(names, p.Name)
-		}
+		names := namesOf(prompts.Prompts, func(x *mcp.Prompt) string { return x.Name })
 		if !slices.Equal(names, tc.prompts) || prompts.CacheScope != "private" {
 			t.Errorf("%s's prompts/list = %v (cacheScope %q), want %v, private", tc.who, names, prompts.CacheScope, tc.prompts)
 		}
@@ -128,10 +122,7 @@ func TestPolicyListsPerIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var uris []string
-		for _, r := range resources.Resources {
-			uris = append(uris, r.URI)
-		}
+		uris := namesOf(resources.Resources, func(x *mcp.Resource) string { return x.URI })
 		slices.Sort(uris)
 		if !slices.Equal(uris, tc.uris) || resources.CacheScope != "private" {
 			t.Errorf("%s's resources/list = %v (cacheScope %q), want %v, private", tc.who, uris, resources.CacheScope, tc.uris)
@@ -253,4 +244,13 @@ func TestPolicyHidesDownServers(t *testing.T) {
 		}
 		cs.Close()
 	}
+}
+
+// namesOf returns the name of each of items, in order.
+func namesOf[T any](items []T, name func(T) string) []string {
+	var out []string
+	for _, x := range items {
+		out = append(out, name(x))
+	}
+	return out
 }
