@@ -75,7 +75,7 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 	}
 	defer end()
 	res, err = f.m.CallTool(peerCtx, q, params)
-	if err != nil && !visibleTools(ctx, f.m, q)[name] && restricted(ctx, f.m, q, kindNameTool) {
+	if err != nil && hiddenTool(ctx, f.m, q, name) {
 		// Unknown to q, hidden from it, or of a server that is down or
 		// has listed nothing yet, whose error would name it.
 		return nil, notPermitted(kindNameTool, name)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,14 +67,23 @@ const (
 func restricted(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, kind string) bool {
 	all := hooks.Unfiltered(ctx)
 	switch kind {
-	case kindNameTool:
-		return len(m.Tools(ctx, q)) < len(m.Tools(all, nil))
 	case kindNamePrompt:
 		return len(m.Prompts(ctx, q)) < len(m.Prompts(all, nil))
 	default:
 		return len(m.Resources(ctx, q)) < len(m.Resources(all, nil)) ||
 			len(m.ResourceTemplates(ctx, q)) < len(m.ResourceTemplates(all, nil))
 	}
+}
+
+// hiddenTool reports whether q may not see the tool called name while it
+// sees fewer tools than there are: an error about that tool would tell q
+// that it exists (the tools' part of restricted, with one list of q's).
+func hiddenTool(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, name string) bool {
+	shown := m.Tools(ctx, q)
+	if slices.ContainsFunc(shown, func(t switchboard.Tool) bool { return t.Name == name }) {
+		return false
+	}
+	return len(shown) < len(m.Tools(hooks.Unfiltered(ctx), nil))
 }
 
 // visibleTools returns the public names of the tools q may see.
