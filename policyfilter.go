@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +33,7 @@ func identityOf(q Query) *identity.Identity {
 type Policies struct {
 	logger *slog.Logger
 	cur    atomic.Pointer[policy.Engine]
+	rules  atomic.Pointer[[]config.PolicyRule]
 }
 
 // NewPolicies compiles rules (nil or empty: everything is allowed). The
@@ -53,6 +55,19 @@ func (p *Policies) Set(rules []config.PolicyRule) error {
 		return fmt.Errorf("gateway.policies: %w: %w", config.ErrGatewayPolicy, err)
 	}
 	p.cur.Store(e)
+	rules = slices.Clone(rules)
+	p.rules.Store(&rules)
+	return nil
+}
+
+// Rules returns the rules in force: nil for none, or for a nil *Policies.
+func (p *Policies) Rules() []config.PolicyRule {
+	if p == nil {
+		return nil
+	}
+	if r := p.rules.Load(); r != nil {
+		return slices.Clone(*r)
+	}
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
 
 // Gateway is the top-level "gateway": how `switchboard serve` admits and
@@ -83,6 +85,12 @@ type GatewayAuth struct {
 	// Introspection, if set, checks opaque access tokens (those that are
 	// not JWTs) at an RFC 7662 endpoint.
 	Introspection *AuthIntrospection
+	// Admin, if set, is a CEL condition over identity (as a policy's
+	// "when" sees it, such as "'switchboard:admin' in identity.scopes"):
+	// the identities it holds for may read /status, with the policies and
+	// who is connected, and /metrics, and reconnect servers. Without it,
+	// no token may.
+	Admin string
 }
 
 // AuthIntrospection is "gateway.auth.introspection".
@@ -109,7 +117,7 @@ func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Issuer == b.Issuer && a.Audience == b.Audience && a.Claims == b.Claims &&
+	return a.Issuer == b.Issuer && a.Audience == b.Audience && a.Claims == b.Claims && a.Admin == b.Admin &&
 		strings.Join(a.Scopes, " ") == strings.Join(b.Scopes, " ") &&
 		(a.Introspection == nil) == (b.Introspection == nil) &&
 		(a.Introspection == nil || *a.Introspection == *b.Introspection)
@@ -191,8 +199,13 @@ func gatewayAuth(v *hujson.Value) (_ *GatewayAuth, field string, _ error) {
 			var sub string
 			a.Introspection, sub, err = authIntrospection(&m.Value)
 			name = joinField(name, sub)
+		case "admin":
+			a.Admin, err = authString(&m.Value)
+			if err == nil {
+				err = checkAdmin(a.Admin)
+			}
 		default:
-			err = fmt.Errorf("%w: unknown field; want \"issuer\", \"audience\", \"scopes\", \"claims\" or \"introspection\"", ErrGatewayAuth)
+			err = fmt.Errorf("%w: unknown field; want \"issuer\", \"audience\", \"scopes\", \"claims\", \"introspection\" or \"admin\"", ErrGatewayAuth)
 		}
 		if err != nil {
 			return nil, name, err
@@ -211,6 +224,20 @@ func gatewayAuth(v *hujson.Value) (_ *GatewayAuth, field string, _ error) {
 		return nil, "audience", fmt.Errorf("%w: want an absolute http or https URL without a fragment, such as \"https://mcp.example.com/mcp\"", ErrGatewayAuth)
 	}
 	return a, "", nil
+}
+
+// checkAdmin compiles the condition of "gateway.auth.admin".
+func checkAdmin(expr string) error {
+	if strings.TrimSpace(expr) == "" {
+		return fmt.Errorf("%w: want a CEL condition over identity, such as \"'switchboard:admin' in identity.scopes\"", ErrGatewayAuth)
+	}
+	var re *policy.RuleError
+	if _, err := policy.New([]policy.Rule{{When: expr}}, nil); errors.As(err, &re) {
+		return fmt.Errorf("%w: %s", ErrGatewayAuth, re.Problem())
+	} else if err != nil {
+		return fmt.Errorf("%w: %w", ErrGatewayAuth, err)
+	}
+	return nil
 }
 
 // checkIssuer requires an absolute https URL, or http on a loopback host,

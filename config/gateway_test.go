@@ -241,3 +241,27 @@ func TestGatewayAudit(t *testing.T) {
 		t.Errorf("Load(a, b) = %+v, %v; want b's audit", cfg, err)
 	}
 }
+
+// TestGatewayAuthAdmin: "gateway.auth.admin" is a CEL condition checked at
+// load: a bad one fails the file with the field and the position.
+func TestGatewayAuthAdmin(t *testing.T) {
+	const base = `"issuer": "https://id.example.com", "audience": "https://m.example/mcp"`
+	cfg, err := Parse("mcp.json", []byte(`{"gateway": {"auth": {`+base+`, "admin": "'ops' in identity.groups"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Gateway.Auth.Admin; got != "'ops' in identity.groups" {
+		t.Errorf("admin = %q", got)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{`""`, `mcp.json: gateway.auth.admin: invalid gateway auth setting: want a CEL condition over identity`},
+		{`1`, `mcp.json: gateway.auth.admin: invalid gateway auth setting: want a string`},
+		{`"'ops' in identity.grups"`, `mcp.json: gateway.auth.admin: invalid gateway auth setting: 1:18:`},
+		{`"identity.subject +"`, `mcp.json: gateway.auth.admin: invalid gateway auth setting: 1:`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"gateway": {"auth": {`+base+`, "admin": `+tc.in+`}}}`))
+		if !errors.Is(err, ErrGatewayAuth) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("admin %s: %v, want ErrGatewayAuth with %q", tc.in, err, tc.want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type endpoints struct {
 	hooks    hooks.Gateway
 	opts     *Options
 	registry *registry
+	sessions *sessions
 	started  time.Time
 	reload   atomic.Pointer[reload] // the last config reload, if any
 }

@@ -71,13 +71,14 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		serverOpts.UnsubscribeHandler = g.sessions.unsubscribe
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
-	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch, changing: g.sessions.markAllStale}
+	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch}
 	search := &searchFace{m: m, sessions: g.sessions, registry: g.registry, forwarder: fwd, stateless: o.Stateless}
 	g.registry.serve = registryHandlers{callTool: fwd.callTool, getPrompt: fwd.getPrompt, readResource: fwd.readResource, search: search.tools(), searchDef: searchToolsDefinition}
-	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, stateless: o.Stateless}
-	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, started: time.Now()}
+	views := &views{m: m, registry: g.registry, sessions: g.sessions}
+	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, views: views, stateless: o.Stateless}
+	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, sessions: g.sessions, started: time.Now()}
 	g.server.AddReceivingMiddleware(g.sessions.recordIdentity, requests.intercept, unlisted(g.registry, fwd))
-	g.server.AddSendingMiddleware(g.sessions.toolsListChanged(func() bool { return g.registry.exposure().searchOn }), g.sessions.queueNotifications)
+	g.server.AddSendingMiddleware(views.spareUnchanged, g.sessions.queueNotifications)
 	stopFollowing := h.Follow(g.registry.sync)
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {
 		if ev.Kind == switchboard.EventResourceUpdated {
@@ -111,8 +112,10 @@ func (g *Gateway) Handler() http.Handler {
 	o := &g.opts
 	guard := func(next http.Handler) http.Handler { return guarded(o.AllowOrigins, next) }
 	auth := func(next http.Handler) http.Handler { return authorized(o.AuthToken, next) }
+	admin := func(_ string, next http.Handler) http.Handler { return auth(next) }
 	if o.OAuth != nil {
 		auth = o.OAuth.bearer()
+		admin = func(path string, next http.Handler) http.Handler { return auth(o.OAuth.adminOnly(path, next)) }
 	}
 	sdk := mcp.NewStreamableHTTPHandler(
 		func(*http.Request) *mcp.Server { return g.server },
@@ -133,10 +136,10 @@ func (g *Gateway) Handler() http.Handler {
 	// listener under another host's name (DNS rebinding).
 	mux.Handle("GET /readyz", guard(http.HandlerFunc(g.endpoints.readyz)))
 	if o.Metrics != nil {
-		mux.Handle("GET /metrics", guard(auth(o.Metrics)))
+		mux.Handle("GET /metrics", guard(admin("/metrics", o.Metrics)))
 	}
-	mux.Handle("GET /status", guard(auth(http.HandlerFunc(g.endpoints.status))))
-	mux.Handle("POST /admin/reconnect/{server}", guard(auth(http.HandlerFunc(g.endpoints.adminReconnect))))
+	mux.Handle("GET /status", guard(admin("/status", http.HandlerFunc(g.endpoints.status))))
+	mux.Handle("POST /admin/reconnect/{server}", guard(admin("/admin", http.HandlerFunc(g.endpoints.adminReconnect))))
 	if o.OAuth != nil {
 		// Public, for any origin: clients discover the login with it.
 		meta, paths := o.OAuth.metadataHandler()
@@ -145,6 +148,15 @@ func (g *Gateway) Handler() http.Handler {
 		}
 	}
 	return mux
+}
+
+// FiltersChanged tells the gateway that the manager's filters
+// ([switchboard.Options] Filter, PromptFilter and ResourceFilter) may
+// decide differently from now on, as after [switchboard.Policies.Set] on a
+// reload: each client session whose tools, prompts or resources changed
+// for it is sent list_changed for them, and the others nothing.
+func (g *Gateway) FiltersChanged() {
+	g.registry.tellAll()
 }
 
 // ConfigReloaded records the outcome of a reload of the config, which the

@@ -17,12 +17,16 @@ import (
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
 
 // OAuth makes the gateway an OAuth 2.1 protected resource (the MCP
 // authorization spec): each request to /mcp, /metrics, /status and /admin
 // must carry a bearer token that Verifier accepts and that holds Scopes,
 // and the gateway publishes its protected resource metadata (RFC 9728).
+// /metrics, /status and /admin are for admins alone: the identities that
+// the config's "gateway.auth.admin" holds for (see [NewOAuth]); an
+// OAuth made otherwise has none.
 type OAuth struct {
 	// Verifier verifies a token; it must return an error wrapping
 	// auth.ErrInvalidToken for a token it refuses, with a message a client
@@ -42,6 +46,7 @@ type OAuth struct {
 	ClockSkew time.Duration
 
 	discover func(context.Context) error // set by NewOAuth
+	admin    *policy.Engine              // set by NewOAuth: allows the admins alone
 }
 
 // NewOAuth returns the OAuth of a config's "gateway.auth": its Verifier
@@ -69,7 +74,15 @@ func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) (*OAuth, error) {
 		}
 	}
 	v := identity.New(cfg, &identity.Options{Logger: logger})
+	var admin *policy.Engine
+	if a.Admin != "" {
+		var err error
+		if admin, err = policy.New([]policy.Rule{{When: a.Admin}}, &policy.Options{Logger: logger}); err != nil {
+			return nil, fmt.Errorf("gateway.auth.admin: %w", err)
+		}
+	}
 	return &OAuth{
+		admin:                admin,
 		Verifier:             v.Verify,
 		Resource:             a.Audience,
 		AuthorizationServers: []string{a.Issuer},
@@ -77,6 +90,27 @@ func NewOAuth(a *config.GatewayAuth, logger *slog.Logger) (*OAuth, error) {
 		ClockSkew:            v.Leeway(),
 		discover:             v.Discover,
 	}, nil
+}
+
+// adminOnly lets the requests of admins through to next, which bearer has
+// checked the token of, and answers the others 403.
+func (o *OAuth) adminOnly(path string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !o.isAdmin(identity.FromContext(r.Context())) {
+			msg := "forbidden: " + path + " is for the gateway's admins, whom gateway.auth.admin names"
+			if o.admin == nil {
+				msg = "forbidden: " + path + " is for the gateway's admins, and it has none: name them with gateway.auth.admin in the config"
+			}
+			refuse(w, r, msg, http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isAdmin reports whether id is one of the gateway's admins.
+func (o *OAuth) isAdmin(id *identity.Identity) bool {
+	return o.admin != nil && id != nil && o.admin.Decide(id, policy.Target{}).Allowed
 }
 
 // Discover looks the issuer of an OAuth from NewOAuth up now, rather than

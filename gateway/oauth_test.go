@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 	"github.com/switchboard-mcp/switchboard/internal/identity/issuertest"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/internal/policy"
 )
 
 const resource = "http://127.0.0.1:7777/mcp"
@@ -40,12 +41,18 @@ func (c *fakeClock) Add(d time.Duration) {
 }
 
 // oauthOptions returns gateway options that take the tokens of a fake
-// issuer, with scope "mcp" required, and the verifier's clock.
+// issuer, with scope "mcp" required and the scope "admin" making an admin,
+// and the verifier's clock.
 func oauthOptions(t *testing.T) (*Options, *issuertest.Issuer, *fakeClock) {
 	is := issuertest.New(t)
 	clk := &fakeClock{t: time.Now()}
 	v := identity.New(identity.Config{Issuer: is.URL(), Audience: resource, Scopes: []string{"mcp"}}, &identity.Options{Now: clk.Now, Transport: is.Transport()})
+	admin, err := policy.New([]policy.Rule{{When: "'admin' in identity.scopes"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &Options{OAuth: &OAuth{
+		admin:                admin,
 		Verifier:             v.Verify,
 		Resource:             resource,
 		AuthorizationServers: []string{is.URL()},
@@ -56,13 +63,15 @@ func oauthOptions(t *testing.T) (*Options, *issuertest.Issuer, *fakeClock) {
 
 // TestOAuthRefusals: without a valid token, /mcp, /metrics and /status
 // answer 401 with the metadata's URL, a token without the scope 403
-// insufficient_scope; /healthz and /readyz stay open; nothing panics.
+// insufficient_scope; /metrics and /status answer an admin's token alone,
+// 403 to another; /healthz and /readyz stay open; nothing panics.
 func TestOAuthRefusals(t *testing.T) {
 	opts, is, _ := oauthOptions(t)
 	opts.Metrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
 	_, g := setup(t, upstreams{"m": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("m", false)}, opts)
 	h := g.Handler()
 	good := is.Token(t, is.Claims(resource, "mcp", time.Now()))
+	admin := is.Token(t, is.Claims(resource, "mcp admin", time.Now()))
 	noScope := is.Token(t, is.Claims(resource, "other", time.Now()))
 	pathKid := issuertest.Sign(t, issuertest.NewKey(t, "ES256").WithKid("../../etc/passwd"), is.Claims(resource, "mcp", time.Now()))
 	const meta = `resource_metadata="http://127.0.0.1:7777/.well-known/oauth-protected-resource/mcp"`
@@ -79,9 +88,11 @@ func TestOAuthRefusals(t *testing.T) {
 		{"/mcp", "Bearer " + strings.Repeat("a", 20<<10), http.StatusUnauthorized, `error="invalid_token"`},
 		{"/mcp", "Bearer " + noScope, http.StatusForbidden, `Bearer error="insufficient_scope", ` + meta + `, scope="mcp"`},
 		{"/status", "", http.StatusUnauthorized, meta},
-		{"/status", "Bearer " + good, http.StatusOK, ""},
+		{"/status", "Bearer " + good, http.StatusForbidden, ""},
+		{"/status", "Bearer " + admin, http.StatusOK, ""},
 		{"/metrics", "", http.StatusUnauthorized, meta},
-		{"/metrics", "Bearer " + good, http.StatusOK, ""},
+		{"/metrics", "Bearer " + good, http.StatusForbidden, ""},
+		{"/metrics", "Bearer " + admin, http.StatusOK, ""},
 		{"/healthz", "", http.StatusOK, ""},
 		{"/readyz", "", http.StatusOK, ""},
 	} {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
@@ -82,6 +83,10 @@ type Options struct {
 	// each request a policy refuses (denied): see [AuditLog]. The gateway
 	// does not close it.
 	AuditLog *AuditLog
+	// Policies, if set, are the policies the manager's filters enforce
+	// (see [switchboard.Policies.Filters]): /status shows their rules, and
+	// with OAuth the identities connected and what each may use.
+	Policies *switchboard.Policies
 }
 
 // Why the gateway dropped a client session, or refused one, for

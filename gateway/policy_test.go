@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/identity/issuertest"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
@@ -37,6 +42,22 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 // auditedPolicyGateway is policyGateway with the audit log log (nil: none).
 func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
+	f := newPolicyFixture(t, search, log)
+	return f.ops, f.connect
+}
+
+// A policyFixture is the gateway of policyGateway, with its ops server, a
+// function that connects a client with a token of the subject sub in
+// group, and its HTTP server's URL and issuer.
+type policyFixture struct {
+	ops     *mcptest.Server
+	connect func(sub, group string) *mcp.ClientSession
+	url     string
+	is      *issuertest.Issuer
+}
+
+func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog) *policyFixture {
+	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
 			Prompts:   []mcptest.PromptSpec{{Name: name + "_prompt"}},
@@ -56,12 +77,13 @@ func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog
 	opts, is, _ := oauthOptions(t)
 	opts.ToolSearch = search
 	opts.AuditLog = log
+	opts.Policies = policies
 	_, g := start(t, []config.Server{entry("mem", false), entry("ops", false)}, mopts, opts)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	transport := &http.Transport{}
 	t.Cleanup(transport.CloseIdleConnections)
-	return ups["ops"], func(sub, group string) *mcp.ClientSession {
+	return &policyFixture{ops: ups["ops"], url: srv.URL, is: is, connect: func(sub, group string) *mcp.ClientSession {
 		t.Helper()
 		claims := is.Claims(resource, "mcp", time.Now())
 		claims["sub"], claims["groups"] = sub, []string{group}
@@ -72,7 +94,7 @@ func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog
 		}
 		t.Cleanup(func() { cs.Close() })
 		return cs
-	}
+	}}
 }
 
 // notPermittedError checks that err is the JSON-RPC error that refuses
@@ -203,6 +225,31 @@ func TestPolicyToolSearch(t *testing.T) {
 	if n := ops.Counts().ByTool["echo"]; n != 0 {
 		t.Errorf("ops ran echo %d times for alice", n)
 	}
+	// search_tools' description names the servers each may search.
+	for _, tc := range []struct {
+		cs        *mcp.ClientSession
+		want, not []string
+	}{{alice, []string{"- mem"}, []string{"ops"}}, {bob, []string{"- mem", "- ops"}, nil}} {
+		res, err := tc.cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == searchToolsName })
+		if i < 0 {
+			t.Fatalf("no %s listed", searchToolsName)
+		}
+		desc := res.Tools[i].Description
+		for _, w := range tc.want {
+			if !strings.Contains(desc, w) {
+				t.Errorf("search_tools' description %q does not name %q", desc, w)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(desc, w) {
+				t.Errorf("search_tools' description %q names %q", desc, w)
+			}
+		}
+	}
 }
 
 // TestPolicyHidesDownServers: a call of a tool of a server that never
@@ -253,4 +300,68 @@ func namesOf[T any](items []T, name func(T) string) []string {
 		out = append(out, name(x))
 	}
 	return out
+}
+
+// TestStatusShowsPoliciesToAdmins: /status shows an admin the rules in
+// force and each identity connected, with the servers and the number of
+// tools it may use; it refuses anyone else.
+func TestStatusShowsPoliciesToAdmins(t *testing.T) {
+	f := newPolicyFixture(t, nil, nil)
+	f.connect("alice", "eng")
+	f.connect("bob", "admin")
+	f.connect("bob", "admin")
+	status := func(scope string) (int, StatusReport) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, f.url+"/status", nil)
+		req.Header.Set("Accept", "application/json")
+		if scope == "page" {
+			req.Header.Del("Accept")
+			scope = "mcp admin"
+		}
+		req.Header.Set("Authorization", "Bearer "+f.is.Token(t, f.is.Claims(resource, scope, time.Now())))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var report StatusReport
+		if req.Header.Get("Accept") == "" {
+			page, _ := io.ReadAll(resp.Body)
+			for _, want := range []string{`<table id="policies">`, `<tr data-subject="alice">`, "&#39;eng&#39; in identity.groups"} {
+				if !strings.Contains(string(page), want) {
+					t.Errorf("the /status page does not hold %s:\n%s", want, page)
+				}
+			}
+			return resp.StatusCode, report
+		}
+		if resp.StatusCode == http.StatusOK {
+			if err := json.NewDecoder(resp.Body).Decode(&report); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return resp.StatusCode, report
+	}
+	if code, _ := status("mcp"); code != http.StatusForbidden {
+		t.Errorf("/status for a token that is no admin's = %d, want 403", code)
+	}
+	if code, _ := status("page"); code != http.StatusOK {
+		t.Errorf("/status page for an admin = %d, want 200", code)
+	}
+	code, report := status("mcp admin")
+	if code != http.StatusOK || report.Policies == nil {
+		t.Fatalf("/status for an admin = %d, policies %v; want 200 and the policies", code, report.Policies)
+	}
+	want := &PolicyReport{
+		Rules: []PolicyRuleRow{
+			{Effect: "allow", Servers: []string{"mem"}, When: "'eng' in identity.groups"},
+			{Effect: "allow", When: "'admin' in identity.groups"},
+		},
+		Identities: []IdentityRow{
+			{Subject: "alice", Groups: []string{"eng"}, Scopes: []string{"mcp"}, Sessions: 1, Servers: []string{"mem"}, Tools: 6},
+			{Subject: "bob", Groups: []string{"admin"}, Scopes: []string{"mcp"}, Sessions: 2, Servers: []string{"mem", "ops"}, Tools: 12},
+		},
+	}
+	if diff := cmp.Diff(want, report.Policies, cmpopts.IgnoreFields(IdentityRow{}, "Client")); diff != "" {
+		t.Errorf("/status policies (-want +got):\n%s", diff)
+	}
 }

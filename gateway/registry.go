@@ -19,8 +19,8 @@ import (
 )
 
 // An exposure is what the gateway exposes at one revision of the manager's
-// view. The registry publishes it whole and never changes it after: a
-// session reads it with one atomic load and takes no lock.
+// view. The registry publishes it whole and never changes it after (but
+// for a memo): a session reads it with one atomic load and takes no lock.
 type exposure struct {
 	revision uint64 // the manager's (see hooks.Gateway.Revision)
 	setting  config.ToolSearch
@@ -31,6 +31,13 @@ type exposure struct {
 	search   []*mcp.Tool     // search_tools and call_tool, registered while searchOn
 	servers  []serverAbout   // the servers search_tools names, while searchOn
 	always   map[string]bool // the servers marked alwaysLoad
+	// searchDefs memoizes the definitions of search_tools listed to
+	// identities that see fewer servers (see searchToolsFor): the one
+	// part of an exposure that grows after it is published.
+	searchDefs struct {
+		mu        sync.Mutex
+		byServers map[string]*mcp.Tool
+	}
 }
 
 // An exposedTool is a server's tool registered with the go-sdk server.
@@ -90,16 +97,13 @@ type registry struct {
 	logger   *slog.Logger
 	override *config.ToolSearch // Options.ToolSearch, over the config's
 	serve    registryHandlers
-	// changing is told before a sync changes what any session's tools/list
-	// may hold, before the go-sdk tells the sessions.
-	changing func()
 
 	// mu serializes syncs and the re-adds of tellToolsChanged, which hold
 	// it for writing. A session's list holds it for reading, only to load
 	// the exposure: a list made while a sync registers what changed waits
-	// for the sync, as a list made while the go-sdk tells the sessions of
-	// the change must see it. Lock order: mu, then sessions.mu, then a
-	// session's own (see changing).
+	// for the sync, as must a session's view computed as the go-sdk tells
+	// it of the change (see views). Lock order: mu, then sessions.mu, then
+	// a session's own.
 	mu      sync.RWMutex
 	others  [numKinds]map[string]any    // by name or URI: the definition registered
 	refused map[string]switchboard.Tool // tools the go-sdk refused, warned of once
@@ -158,7 +162,6 @@ func (r *registry) sync() {
 	if !changed && next.searchOn && (prev.setting != next.setting || !maps.Equal(prev.always, next.always)) {
 		// The lists are what they were, but which tools are listed may
 		// not be.
-		r.changing()
 		r.tellLocked(next)
 	}
 	r.registerOthers()
@@ -180,14 +183,8 @@ func (r *registry) setting() config.ToolSearch {
 // next.tools, and returns the log line of a switch, or nil, and whether
 // any tool was registered or removed.
 func (r *registry) registerTools(prev, next *exposure, tools []switchboard.Tool) (told func(), changed bool) {
-	// change is called before each registration: the first tells the
-	// sessions that their lists may change.
-	change := func() {
-		if !changed {
-			changed = true
-			r.changing()
-		}
-	}
+	// change is called before each registration.
+	change := func() { changed = true }
 	switched := next.searchOn != prev.searchOn
 	if switched {
 		change()
@@ -356,6 +353,38 @@ func (r *registry) tellToolsChanged() {
 	defer r.mu.Unlock()
 	if cur := r.cur.Load(); cur != nil {
 		r.tellLocked(cur)
+	}
+}
+
+// tellAll has the go-sdk tell every client session list_changed of every
+// kind of list that holds anything, by registering one definition of each
+// again: each session whose view changed is told, the rest are spared
+// (see views.spareUnchanged).
+func (r *registry) tellAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.cur.Load()
+	switch {
+	case e == nil:
+		return
+	case e.searchOn:
+		r.tellLocked(e)
+	case len(e.tools) > 0:
+		def := e.tools[0].def
+		r.server.AddTool(def, r.serve.callTool(def.Name))
+	}
+	for kind := range r.others {
+		for _, def := range r.others[kind] {
+			switch def := def.(type) {
+			case *mcp.Prompt:
+				r.server.AddPrompt(def, r.serve.getPrompt)
+			case *mcp.Resource:
+				r.server.AddResource(def, r.serve.readResource)
+			case *mcp.ResourceTemplate:
+				r.server.AddResourceTemplate(def, r.serve.readResource)
+			}
+			break // one of each kind tells every session
+		}
 	}
 }
 

@@ -147,7 +147,6 @@ func TestListWaitsForASyncInProgress(t *testing.T) {
 			listed <- e
 		}()
 		<-started
-		g.sessions.markAllStale()
 		next := *r.exposure()
 		next.revision++
 		r.cur.Store(&next)

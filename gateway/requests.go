@@ -27,6 +27,7 @@ type requests struct {
 	hooks     hooks.Gateway
 	registry  *registry
 	sessions  *sessions
+	views     *views
 	stateless bool // Options.Stateless: no session keeps its finds
 }
 
@@ -64,6 +65,9 @@ func (q *requests) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 		switch method {
 		case "prompts/list", "resources/list", "resources/templates/list":
 			filterList(ctx, q.m, q.sessions.query(req), res)
+			if firstPage(req) {
+				q.views.recordList(ctx, method, req)
+			}
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && params != nil {
@@ -94,23 +98,34 @@ func (q *requests) listTools(ctx context.Context, req mcp.Request) (*mcp.ListToo
 	if params, ok := req.GetParams().(*mcp.ListToolsParams); ok && params != nil {
 		cursor = params.Cursor
 	}
-	tools, e := st.list(q.registry)
-	query := q.sessions.query(req)
-	visible := visibleTools(ctx, q.m, query)
-	tools = keepOnly(tools, func(t *mcp.Tool) bool {
-		_, server := e.tool(t.Name)
-		return !server || visible[t.Name] // search_tools and call_tool are no server's
-	})
+	tools, e := q.views.tools(ctx, st, req)
+	if st != nil && cursor == "" {
+		st.record(toolsList, viewOf{tools: tools})
+	}
 	tools, next, err := pageOf(tools, cursor, mcp.DefaultPageSize)
 	if err != nil {
 		return nil, err
 	}
 	res := &mcp.ListToolsResult{Tools: tools, NextCursor: next}
 	res.CacheScope = "public" // as the go-sdk says of its own lists
-	if e.searchOn || query != nil {
+	if e.searchOn || q.sessions.query(req) != nil {
 		res.CacheScope = "private" // each session, or each identity, has its own
 	}
 	return res, nil
+}
+
+// firstPage reports whether req lists from the start, without a cursor.
+func firstPage(req mcp.Request) bool {
+	var cursor string
+	switch p := req.GetParams().(type) {
+	case *mcp.ListPromptsParams:
+		cursor = p.Cursor
+	case *mcp.ListResourcesParams:
+		cursor = p.Cursor
+	case *mcp.ListResourceTemplatesParams:
+		cursor = p.Cursor
+	}
+	return cursor == ""
 }
 
 // pageOf returns the page of tools, at most size, that follows cursor (""

@@ -20,8 +20,8 @@ import (
 const MaxFoundPerSession = 32
 
 // A session is one client session as the gateway keeps it: what it sees
-// (its view of the registry's exposure), what it found, whether it is
-// owed a tools/list_changed, and the notifications waiting for it. What it
+// (its view of the registry's exposure), what it found, what it last
+// listed, and the notifications waiting for it. What it
 // holds upstream (subscriptions, a logging level) the set of sessions
 // keeps, which holds it for all of them (see sessions).
 type session struct {
@@ -32,9 +32,9 @@ type session struct {
 	// found are the tools the session found with search_tools, most
 	// recent last, at most MaxFoundPerSession.
 	found []string
-	// stale reports that the session's tools/list may have changed since
-	// it was last told list_changed.
-	stale bool
+	// listed is what the session last listed, of each kind of list: it is
+	// told list_changed of a kind only when its view of it differs.
+	listed listedViews
 	// ended reports that the session has ended: nothing more is sent.
 	ended bool
 	// identity is who the session's first token said the caller is; nil
@@ -49,16 +49,12 @@ func newSession(ss *mcp.ServerSession) *session {
 }
 
 // list returns the session's view of the registry's exposure, and the
-// exposure. The session is owed no list_changed from then on: that is
-// cleared before the exposure is read, so that a change that the registry
-// begins meanwhile, which marks every session before it registers
-// anything, is told (see registry.listed). A nil session (a stateless one)
-// keeps no finds.
+// exposure, once no sync is in progress (see registry.listed). A nil
+// session (a stateless one) keeps no finds.
 func (s *session) list(r *registry) ([]*mcp.Tool, *exposure) {
 	var found []string
 	if s != nil {
 		s.mu.Lock()
-		s.stale = false
 		found = slices.Clone(s.found)
 		s.mu.Unlock()
 	}
@@ -100,7 +96,7 @@ func view(e *exposure, found []string) []*mcp.Tool {
 
 // addFound adds names to the tools the session found, as the most recent,
 // dropping the oldest beyond MaxFoundPerSession, and reports whether any
-// was new: the session is then owed a list_changed.
+// was new: its tools/list then changed.
 func (s *session) addFound(names []string) (grew bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,25 +111,7 @@ func (s *session) addFound(names []string) (grew bool) {
 	if n := len(s.found) - MaxFoundPerSession; n > 0 {
 		s.found = slices.Delete(s.found, 0, n)
 	}
-	s.stale = s.stale || grew
 	return grew
-}
-
-// markStale records that the session's tools/list may have changed.
-func (s *session) markStale() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stale = true
-}
-
-// takeStale reports whether the session is owed a list_changed, and
-// clears it.
-func (s *session) takeStale() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	stale := s.stale
-	s.stale = false
-	return stale
 }
 
 // push adds n to the session's outbox, unless the same notification waits

@@ -16,6 +16,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
 // sessions is the set of client sessions the gateway follows, from the
@@ -80,6 +81,27 @@ func (s *sessions) of(ss *mcp.ServerSession) *session {
 	return s.ofLocked(ss)
 }
 
+// identities returns the identity of each session followed that has one.
+func (s *sessions) identities() []*identity.Identity {
+	s.mu.Lock()
+	sts := slices.Collect(maps.Values(s.byID))
+	s.mu.Unlock()
+	var ids []*identity.Identity
+	for _, st := range sts {
+		if id := st.Identity(); id != nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// following returns the session of ss if it is followed, else nil.
+func (s *sessions) following(ss *mcp.ServerSession) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byID[ss]
+}
+
 func (s *sessions) ofLocked(ss *mcp.ServerSession) *session {
 	if st := s.byID[ss]; st != nil || s.closed {
 		return st
@@ -104,15 +126,6 @@ func (s *sessions) done(ss *mcp.ServerSession) <-chan struct{} {
 		return st.done
 	}
 	return nil
-}
-
-// markAllStale records that every session's tools/list may have changed.
-func (s *sessions) markAllStale() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, st := range s.byID {
-		st.markStale()
-	}
 }
 
 // close lets no session be followed any more, and waits for the sessions'
@@ -345,27 +358,5 @@ func (s *sessions) enqueue(ss *mcp.ServerSession, n queued) {
 		s.logger.Warn("closing a client session that does not read its notifications",
 			"session", ss.ID(), "limit", "NotifyQueue", "queued", s.queueLimit, "error", ErrNotifyQueueFull)
 		s.overflowed()
-	}
-}
-
-// toolsListChanged is sending middleware: while searchOn reports tool
-// search on, it sends a session tools/list_changed only if its list may
-// have changed (see session.stale); every other notification and request
-// goes through. A session not followed yet is told.
-func (s *sessions) toolsListChanged(searchOn func() bool) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/tools/list_changed" && searchOn() {
-				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-					s.mu.Lock()
-					st := s.byID[ss]
-					s.mu.Unlock()
-					if st != nil && !st.takeStale() {
-						return nil, nil
-					}
-				}
-			}
-			return next(ctx, method, req)
-		}
 	}
 }

@@ -1,12 +1,16 @@
 package gateway
 
 import (
+	"context"
 	"html/template"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
 // statusPage is /status: one small page, with no external assets, that
@@ -30,6 +34,15 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
 {{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}{{with .SkippedLines}}<br><small class="skipped" title="lines the server wrote to stdout that are not JSON-RPC">skipped stdout lines: {{.}}</small>{{end}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
+{{with .Policies}}<h2>Policies</h2>
+<table id="policies"><thead><tr><th>effect</th><th>servers</th><th>tools</th><th>prompts</th><th>resources</th><th>when</th></tr></thead><tbody>
+{{range .Rules}}<tr><td>{{.Effect}}</td><td>{{range $i, $g := .Servers}}{{if $i}}, {{end}}<code>{{$g}}</code>{{end}}</td><td>{{range $i, $g := .Tools}}{{if $i}}, {{end}}<code>{{$g}}</code>{{end}}</td><td>{{range $i, $g := .Prompts}}{{if $i}}, {{end}}<code>{{$g}}</code>{{end}}</td><td>{{range $i, $g := .Resources}}{{if $i}}, {{end}}<code>{{$g}}</code>{{end}}</td><td><code>{{.When}}</code></td></tr>
+{{else}}<tr><td colspan="6">no rules: every identity may use everything</td></tr>
+{{end}}</tbody></table>
+{{with .Identities}}<h2>Identities connected</h2>
+<table id="identities"><thead><tr><th>subject</th><th>client</th><th>groups</th><th>scopes</th><th>sessions</th><th>servers it may use</th><th>tools</th></tr></thead><tbody>
+{{range .}}<tr data-subject="{{.Subject}}"><td>{{.Subject}}</td><td>{{.Client}}</td><td>{{range $i, $g := .Groups}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td>{{range $i, $g := .Scopes}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td class="n">{{.Sessions}}</td><td>{{range $i, $g := .Servers}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td class="n">{{.Tools}}</td></tr>
+{{end}}</tbody></table>{{end}}{{with .MoreIdentities}}<p>and {{.}} more identities</p>{{end}}{{end}}
 {{with .Collided}}<h2>Resource collisions</h2>
 <p>A resource URI that several servers offer is served by the one configured first. These servers offer URIs that another one serves:</p>
 <ul id="collisions">{{range .}}<li data-server="{{.Name}}">{{.Name}}: {{range $i, $uri := .Collisions}}{{if $i}}, {{end}}<code>{{$uri}}</code>{{end}}</li>
@@ -78,6 +91,8 @@ type StatusReport struct {
 	Reload        *ReloadRow  `json:"last_reload,omitempty"`
 	// ToolSearch is the tool search setting and whether it is on now.
 	ToolSearch ToolSearchRow `json:"tool_search"`
+	// Policies, if the gateway has them, are the rules and who uses them.
+	Policies *PolicyReport `json:"policies,omitempty"`
 }
 
 // A ToolSearchRow says whether tool search is on, by its setting ("on",
@@ -143,6 +158,7 @@ func (e *endpoints) statusReport() StatusReport {
 	}
 	x := e.registry.exposure()
 	report.ToolSearch = ToolSearchRow{Setting: x.setting.String(), On: x.searchOn, Tools: x.count}
+	report.Policies = e.policyReport()
 	report.Summary = "all servers up"
 	if !statuses.Ready() {
 		report.Summary = "not ready"
@@ -185,4 +201,88 @@ func roundLatency(d time.Duration) string {
 		return d.Round(100 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
+}
+
+// maxStatusIdentities bounds the identities /status lists, the first by
+// subject: past it, the rest are counted.
+const maxStatusIdentities = 100
+
+// A PolicyReport is what /status shows of the gateway's policies: the
+// rules in force and, with OAuth, the identities of the sessions open now,
+// with what each may use. Only the gateway's admins read it.
+type PolicyReport struct {
+	Rules      []PolicyRuleRow `json:"rules"`
+	Identities []IdentityRow   `json:"identities,omitempty"`
+	// MoreIdentities counts the identities past maxStatusIdentities.
+	MoreIdentities int `json:"more_identities,omitempty"`
+}
+
+// A PolicyRuleRow is one rule, as the config says it.
+type PolicyRuleRow struct {
+	Effect    string   `json:"effect"` // "allow" or "deny"
+	Servers   []string `json:"servers,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	Prompts   []string `json:"prompts,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	When      string   `json:"when,omitempty"`
+}
+
+// An IdentityRow is one identity with open sessions, and what it may use.
+type IdentityRow struct {
+	Subject  string   `json:"subject"`
+	Client   string   `json:"client,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
+	Scopes   []string `json:"scopes,omitempty"`
+	Sessions int      `json:"sessions"`
+	// Servers are those of which it may use a tool, and Tools how many.
+	Servers []string `json:"servers"`
+	Tools   int      `json:"tools"`
+}
+
+// policyReport returns what /status shows of the policies, or nil when
+// the gateway has none to show.
+func (e *endpoints) policyReport() *PolicyReport {
+	if e.opts.Policies == nil {
+		return nil
+	}
+	rules := e.opts.Policies.Rules()
+	report := &PolicyReport{Rules: make([]PolicyRuleRow, 0, len(rules))}
+	for _, r := range rules {
+		row := PolicyRuleRow{Effect: "allow", Servers: r.Servers, Tools: r.Tools, Prompts: r.Prompts, Resources: r.Resources, When: r.When}
+		if r.Deny {
+			row.Effect = "deny"
+		}
+		report.Rules = append(report.Rules, row)
+	}
+	type seen struct {
+		id       *identity.Identity
+		sessions int
+	}
+	bySubject := make(map[string]*seen)
+	for _, id := range e.sessions.identities() {
+		key := id.Subject + "\x00" + id.Client
+		if s := bySubject[key]; s != nil {
+			s.sessions++
+			continue
+		}
+		bySubject[key] = &seen{id, 1}
+	}
+	keys := slices.Sorted(maps.Keys(bySubject))
+	if n := len(keys) - maxStatusIdentities; n > 0 {
+		report.MoreIdentities, keys = n, keys[:maxStatusIdentities]
+	}
+	for _, k := range keys {
+		s := bySubject[k]
+		row := IdentityRow{Subject: s.id.Subject, Client: s.id.Client, Groups: s.id.Groups, Scopes: s.id.Scopes, Sessions: s.sessions, Servers: []string{}}
+		tools := e.m.Tools(context.Background(), &switchboard.Query{Extra: map[string]any{switchboard.IdentityKey: s.id}})
+		row.Tools = len(tools)
+		for _, t := range tools {
+			if !slices.Contains(row.Servers, t.Server) {
+				row.Servers = append(row.Servers, t.Server)
+			}
+		}
+		slices.Sort(row.Servers)
+		report.Identities = append(report.Identities, row)
+	}
+	return report
 }

@@ -27,7 +27,7 @@ func writeOAuthConfig(t *testing.T, is *issuertest.Issuer) string {
 	t.Helper()
 	path := writeConfig(t, map[string]mcptest.Script{"m": {}}, nil)
 	editConfig(t, path, func(cfg map[string]any) {
-		cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}}}
+		cfg["gateway"] = map[string]any{"auth": map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}, "admin": "'admin' in identity.scopes"}}
 	})
 	return path
 }
@@ -145,7 +145,7 @@ func TestServeOAuthReload(t *testing.T) {
 	}
 	replaceFile(t, path, []byte(strings.Replace(string(b), `"scopes":["mcp"]`, `"scopes":["mcp","more"]`, 1)))
 	g.waitLog(t, regexp.MustCompile(`level=WARN msg="the config's gateway.auth changed; it applies from the next start`))
-	token := is.Token(t, is.Claims(oauthAudience, "mcp", time.Now()))
+	token := is.Token(t, is.Claims(oauthAudience, "mcp admin", time.Now()))
 	req, _ := http.NewRequest(http.MethodGet, g.url+"/status", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	transport := &http.Transport{}
@@ -156,7 +156,7 @@ func TestServeOAuthReload(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/status with a token of the scopes the gateway started with = %d, want 200", resp.StatusCode)
+		t.Errorf("/status with an admin's token of the scopes the gateway started with = %d, want 200", resp.StatusCode)
 	}
 }
 

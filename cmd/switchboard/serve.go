@@ -132,6 +132,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		AllowOrigins:   origins,
 		ToolSearch:     toolSearch, // nil: the config's, as reloads bring it
 		AuditLog:       auditLog,
+		Policies:       policies,
 	})
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
@@ -140,6 +141,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			toolSearchOverridden(logger, toolSearch, reloaded)
 			if err := policies.Set(reloaded.Gateway.Policies); err != nil {
 				logger.Warn("the reloaded config's gateway.policies were not applied; the previous ones stay", "error", err)
+			} else {
+				g.FiltersChanged()
 			}
 			if a := reloaded.Gateway.Audit; (a == nil) != (cfg.Gateway.Audit == nil) || a != nil && *a != *cfg.Gateway.Audit {
 				logger.Warn("the config's gateway.audit changed; it applies from the next start of switchboard serve, and the gateway keeps the log it started with")
