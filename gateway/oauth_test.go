@@ -43,7 +43,7 @@ func (c *fakeClock) Add(d time.Duration) {
 // oauthOptions returns gateway options that take the tokens of a fake
 // issuer, with scope "mcp" required and the scope "admin" making an admin,
 // and the verifier's clock.
-func oauthOptions(t *testing.T) (*Options, *issuertest.Issuer, *fakeClock) {
+func oauthOptions(t testing.TB) (*Options, *issuertest.Issuer, *fakeClock) {
 	is := issuertest.New(t)
 	clk := &fakeClock{t: time.Now()}
 	v := identity.New(identity.Config{Issuer: is.URL(), Audience: resource, Scopes: []string{"mcp"}}, &identity.Options{Now: clk.Now, Transport: is.Transport()})

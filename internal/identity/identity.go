@@ -23,6 +23,7 @@ package identity
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -139,7 +140,18 @@ type Options struct {
 	// IntrospectionCacheSize bounds the number of introspection answers
 	// cached. Default DefaultIntrospectionCacheSize.
 	IntrospectionCacheSize int
+	// VerifiedCacheSize bounds the number of JWTs kept as verified.
+	// Default DefaultVerifiedCacheSize.
+	VerifiedCacheSize int
 }
+
+// DefaultVerifiedCacheSize bounds the number of JWTs kept as verified when
+// Options.VerifiedCacheSize is zero; the least recently used goes first.
+// A JWT verified once is not verified again until it expires: its
+// signature, issuer and audience cannot change, and its expiry is kept
+// with it. A session sends the same token with each request, and a
+// signature costs more than the rest of a call.
+const DefaultVerifiedCacheSize = 10000
 
 // Identity is who a verified token says the caller is. It never holds the
 // token.
@@ -182,6 +194,8 @@ type Verifier struct {
 	client  *http.Client
 	// introspector checks opaque tokens; nil without Config.Introspection.
 	introspector *introspector
+	// verified are the JWTs verified, until their exp and leeway.
+	verified *expiring[*auth.TokenInfo]
 
 	// mu guards the following. It is held across discovery, which
 	// coalesces concurrent attempts; fetchTimeout bounds it.
@@ -223,6 +237,11 @@ func New(cfg Config, opts *Options) *Verifier {
 		fetches: f,
 		client:  &http.Client{Transport: f, Timeout: fetchTimeout},
 	}
+	size := o.VerifiedCacheSize
+	if size <= 0 {
+		size = DefaultVerifiedCacheSize
+	}
+	v.verified = newExpiring[*auth.TokenInfo](size, o.Now)
 	if cfg.Introspection != nil {
 		v.introspector = newIntrospector(*cfg.Introspection, &o)
 	}
@@ -295,6 +314,11 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if v.introspector != nil && !isJWS(token) {
 		return v.verifyOpaque(ctx, token)
 	}
+	key := sha256.Sum256([]byte(token))
+	if info, ok := v.verified.get(key); ok {
+		own := *info // the caller's
+		return &own, nil
+	}
 	if err := checkHeader(token); err != nil {
 		return nil, err
 	}
@@ -332,12 +356,16 @@ func (v *Verifier) Verify(ctx context.Context, token string, _ *http.Request) (*
 	if id.Subject == "" {
 		return nil, ErrNoSubject
 	}
-	return &auth.TokenInfo{
+	info := &auth.TokenInfo{
 		Scopes:     id.Scopes,
 		Expiration: exp,
 		UserID:     id.Subject,
 		Extra:      map[string]any{extraKey: id},
-	}, nil
+	}
+	// Valid now, so until its expiry: nbf has passed for good.
+	v.verified.put(key, info, exp.Add(v.leeway).Add(time.Nanosecond))
+	own := *info
+	return &own, nil
 }
 
 // unixTime reads a NumericDate.

@@ -290,3 +290,33 @@ func TestKeysDown(t *testing.T) {
 		t.Errorf("%d log lines of the recovery, want 1", n)
 	}
 }
+
+// TestVerifiedOnce: a JWT verified once is not verified again (a second
+// Verify allocates next to nothing) until it expires, when it is refused
+// as expired; each caller gets its own TokenInfo.
+func TestVerifiedOnce(t *testing.T) {
+	f := setup(t, identity.Claims{})
+	claims := f.is.Claims(audience, "mcp", f.start)
+	claims["exp"] = f.start.Add(time.Minute).Unix()
+	tok := f.is.Token(t, claims)
+	first, err := f.verify(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.UserID = "mallory"
+	if allocs := testing.AllocsPerRun(100, func() {
+		if ti, err := f.verify(tok); err != nil || ti.UserID != "alice" {
+			t.Fatalf("Verify again = %+v, %v; want alice's", ti, err)
+		}
+	}); allocs > 4 {
+		t.Errorf("Verify of a token verified already: %v allocations, want at most 4 (not verified again)", allocs)
+	}
+	f.clk.Add(time.Minute + identity.DefaultLeeway)
+	if _, err := f.verify(tok); err != nil {
+		t.Errorf("Verify at exp and the leeway: %v, want accepted", err)
+	}
+	f.clk.Add(time.Second)
+	if _, err := f.verify(tok); !errors.Is(err, identity.ErrExpired) {
+		t.Errorf("Verify past exp and the leeway: %v, want %v", err, identity.ErrExpired)
+	}
+}

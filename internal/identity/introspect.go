@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"container/list"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -72,19 +71,11 @@ type introspector struct {
 	logger  *slog.Logger
 	flight  singleflight.Group
 
-	// mu guards the following.
-	mu      sync.Mutex
-	entries map[[sha256.Size]byte]*list.Element // of *cached
-	lru     *list.List                          // most recently used first
-	size    int
-	down    bool // the last call failed
-}
+	answers *expiring[*answer]
 
-// cached is an answer of the endpoint, in the cache until until.
-type cached struct {
-	key    [sha256.Size]byte
-	answer *answer
-	until  time.Time
+	// mu guards the following.
+	mu   sync.Mutex
+	down bool // the last call failed
 }
 
 // answer is an introspection answer: the claims, with active and exp read.
@@ -115,9 +106,7 @@ func newIntrospector(cfg Introspection, o *Options) *introspector {
 		},
 		now:     o.Now,
 		logger:  o.Logger,
-		entries: map[[sha256.Size]byte]*list.Element{},
-		lru:     list.New(),
-		size:    size,
+		answers: newExpiring[*answer](size, o.Now),
 	}
 }
 
@@ -155,20 +144,8 @@ func (in *introspector) lookup(ctx context.Context, token string) (*answer, erro
 
 // cached returns the cached answer of key, or nil.
 func (in *introspector) cached(key [sha256.Size]byte) *answer {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	e, ok := in.entries[key]
-	if !ok {
-		return nil
-	}
-	c := e.Value.(*cached)
-	if !in.now().Before(c.until) {
-		in.lru.Remove(e)
-		delete(in.entries, key)
-		return nil
-	}
-	in.lru.MoveToFront(e)
-	return c.answer
+	a, _ := in.answers.get(key)
+	return a
 }
 
 // store caches a: an active answer until its exp (or
@@ -182,17 +159,7 @@ func (in *introspector) store(key [sha256.Size]byte, a *answer) {
 	case a.active && a.exp.After(until):
 		until = a.exp
 	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if e, ok := in.entries[key]; ok {
-		in.lru.Remove(e)
-	}
-	in.entries[key] = in.lru.PushFront(&cached{key: key, answer: a, until: until})
-	for in.lru.Len() > in.size {
-		old := in.lru.Back()
-		in.lru.Remove(old)
-		delete(in.entries, old.Value.(*cached).key)
-	}
+	in.answers.put(key, a, until)
 }
 
 // call asks the endpoint about token. Its errors name the endpoint, and
