@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -17,37 +16,73 @@ import (
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
-// AuditBreak says where an audit log's chain breaks: at Line (1-based), and
-// why. [VerifyAuditLog] returns it.
+// AuditBreak says where an audit log's chain breaks: at Line (1-based) of
+// File, and why. [VerifyAuditLog] and [VerifyAuditFiles] return it.
 type AuditBreak = audit.BreakError
 
 // AuditMaxLine bounds the length of an audit log's line, in bytes: a longer
 // line is an [AuditBreak].
 const AuditMaxLine = audit.MaxLine
 
-// VerifyAuditLog reads an audit log, as the gateway writes it, from r and
-// checks the hash chain of its lines. It returns the number of lines, and
-// a *[AuditBreak] naming the first line that is edited, inserted, after a
-// deletion, truncated, not JSON or longer than [AuditMaxLine]; or the read
-// error. (An edit or deletion of the last lines alone leaves no trace:
-// no line after them vouches for them.)
+// VerifyAuditLog reads one file of an audit log, as the gateway writes
+// it, from r and checks the hash chain of its lines. It returns the number
+// of lines, and a *[AuditBreak] naming the first line that is edited,
+// inserted, after a deletion, truncated, not JSON or longer than
+// [AuditMaxLine]; or the read error. A rotated file, whose first line
+// continues a file before it, verifies on its own. (An edit or deletion of
+// the last lines alone leaves no trace but against an anchor: see
+// [VerifyAuditFiles].)
 func VerifyAuditLog(r io.Reader) (lines int, err error) {
 	return audit.Verify(r)
 }
 
+// AuditGenesis is the prev of an audit log's first line: 64 zeros.
+const AuditGenesis = audit.Genesis
+
+// AuditFile is one file of an audit log, by name, for [VerifyAuditFiles].
+type AuditFile = audit.Source
+
+// AuditSummary describes the chain that [VerifyAuditFiles] read: its
+// lines, where it starts, and its last line as an anchor.
+type AuditSummary = audit.Summary
+
+// AuditAnchor names a line of an audit log by its seq and hash: kept
+// elsewhere, it shows later that no line up to it was deleted or edited.
+type AuditAnchor = audit.Anchor
+
+// ParseAuditAnchor reads an anchor written "SEQ:HASH" (as
+// [AuditAnchor.String] writes it) or "HASH".
+func ParseAuditAnchor(s string) (AuditAnchor, error) { return audit.ParseAnchor(s) }
+
+// VerifyAuditFiles checks the hash chain of an audit log kept in several
+// files, oldest first (audit.jsonl.2, audit.jsonl.1, audit.jsonl): each
+// file's chain, and that each file's first line continues the last line of
+// the file before it. The first file may be a rotated one: the summary
+// says where it starts. With an anchor, the lines must also hold it, or
+// continue from it. It returns a *[AuditBreak] naming the first file and
+// line that breaks the chain, or a read error.
+func VerifyAuditFiles(files []AuditFile, anchor *AuditAnchor) (AuditSummary, error) {
+	return audit.VerifyFiles(files, anchor)
+}
+
 // AuditLog is the gateway's audit log: one JSON line a request that
-// reaches a server (tools/call: outcome ok or error) and one a request a
-// policy refuses (outcome denied), each chained to the line before it by
-// its hash. It never holds up a request: a slow or failing file loses
-// lines, logged, rather than make a request wait. Set it as
-// Options.AuditLog; the host closes it after the gateway.
+// reaches a server (outcome ok or error) and one a request a policy
+// refuses (outcome denied), each chained to the line before it by its
+// hash, across rotated files too. It never holds up a request: a slow or
+// failing file loses lines, logged, rather than make a request wait. Set
+// it as Options.AuditLog; the host closes it after the gateway.
 type AuditLog = audit.Log
+
+// AuditLogOptions configure an [AuditLog]: its logger and its rotation
+// (MaxBytes 0, the default, never rotates).
+type AuditLogOptions = audit.Options
 
 // OpenAuditLog opens the audit log at path ("-" for standard output) for
 // appending, created with mode 0600, its chain continuing from the file's
-// last line. A nil logger is slog.Default().
-func OpenAuditLog(path string, logger *slog.Logger) (*AuditLog, error) {
-	return audit.Open(path, logger)
+// last line (from path.1's if the file is empty). A nil opts is the zero
+// AuditLogOptions.
+func OpenAuditLog(path string, opts *AuditLogOptions) (*AuditLog, error) {
+	return audit.Open(path, opts)
 }
 
 // record writes one line of the audit log, if there is one, for a request
