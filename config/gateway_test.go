@@ -254,3 +254,16 @@ func TestGatewayAudit(t *testing.T) {
 		t.Errorf("Load(a, b) = %+v, %v; want b's audit", cfg, err)
 	}
 }
+
+// TestAuditPayloadsField: a server's "auditPayloads" marks it; a value
+// that is not a boolean rejects the server, naming the field.
+func TestAuditPayloadsField(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "auditPayloads": true}, "b": {"command": "y"}}}`))
+	if err != nil || len(cfg.Servers) != 2 || !cfg.Servers[0].AuditPayloads || cfg.Servers[1].AuditPayloads || len(cfg.Warnings) != 0 {
+		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	cfg, err = Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "auditPayloads": "yes"}}}`))
+	if err != nil || len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), "auditPayloads: want true or false") {
+		t.Errorf("auditPayloads \"yes\": rejected %v, %v", cfg.Rejected, err)
+	}
+}

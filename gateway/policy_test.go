@@ -34,8 +34,9 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 	return auditedPolicyGateway(t, search, nil)
 }
 
-// auditedPolicyGateway is policyGateway with the audit log log (nil: none).
-func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
+// auditedPolicyGateway is policyGateway with the audit log log (nil: none),
+// each server's config changed by mark.
+func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog, mark ...func(*config.Server)) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
@@ -56,7 +57,13 @@ func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog
 	opts, is, _ := oauthOptions(t)
 	opts.ToolSearch = search
 	opts.AuditLog = log
-	_, g := start(t, []config.Server{entry("mem", false), entry("ops", false)}, mopts, opts)
+	servers := []config.Server{entry("mem", false), entry("ops", false)}
+	for i := range servers {
+		for _, m := range mark {
+			m(&servers[i])
+		}
+	}
+	_, g := start(t, servers, mopts, opts)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	transport := &http.Transport{}

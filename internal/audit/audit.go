@@ -81,8 +81,9 @@ const (
 	Denied Outcome = "denied" // refused by policy; it never reached a server
 )
 
-// Entry is one request, as the audit log records it: never a token, an
-// argument or a result.
+// Entry is one request, as the audit log records it: never a token, and
+// an argument or a result only for a server marked for it, redacted
+// ([Redact]).
 type Entry struct {
 	Time       time.Time     `json:"time"`
 	Subject    string        `json:"subject"` // "" for a session without a verified identity
@@ -96,6 +97,18 @@ type Entry struct {
 	Outcome    Outcome       `json:"outcome"`
 	Duration   time.Duration `json:"-"`
 	ErrorClass string        `json:"errorClass,omitempty"` // set when Outcome is not OK
+	// Arguments and Result are set only for a server marked for it, and
+	// then only as [Redact], [RedactText] and [RedactString] leave them.
+	Arguments any     `json:"arguments,omitempty"`
+	Result    *Result `json:"result,omitempty"`
+}
+
+// Result is what a log keeps of a request's result: its text (a tool's
+// or a prompt's text content, a resource's text, completion values, one a
+// line), redacted and cut, and whether it is a tool's error.
+type Result struct {
+	Text    string `json:"text"`
+	IsError bool   `json:"isError,omitempty"`
 }
 
 // line is an Entry as written.
