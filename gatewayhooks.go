@@ -58,3 +58,16 @@ func (h gatewayHooks) AlwaysLoad(server string) bool {
 	up := h.m.view.Load().byName[server]
 	return up != nil && up.Config().AlwaysLoad
 }
+
+func (h gatewayHooks) ResourceServer(uri string) string {
+	up, err := h.m.templateServer(hooks.Unfiltered(context.Background()), nil, uri)
+	if err != nil || up == nil {
+		return ""
+	}
+	return up.Name()
+}
+
+func (h gatewayHooks) AuditPayloads(server string) bool {
+	up := h.m.view.Load().byName[server]
+	return up != nil && up.Config().AuditPayloads
+}

@@ -96,6 +96,12 @@ type Server struct {
 	// MaxServerDescription characters.
 	Description string `json:"description,omitempty"`
 
+	// AuditPayloads writes the arguments and results of the requests to
+	// this server into the gateway's audit log ("gateway.audit"), redacted:
+	// values under keys that name secrets, strings that look like
+	// credentials, long strings cut. Off, the log holds neither.
+	AuditPayloads bool `json:"auditPayloads,omitempty"`
+
 	// ProcessPerSession gives each gateway client session its own process
 	// of this stdio server, started on the session's first request and
 	// stopped when it ends, so that what the server asks while serving a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -36,7 +37,23 @@ type GatewayAudit struct {
 	// the chain going on from the file's last line; a new file gets mode
 	// 0600.
 	File string
+	// MaxSizeMB ("maxSizeMB") is the size, in MiB, past which the file is
+	// rotated to File.1 (File.1 to File.2, and so on). 0 never rotates;
+	// absent is DefaultAuditMaxSizeMB. Standard output never rotates.
+	MaxSizeMB int64
+	// MaxFiles ("maxFiles") is how many rotated files are kept, File.1 to
+	// File.MaxFiles; an older one is removed. Absent is
+	// DefaultAuditMaxFiles.
+	MaxFiles int
 }
+
+// The defaults and bounds of "gateway.audit"'s rotation.
+const (
+	DefaultAuditMaxSizeMB = 100
+	DefaultAuditMaxFiles  = 10
+	MaxAuditMaxSizeMB     = 1 << 20 // 1 TiB
+	MaxAuditMaxFiles      = 1000
+)
 
 // ErrGatewayAudit means "gateway.audit" is invalid. It fails the whole
 // file: an audit log must not be off because it was mistyped.
@@ -49,7 +66,7 @@ func gatewayAudit(v *hujson.Value) (_ *GatewayAudit, field string, _ error) {
 	if !ok {
 		return nil, "", fmt.Errorf(`%w: want an object with "file"`, ErrGatewayAudit)
 	}
-	a := &GatewayAudit{}
+	a := &GatewayAudit{MaxSizeMB: DefaultAuditMaxSizeMB, MaxFiles: DefaultAuditMaxFiles}
 	for i := range obj.Members {
 		m := &obj.Members[i]
 		switch name := memberName(m); name {
@@ -59,14 +76,36 @@ func gatewayAudit(v *hujson.Value) (_ *GatewayAudit, field string, _ error) {
 				return nil, name, fmt.Errorf(`%w: want the log's path, or "-" for standard output`, ErrGatewayAudit)
 			}
 			a.File = lit.String()
+		case "maxSizeMB":
+			n, ok := wholeIn(&m.Value, 0, MaxAuditMaxSizeMB)
+			if !ok {
+				return nil, name, fmt.Errorf("%w: want a whole number of MiB from 0 (never rotate) to %d", ErrGatewayAudit, MaxAuditMaxSizeMB)
+			}
+			a.MaxSizeMB = n
+		case "maxFiles":
+			n, ok := wholeIn(&m.Value, 1, MaxAuditMaxFiles)
+			if !ok {
+				return nil, name, fmt.Errorf("%w: want a whole number of rotated files to keep, from 1 to %d", ErrGatewayAudit, MaxAuditMaxFiles)
+			}
+			a.MaxFiles = int(n)
 		default:
-			return nil, name, fmt.Errorf(`%w: unknown field; want "file"`, ErrGatewayAudit)
+			return nil, name, fmt.Errorf(`%w: unknown field; want "file", "maxSizeMB" or "maxFiles"`, ErrGatewayAudit)
 		}
 	}
 	if a.File == "" {
 		return nil, "file", fmt.Errorf(`%w: missing; want the log's path, or "-" for standard output`, ErrGatewayAudit)
 	}
 	return a, "", nil
+}
+
+// wholeIn reads a whole number from lo to hi.
+func wholeIn(v *hujson.Value, lo, hi int64) (int64, bool) {
+	lit, ok := literal(v)
+	if !ok || lit.Kind() != '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(lit), 10, 64)
+	return n, err == nil && lo <= n && n <= hi
 }
 
 // GatewayAuth is "gateway.auth": the authorization server whose access

@@ -213,8 +213,15 @@ func TestGatewayPoliciesPrecedence(t *testing.T) {
 // the file and the field; a later file's replaces an earlier one's.
 func TestGatewayAudit(t *testing.T) {
 	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {"audit": {"file": "/var/log/a.jsonl"}}}`))
-	if err != nil || cfg.Gateway.Audit == nil || cfg.Gateway.Audit.File != "/var/log/a.jsonl" || len(cfg.Warnings) != 0 {
+	if err != nil || cfg.Gateway.Audit == nil || len(cfg.Warnings) != 0 {
 		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	if want := (GatewayAudit{File: "/var/log/a.jsonl", MaxSizeMB: DefaultAuditMaxSizeMB, MaxFiles: DefaultAuditMaxFiles}); *cfg.Gateway.Audit != want {
+		t.Errorf("Gateway.Audit = %+v, want %+v", *cfg.Gateway.Audit, want)
+	}
+	cfg, err = Parse("mcp.json", []byte(`{"gateway": {"audit": {"file": "a", "maxSizeMB": 0, "maxFiles": 3}}}`))
+	if err != nil || *cfg.Gateway.Audit != (GatewayAudit{File: "a", MaxSizeMB: 0, MaxFiles: 3}) {
+		t.Errorf("maxSizeMB 0, maxFiles 3: %+v, %v", cfg.Gateway.Audit, err)
 	}
 	for _, tc := range []struct{ audit, want string }{
 		{`"x"`, `mcp.json: gateway.audit: invalid gateway audit setting: want an object`},
@@ -222,6 +229,12 @@ func TestGatewayAudit(t *testing.T) {
 		{`{"file": ""}`, `mcp.json: gateway.audit.file: invalid gateway audit setting: want the log's path`},
 		{`{"file": 1}`, `mcp.json: gateway.audit.file: invalid gateway audit setting: want the log's path`},
 		{`{"file": "-", "rotate": true}`, `mcp.json: gateway.audit.rotate: invalid gateway audit setting: unknown field`},
+		{`{"file": "a", "maxSizeMB": -1}`, `mcp.json: gateway.audit.maxSizeMB: invalid gateway audit setting: want a whole number of MiB from 0`},
+		{`{"file": "a", "maxSizeMB": 1.5}`, `mcp.json: gateway.audit.maxSizeMB: invalid gateway audit setting: want a whole number`},
+		{`{"file": "a", "maxSizeMB": "100"}`, `mcp.json: gateway.audit.maxSizeMB: invalid gateway audit setting: want a whole number`},
+		{`{"file": "a", "maxSizeMB": 2000000}`, `mcp.json: gateway.audit.maxSizeMB: invalid gateway audit setting: want a whole number`},
+		{`{"file": "a", "maxFiles": 0}`, `mcp.json: gateway.audit.maxFiles: invalid gateway audit setting: want a whole number of rotated files to keep, from 1 to 1000`},
+		{`{"file": "a", "maxFiles": 1001}`, `mcp.json: gateway.audit.maxFiles: invalid gateway audit setting: want a whole number`},
 	} {
 		_, err := Parse("mcp.json", []byte(`{"gateway": {"audit": `+tc.audit+`}}`))
 		if !errors.Is(err, ErrGatewayAudit) || !strings.Contains(err.Error(), tc.want) {
@@ -263,5 +276,18 @@ func TestGatewayAuthAdmin(t *testing.T) {
 		if !errors.Is(err, ErrGatewayAuth) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("admin %s: %v, want ErrGatewayAuth with %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestAuditPayloadsField: a server's "auditPayloads" marks it; a value
+// that is not a boolean rejects the server, naming the field.
+func TestAuditPayloadsField(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "auditPayloads": true}, "b": {"command": "y"}}}`))
+	if err != nil || len(cfg.Servers) != 2 || !cfg.Servers[0].AuditPayloads || cfg.Servers[1].AuditPayloads || len(cfg.Warnings) != 0 {
+		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	cfg, err = Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "auditPayloads": "yes"}}}`))
+	if err != nil || len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), "auditPayloads: want true or false") {
+		t.Errorf("auditPayloads \"yes\": rejected %v, %v", cfg.Rejected, err)
 	}
 }

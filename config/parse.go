@@ -442,6 +442,8 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.Description = d.str(field, v)
 		case "processPerSession":
 			d.s.ProcessPerSession = d.boolean(field, v)
+		case "auditPayloads":
+			d.s.AuditPayloads = d.boolean(field, v)
 		case "maxInFlight":
 			if n, ok := d.whole(field, v); ok {
 				d.s.MaxInFlight = int(min(n, math.MaxInt32))
@@ -462,7 +464,7 @@ func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
 		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "alwaysLoad", "description", "processPerSession",
-		"maxInFlight", "maxResponseBytes", "retry", "oauth":
+		"auditPayloads", "maxInFlight", "maxResponseBytes", "retry", "oauth":
 		return true
 	}
 	return false

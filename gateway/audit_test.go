@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
 )
 
 // TestAuditLog: the gateway writes a line for each tools/call, ok or error,
@@ -77,6 +80,154 @@ func TestAuditLog(t *testing.T) {
 		}
 		if _, ok := got["errorClass"]; ok != (got["outcome"] != "ok") {
 			t.Errorf("line %d: errorClass %v with outcome %v", i+1, got["errorClass"], got["outcome"])
+		}
+	}
+}
+
+// auditLines closes log and returns its lines, decoded, after checking
+// that its chain is intact.
+func auditLines(t *testing.T, path string, log *AuditLog) (raw string, lines []map[string]any) {
+	t.Helper()
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := VerifyAuditLog(strings.NewReader(string(b))); err != nil {
+		t.Fatalf("VerifyAuditLog = %d, %v", n, err)
+	}
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n") {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, got)
+	}
+	return string(b), lines
+}
+
+// TestAuditLogEveryMethod: prompts/get, resources/read,
+// completion/complete, resources/subscribe and unsubscribe each get a line,
+// ok (with a duration) or denied, naming the server; a call through
+// call_tool gets a line naming the tool it called and its server.
+func TestAuditLogEveryMethod(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, connect := auditedPolicyGateway(t, &config.ToolSearch{Mode: config.ToolSearchOn}, log)
+	alice := connect("alice", "eng")
+	ctx := t.Context()
+	if _, err := alice.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mem__mem_prompt"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: "mem://doc"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "mem__mem_prompt"}, Argument: mcp.CompleteParamsArgument{Name: "who", Value: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "ops__ops_prompt"}, Argument: mcp.CompleteParamsArgument{Name: "who", Value: "x"}}); err == nil {
+		t.Fatal("complete of ops__ops_prompt: no error")
+	}
+	if err := alice.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://doc"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://doc"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := alice.Subscribe(ctx, &mcp.SubscribeParams{URI: "ops://doc"}); err == nil {
+		t.Fatal("subscribe to ops://doc: no error")
+	}
+	if _, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: callToolName, Arguments: map[string]any{"name": "mem__echo", "arguments": map[string]any{}}}); err != nil {
+		t.Fatal(err)
+	}
+	alice.Close()
+	_, lines := auditLines(t, path, log)
+	want := []map[string]any{
+		{"method": "prompts/get", "prompt": "mem__mem_prompt", "server": "mem", "outcome": "ok"},
+		{"method": "resources/read", "uri": "mem://doc", "server": "mem", "outcome": "ok"},
+		{"method": "completion/complete", "prompt": "mem__mem_prompt", "server": "mem", "outcome": "ok"},
+		{"method": "completion/complete", "prompt": "ops__ops_prompt", "server": "ops", "outcome": "denied", "errorClass": "not_permitted"},
+		{"method": "resources/subscribe", "uri": "mem://doc", "server": "mem", "outcome": "ok"},
+		{"method": "resources/unsubscribe", "uri": "mem://doc", "server": "mem", "outcome": "ok"},
+		{"method": "resources/subscribe", "uri": "ops://doc", "server": "ops", "outcome": "denied", "errorClass": "not_permitted"},
+		{"method": "tools/call", "tool": "mem__echo", "server": "mem", "outcome": "ok"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d: %v", len(lines), len(want), lines)
+	}
+	for i, got := range lines {
+		for k, v := range want[i] {
+			if got[k] != v {
+				t.Errorf("line %d: %s = %v, want %v (%v)", i+1, k, got[k], v, got)
+			}
+		}
+		if _, ok := got["durationMs"].(float64); !ok || got["subject"] != "alice" {
+			t.Errorf("line %d: durationMs %v, subject %v", i+1, got["durationMs"], got["subject"])
+		}
+		if got["arguments"] != nil || got["result"] != nil {
+			t.Errorf("line %d holds a payload of a server not marked for it: %v", i+1, got)
+		}
+	}
+}
+
+// TestAuditPayloads: a server marked auditPayloads gets its arguments and
+// result in its lines, redacted; an unmarked server's never appear.
+func TestAuditPayloads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, connect := auditedPolicyGateway(t, nil, log, func(s *config.Server) { s.AuditPayloads = s.Name == "mem" })
+	bob := connect("bob", "admin")
+	ctx := t.Context()
+	args := map[string]any{"password": "p4ssw0rd-value", "note": "Bearer abcdefghijklmnopqrstuvwxyz", "city": "Lisbon"}
+	if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "mem__echo", Arguments: args}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "mem__echo", Arguments: map[string]any{"long": strings.Repeat("x", 1000)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "ops__echo", Arguments: map[string]any{"q": "unmarked-value-42"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.GetPrompt(ctx, &mcp.GetPromptParams{Name: "ops__ops_prompt", Arguments: map[string]string{"who": "unmarked-prompt-arg"}}); err != nil {
+		t.Fatal(err)
+	}
+	bob.Close()
+	raw, lines := auditLines(t, path, log)
+	for _, secret := range []string{"p4ssw0rd-value", "abcdefghijklmnopqrstuvwxyz", "unmarked-value-42", "unmarked-prompt-arg", strings.Repeat("x", 257)} {
+		if strings.Contains(raw, secret) {
+			t.Errorf("the log holds %q:\n%s", secret, raw)
+		}
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4", len(lines))
+	}
+	gotArgs, _ := lines[0]["arguments"].(map[string]any)
+	if gotArgs["password"] != "[redacted]" || gotArgs["note"] != "[redacted]" || gotArgs["city"] != "Lisbon" {
+		t.Errorf("mem__echo's arguments: %v", lines[0]["arguments"])
+	}
+	result, _ := lines[0]["result"].(map[string]any)
+	if text, _ := result["text"].(string); text != `{"city":"Lisbon","note":"[redacted]","password":"[redacted]"}` || result["isError"] != nil {
+		t.Errorf("mem__echo's result: %v", lines[0]["result"])
+	}
+	long, _ := lines[1]["arguments"].(map[string]any)
+	result, _ = lines[1]["result"].(map[string]any)
+	if !strings.HasSuffix(fmt.Sprint(long["long"]), "…[cut: 1000 bytes]") || !strings.Contains(fmt.Sprint(result["text"]), "…[cut: ") {
+		t.Errorf("mem__echo of a long string: %v", lines[1])
+	}
+	for _, l := range lines[2:] {
+		if _, ok := l["arguments"]; ok {
+			t.Errorf("a line of the unmarked server ops holds arguments: %v", l)
+		}
+		if _, ok := l["result"]; ok {
+			t.Errorf("a line of the unmarked server ops holds a result: %v", l)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,16 +45,7 @@ func (f *forwarder) callTool(name string) mcp.ToolHandler {
 // and for its identity: a tool the identity may not call is refused as not
 // permitted (see notPermitted), and never reaches its server.
 func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
-	if f.audit != nil {
-		start := time.Now()
-		defer func() {
-			server := ""
-			if t, ok := f.m.Lookup(name); ok {
-				server = t.Server
-			}
-			f.record(req, "tools/call", kindNameTool, name, server, start, res != nil && res.IsError, err)
-		}()
-	}
+	defer audited(f, req, "tools/call", kindNameTool, name, &res, &err)()
 	q := f.sessions.query(req)
 	if err := checkArguments(req.Params.Arguments); err != nil {
 		where := ""
@@ -123,31 +113,27 @@ func isNameByte(b byte) bool {
 }
 
 // getPrompt gets a prompt, by its public name, from its server.
-func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
+	defer audited(f, req, "prompts/get", kindNamePrompt, req.Params.Name, &res, &err)()
 	q := f.sessions.query(req)
-	start := time.Now()
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
+	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
 	if errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt) {
-		err = notPermitted(kindNamePrompt, req.Params.Name)
-		f.record(req, "prompts/get", kindNamePrompt, req.Params.Name, serverOfPrompt(f.m, req.Params.Name), start, false, err)
-		return nil, err
+		return nil, notPermitted(kindNamePrompt, req.Params.Name)
 	}
 	return res, protocolError(ctx, err)
 }
 
 // readResource reads a resource, or a URI that a template matches, from
 // the server that serves it.
-func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 	if reached, ok := ctx.Value(readReachedKey{}).(*bool); ok {
 		*reached = true
 	}
+	defer audited(f, req, "resources/read", kindNameResource, req.Params.URI, &res, &err)()
 	q := f.sessions.query(req)
-	start := time.Now()
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
+	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource) {
-		err = notPermitted(kindNameResource, req.Params.URI)
-		f.record(req, "resources/read", kindNameResource, req.Params.URI, "", start, false, err)
-		return nil, err
+		return nil, notPermitted(kindNameResource, req.Params.URI)
 	}
 	if errors.Is(err, switchboard.ErrUnknownResource) {
 		return nil, resourceNotFound(req.Params.URI)
@@ -157,9 +143,10 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 
 // complete routes a completion by the prompt's public name or the
 // template's URI.
-func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, err error) {
+	defer auditedComplete(f, req, &res, &err)()
 	q := f.sessions.query(req)
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.Complete)
+	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.Complete)
 	if ref := req.Params.Ref; ref != nil {
 		switch {
 		case errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt):

@@ -67,8 +67,8 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	}
 	if !o.Stateless {
 		// A subscription needs a session to send updates on.
-		serverOpts.SubscribeHandler = g.sessions.subscribe
-		serverOpts.UnsubscribeHandler = g.sessions.unsubscribe
+		serverOpts.SubscribeHandler = fwd.auditedSubscribe(g.sessions.subscribe)
+		serverOpts.UnsubscribeHandler = fwd.auditedUnsubscribe(g.sessions.unsubscribe)
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
 	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch}

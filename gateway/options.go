@@ -79,8 +79,11 @@ type Options struct {
 	// MaxFoundPerSession (with Stateless, no session keeps its finds: call
 	// them with call_tool). Every tool stays callable.
 	ToolSearch *config.ToolSearch
-	// AuditLog, if set, gets a line for each tools/call (ok or error) and
-	// each request a policy refuses (denied): see [AuditLog]. The gateway
+	// AuditLog, if set, gets a line for each tools/call (also through
+	// call_tool), prompts/get, resources/read, completion/complete and
+	// resources/subscribe and unsubscribe: ok, error, or denied by a
+	// policy; with the arguments and result, redacted, of the servers
+	// whose config marks them auditPayloads. See [AuditLog]. The gateway
 	// does not close it.
 	AuditLog *AuditLog
 	// Policies, if set, are the policies the manager's filters enforce

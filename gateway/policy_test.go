@@ -39,10 +39,11 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 	return auditedPolicyGateway(t, search, nil)
 }
 
-// auditedPolicyGateway is policyGateway with the audit log log (nil: none).
-func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
+// auditedPolicyGateway is policyGateway with the audit log log (nil: none),
+// each server's config changed by mark.
+func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog, mark ...func(*config.Server)) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
-	f := newPolicyFixture(t, search, log)
+	f := newPolicyFixture(t, search, log, mark...)
 	return f.ops, f.connect
 }
 
@@ -56,7 +57,7 @@ type policyFixture struct {
 	is      *issuertest.Issuer
 }
 
-func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog) *policyFixture {
+func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog, mark ...func(*config.Server)) *policyFixture {
 	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
@@ -78,7 +79,13 @@ func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog) *p
 	opts.ToolSearch = search
 	opts.AuditLog = log
 	opts.Policies = policies
-	_, g := start(t, []config.Server{entry("mem", false), entry("ops", false)}, mopts, opts)
+	servers := []config.Server{entry("mem", false), entry("ops", false)}
+	for i := range servers {
+		for _, m := range mark {
+			m(&servers[i])
+		}
+	}
+	_, g := start(t, servers, mopts, opts)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	transport := &http.Transport{}

@@ -7,12 +7,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard/gateway"
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 	"github.com/switchboard-mcp/switchboard/internal/identity/issuertest"
 )
 
@@ -64,12 +67,59 @@ func TestAuditVerify(t *testing.T) {
 			t.Errorf("%s: code %d, out %q, err %q; want 1 and %q", name, code, out, errOut, c.want)
 		}
 	}
-	if _, errOut, code := cli(t, "audit", "verify", filepath.Join(t.TempDir(), "missing")); code != 1 || !strings.Contains(errOut, "missing") {
-		t.Errorf("missing file: code %d, err %q", code, errOut)
+	if _, errOut, code := cli(t, "audit", "verify", filepath.Join(t.TempDir(), "missing")); code != 2 || !strings.Contains(errOut, "missing") {
+		t.Errorf("missing file: code %d, err %q; want 2", code, errOut)
 	}
-	for _, args := range [][]string{{"audit"}, {"audit", "verify"}, {"audit", "verify", intact, intact}, {"audit", "check", intact}, {"audit", "verify", "--bogus", intact}} {
+	for _, args := range [][]string{{"audit"}, {"audit", "verify"}, {"audit", "verify", "-", "-"}, {"audit", "check", intact},
+		{"audit", "verify", "--bogus", intact}, {"audit", "verify", "--anchor", "12", intact}} {
 		if _, errOut, code := cli(t, args...); code != 2 {
 			t.Errorf("%q: code %d, err %q; want 2", args, code, errOut)
+		}
+	}
+}
+
+// TestAuditVerifyRotated: the rotated files, oldest first, verify as one
+// chain; one left out, or out of order, breaks it at the file and line
+// that follows; a rotated file alone verifies and says where it starts;
+// the last line printed is an anchor that a later verify holds the log to.
+func TestAuditVerifyRotated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := gateway.OpenAuditLog(path, &gateway.AuditLogOptions{MaxBytes: 1}) // a line a file
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		log.Record(audit.Entry{Time: time.Now(), Subject: "alice", Server: "m", Method: "tools/call", Tool: fmt.Sprint("m__t", i), Outcome: audit.OK})
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{path + ".3", path + ".2", path + ".1", path}
+	out, errOut, code := cli(t, append([]string{"audit", "verify"}, all...)...)
+	if code != 0 || !strings.Contains(out, "intact, 4 lines, seq 1 to 4") || strings.Contains(out, "starts after") {
+		t.Fatalf("all files: code %d, out %q, err %q", code, out, errOut)
+	}
+	anchor := regexp.MustCompile(`--anchor (4:[0-9a-f]{64})`).FindStringSubmatch(out)
+	if anchor == nil {
+		t.Fatalf("no anchor in %q", out)
+	}
+	if out, errOut, code := cli(t, "audit", "verify", path+".1"); code != 0 || !strings.Contains(out, "intact, 1 lines, seq 3 to 3") || !strings.Contains(out, "starts after seq 2") {
+		t.Errorf("a rotated file alone: code %d, out %q, err %q", code, out, errOut)
+	}
+	if out, errOut, code := cli(t, "audit", "verify", "--anchor", anchor[1], path+".1", path); code != 0 || !strings.Contains(out, "anchor "+anchor[1]+": held") {
+		t.Errorf("--anchor, intact: code %d, out %q, err %q", code, out, errOut)
+	}
+	for name, c := range map[string]struct {
+		args []string
+		want string
+	}{
+		"left out":     {[]string{path + ".3", path + ".1"}, path + ".1 line 1: deleted: 1 line(s)"},
+		"out of order": {[]string{path + ".2", path + ".3"}, path + ".3 line 1: it starts a new chain"},
+		"last deleted": {[]string{"--anchor", anchor[1], path + ".2", path + ".1"}, "ends at seq 3, before the anchor's seq 4"},
+	} {
+		out, errOut, code := cli(t, append([]string{"audit", "verify"}, c.args...)...)
+		if code != 1 || !strings.Contains(errOut, c.want) || out != "" {
+			t.Errorf("%s: code %d, out %q, err %q; want 1 and %q", name, code, out, errOut, c.want)
 		}
 	}
 }

@@ -16,7 +16,7 @@
 //	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
 //	switchboard trust   [FILE]
-//	switchboard audit verify FILE
+//	switchboard audit verify [--anchor SEQ:HASH] FILE...
 //	switchboard demo-server [--name NAME] [--listen HOST:PORT]
 //	switchboard version
 //
@@ -114,7 +114,7 @@ Usage:
   switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
   switchboard trust   [FILE]
-  switchboard audit verify FILE
+  switchboard audit verify [--anchor SEQ:HASH] FILE...
   switchboard demo-server [--name NAME] [--listen HOST:PORT]
   switchboard version
 
@@ -135,8 +135,9 @@ status 3), and the one above holds that server as failed until its config
 changes. login stores a server's OAuth tokens under
 $XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
 and the other verbs find them; logout forgets them. audit verify checks
-the hash chain of an audit log (exit status 0 when intact, 1 naming the
-first line that breaks it).
+the hash chain of an audit log, its rotated files oldest first (exit
+status 0 when intact, 1 naming the first line that breaks it, 2 when a
+file cannot be read).
 `
 
 // errUsage reports a usage error whose message was already printed.

@@ -111,7 +111,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		if a.File == "-" && *stdio {
 			return fmt.Errorf(`serve: gateway.audit.file "-" (standard output) and --stdio exclude each other: standard output carries the protocol; name a file`)
 		}
-		if auditLog, err = gateway.OpenAuditLog(a.File, logger); err != nil {
+		if auditLog, err = gateway.OpenAuditLog(a.File, &gateway.AuditLogOptions{Logger: logger, MaxBytes: a.MaxSizeMB << 20, MaxFiles: a.MaxFiles}); err != nil {
 			return fmt.Errorf("serve: gateway.audit.file: %w", err)
 		}
 		defer auditLog.Close()

@@ -49,6 +49,13 @@ type Gateway interface {
 	// Description is the server's config description: what it is for, in
 	// a sentence, or "".
 	Description(server string) string
+	// ResourceServer names the server that serves uri (a resource, a URI
+	// a template matches, or a URI template), whoever asks; "" if none.
+	ResourceServer(uri string) string
+	// AuditPayloads reports whether the server's config marks it
+	// auditPayloads: the gateway's audit log then holds its requests'
+	// arguments and results, redacted.
+	AuditPayloads(server string) bool
 	// ResourceVisible reports whether query (a *switchboard.Query, or
 	// nil) may read or subscribe to uri, a resource or a URI a template
 	// matches, by the manager's ResourceFilter; false if nothing serves it.

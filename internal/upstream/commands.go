@@ -202,7 +202,7 @@ func (sv *supervisor) reconfigure(srv config.Server) {
 // connectionKey is the fingerprint of what the connection depends on: the
 // config without what only the manager uses.
 func connectionKey(srv config.Server) string {
-	srv.Prefix, srv.Tools, srv.Required, srv.Enabled, srv.Source, srv.AlwaysLoad, srv.Description = nil, config.ToolFilter{}, false, nil, "", false, ""
+	srv.Prefix, srv.Tools, srv.Required, srv.Enabled, srv.Source, srv.AlwaysLoad, srv.Description, srv.AuditPayloads = nil, config.ToolFilter{}, false, nil, "", false, "", false
 	return srv.Fingerprint()
 }
 

@@ -320,17 +320,18 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 }
 
 // TestConnectionKeyLeavesOutWhatOnlyTheHostUses: a change of prefix, tool
-// filter, readiness, source, alwaysLoad or description keeps the connection; one of the
+// filter, readiness, source, alwaysLoad, description or auditPayloads keeps the connection; one of the
 // command does not.
 func TestConnectionKeyLeavesOutWhatOnlyTheHostUses(t *testing.T) {
 	base := config.Server{Name: "s", Command: "server"}
 	for name, change := range map[string]func(*config.Server){
-		"prefix":      func(s *config.Server) { s.Prefix = new("p") },
-		"tools":       func(s *config.Server) { s.Tools.Allow = []string{"a*"} },
-		"required":    func(s *config.Server) { s.Required = true },
-		"source":      func(s *config.Server) { s.Source = "/elsewhere/mcp.json" },
-		"alwaysLoad":  func(s *config.Server) { s.AlwaysLoad = true },
-		"description": func(s *config.Server) { s.Description = "Notes" },
+		"prefix":        func(s *config.Server) { s.Prefix = new("p") },
+		"tools":         func(s *config.Server) { s.Tools.Allow = []string{"a*"} },
+		"required":      func(s *config.Server) { s.Required = true },
+		"source":        func(s *config.Server) { s.Source = "/elsewhere/mcp.json" },
+		"alwaysLoad":    func(s *config.Server) { s.AlwaysLoad = true },
+		"description":   func(s *config.Server) { s.Description = "Notes" },
+		"auditPayloads": func(s *config.Server) { s.AuditPayloads = true },
 	} {
 		changed := base.Clone()
 		change(&changed)
