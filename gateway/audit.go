@@ -81,6 +81,8 @@ func (f *forwarder) record(req mcp.Request, method, kind, item, server string, s
 	case err == nil && !isError:
 	case err == nil:
 		e.Outcome, e.ErrorClass = audit.Error, "tool_error"
+	case errors.As(err, new(*rateLimited)):
+		e.Outcome, e.ErrorClass = audit.Denied, "rate_limited"
 	case errors.As(err, &rpcErr) && rpcErr.Error() == notPermitted(kind, item).Error():
 		e.Outcome, e.ErrorClass = audit.Denied, "not_permitted"
 	case errors.Is(err, context.Canceled):

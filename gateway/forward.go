@@ -28,7 +28,8 @@ type forwarder struct {
 	stateless bool // Options.Stateless
 	limitLog  *limitLog
 	progress  progressTokens
-	audit     *AuditLog // Options.AuditLog, or nil
+	audit     *AuditLog    // Options.AuditLog, or nil
+	limits    *RateLimiter // Options.RateLimiter, or nil
 }
 
 // callTool returns the handler of the tool with the given public name. The
@@ -74,7 +75,7 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 		return nil, err
 	}
 	defer end()
-	res, err = f.m.CallTool(peerCtx, q, params)
+	res, err = f.m.CallTool(f.limited(peerCtx, req, q, "tools/call", kindNameTool, name), q, params)
 	if err != nil && hiddenTool(ctx, f.m, q, name) {
 		// Unknown to q, hidden from it, or of a server that is down or
 		// has listed nothing yet, whose error would name it.
@@ -126,7 +127,7 @@ func isNameByte(b byte) bool {
 func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	q := f.sessions.query(req)
 	start := time.Now()
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
+	res, err := forward(f.limited(ctx, req, q, "prompts/get", kindNamePrompt, req.Params.Name), f, req.Session, q, req.Params, f.m.GetPrompt)
 	if errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt) {
 		err = notPermitted(kindNamePrompt, req.Params.Name)
 		f.record(req, "prompts/get", kindNamePrompt, req.Params.Name, serverOfPrompt(f.m, req.Params.Name), start, false, err)
@@ -143,7 +144,7 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 	}
 	q := f.sessions.query(req)
 	start := time.Now()
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
+	res, err := forward(f.limited(ctx, req, q, "resources/read", kindNameResource, req.Params.URI), f, req.Session, q, req.Params, f.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource) {
 		err = notPermitted(kindNameResource, req.Params.URI)
 		f.record(req, "resources/read", kindNameResource, req.Params.URI, "", start, false, err)
@@ -159,7 +160,8 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 // template's URI.
 func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	q := f.sessions.query(req)
-	res, err := forward(ctx, f, req.Session, q, req.Params, f.m.Complete)
+	kind, item := completeTarget(req.Params.Ref)
+	res, err := forward(f.limited(ctx, req, q, "completion/complete", kind, item), f, req.Session, q, req.Params, f.m.Complete)
 	if ref := req.Params.Ref; ref != nil {
 		switch {
 		case errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt):

@@ -82,6 +82,9 @@ type Options struct {
 	// each request a policy refuses (denied): see [AuditLog]. The gateway
 	// does not close it.
 	AuditLog *AuditLog
+	// RateLimiter, if set, applies the rate limits to the requests that
+	// reach servers: see [RateLimiter]. The gateway does not close it.
+	RateLimiter *RateLimiter
 }
 
 // Why the gateway dropped a client session, or refused one, for

@@ -37,6 +37,13 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 // auditedPolicyGateway is policyGateway with the audit log log (nil: none).
 func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
+	return policyGatewayWith(t, search, &Options{AuditLog: log})
+}
+
+// policyGatewayWith is policyGateway with the audit log and rate limiter
+// of with.
+func policyGatewayWith(t *testing.T, search *config.ToolSearch, with *Options) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
+	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
 			Prompts:   []mcptest.PromptSpec{{Name: name + "_prompt"}},
@@ -55,7 +62,7 @@ func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog
 	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
 	opts, is, _ := oauthOptions(t)
 	opts.ToolSearch = search
-	opts.AuditLog = log
+	opts.AuditLog, opts.RateLimiter = with.AuditLog, with.RateLimiter
 	_, g := start(t, []config.Server{entry("mem", false), entry("ops", false)}, mopts, opts)
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
