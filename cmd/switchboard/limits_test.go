@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -47,18 +48,19 @@ func TestServeLimits(t *testing.T) {
 		t.Fatalf("second call, from another client: %v; want rate limited (one shared identity)", err)
 	}
 
-	// The config without limits, written whole at once (editConfig
-	// writes it in place, and back).
+	// The config without limits, made in a copy, then written whole at
+	// once.
 	limitedConfig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	editConfig(t, path, func(cfg map[string]any) { delete(cfg, "gateway") })
-	unlimited, err := os.ReadFile(path)
-	if err != nil {
+	scratch := filepath.Join(t.TempDir(), "unlimited.json")
+	if err := os.WriteFile(scratch, limitedConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, limitedConfig, 0o600); err != nil {
+	editConfig(t, scratch, func(cfg map[string]any) { delete(cfg, "gateway") })
+	unlimited, err := os.ReadFile(scratch)
+	if err != nil {
 		t.Fatal(err)
 	}
 	replaceFile(t, path, unlimited)
