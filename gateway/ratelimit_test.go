@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
+	"github.com/switchboard-mcp/switchboard/internal/redistest"
 )
 
 // newRateLimiter returns a RateLimiter for limits, closed when t ends.
@@ -260,4 +262,50 @@ func TestRateLimitCountsSubscribeAndComplete(t *testing.T) {
 			t.Errorf("the server holds subscriptions %v after a refused subscribe", subs)
 		}
 	})
+}
+
+// TestRateLimitReplicasShareRedis: two gateways (replicas) whose limits
+// share a Redis limit an identity as one; with Redis killed, calls go
+// through (fail open), logged; with Redis back, the limits apply again.
+func TestRateLimitReplicasShareRedis(t *testing.T) {
+	r := redistest.Start(t)
+	logs := &syncBuffer{}
+	limits := &config.GatewayLimits{PerIdentity: &config.RateLimit{Rate: 0.001, Burst: 2}, Redis: &config.LimitsRedis{URL: r.URL()}}
+	replica := func() *mcp.ClientSession {
+		rl := newRateLimiter(t, limits, &RateLimiterOptions{Logger: slog.New(slog.NewTextHandler(logs, nil)), Recheck: -1})
+		_, g := setup(t, upstreams{"mem": mcptest.NewServer(mcptest.Script{})}, []config.Server{entry("mem", false)}, &Options{RateLimiter: rl})
+		return connectAs(t, g, "alice")
+	}
+	a, b := replica(), replica()
+	call := func(cs *mcp.ClientSession) error {
+		_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "mem__echo", Arguments: map[string]any{}})
+		return err
+	}
+	const want = "switchboard: rate limited: identity limit of 0.001 requests/s; retry after 1000.0 s"
+	if err := call(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(b); err != nil {
+		t.Fatal(err)
+	}
+	checkRateLimited(t, call(a), want)
+	checkRateLimited(t, call(b), want)
+
+	r.Stop(t)
+	for _, cs := range []*mcp.ClientSession{a, b, a, b} {
+		if err := call(cs); err != nil {
+			t.Fatalf("with Redis down: %v; want the call through (fail open)", err)
+		}
+	}
+	if !strings.Contains(logs.String(), "fail open") {
+		t.Errorf("no log of the failure:\n%s", logs)
+	}
+	r.Restart(t) // empty: alice has her burst again, across both
+	if err := call(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(b); err != nil {
+		t.Fatal(err)
+	}
+	checkRateLimited(t, call(b), want)
 }
