@@ -225,4 +225,3 @@ func (w *tail) String() string {
 	defer w.mu.Unlock()
 	return string(w.buf)
 }
-
