@@ -75,7 +75,10 @@ func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPrompt
 	if err != nil {
 		return nil, err
 	}
-	if up, err = m.serverFor(ctx, up); err != nil {
+	if up, err = m.serverFor(ctx, up); err == nil {
+		err = hooks.Admit(ctx, up.Name())
+	}
+	if err != nil {
 		return nil, err
 	}
 	get := *params
@@ -126,6 +129,9 @@ func (m *Manager) Complete(ctx context.Context, q *Query, params *mcp.CompletePa
 	}
 	if err == nil {
 		up, err = m.serverFor(ctx, up)
+	}
+	if err == nil {
+		err = hooks.Admit(ctx, up.Name())
 	}
 	if err != nil {
 		return nil, err
@@ -212,6 +218,9 @@ func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadRe
 	if err == nil {
 		up, err = m.serverFor(ctx, up)
 	}
+	if err == nil {
+		err = hooks.Admit(ctx, up.Name())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +233,9 @@ func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadRe
 // server for its whole life: it survives every reconnect.
 func (m *Manager) SubscribeResource(ctx context.Context, q *Query, uri string) error {
 	up, err := m.resourceServer(ctx, q, "subscribe", uri)
+	if err == nil {
+		err = hooks.Admit(ctx, up.Name())
+	}
 	if err != nil {
 		return err
 	}

@@ -171,6 +171,9 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	call := *params
 	call.Name = t.Original
 	up, err := m.serverFor(ctx, v.byName[t.Server])
+	if err == nil {
+		err = hooks.Admit(ctx, t.Server)
+	}
 	if err != nil {
 		return nil, err
 	}

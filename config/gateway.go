@@ -14,7 +14,7 @@ import (
 )
 
 // Gateway is the top-level "gateway": how `switchboard serve` admits and
-// treats its clients. "auth", "policies" and "audit" are read so far.
+// treats its clients.
 type Gateway struct {
 	// Auth, if set, makes the gateway's /mcp an OAuth 2.1 protected
 	// resource. It comes whole from the file of highest precedence that
@@ -29,6 +29,9 @@ type Gateway struct {
 	// Audit, if set, is where the gateway writes its audit log. It comes
 	// whole from the file of highest precedence that sets it.
 	Audit *GatewayAudit
+	// Limits, if set, are the gateway's rate limits. They come whole from
+	// the file of highest precedence that sets them.
+	Limits *GatewayLimits
 }
 
 // GatewayAudit is "gateway.audit": the gateway's audit log.
@@ -167,12 +170,12 @@ func (a *GatewayAuth) Equal(b *GatewayAuth) bool {
 var ErrGatewayAuth = errors.New("invalid gateway auth setting")
 
 // gatewayLater are the keys of "gateway" that later versions read.
-var gatewayLater = map[string]bool{"limits": true}
+var gatewayLater = map[string]bool{}
 
 // gateway reads a top-level "gateway". A bad "auth" or "policies" is an
 // error, with the path below "gateway" of the bad part; other keys are
 // warnings (problems with their fields). set says whether the file sets
-// "auth", "policies" or "audit".
+// "auth", "policies", "audit" or "limits".
 func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, field string, _ error) {
 	obj, ok := v.Value.(*hujson.Object)
 	if !ok {
@@ -199,6 +202,12 @@ func gateway(v *hujson.Value) (g Gateway, set bool, warnings []fieldProblem, fie
 				return Gateway{}, false, nil, joinField(name, sub), err
 			}
 			g.Audit, set = a, true
+		case name == "limits":
+			l, sub, err := gatewayLimits(&m.Value)
+			if err != nil {
+				return Gateway{}, false, nil, joinField(name, sub), err
+			}
+			g.Limits, set = l, true
 		case gatewayLater[name]:
 			warnings = append(warnings, fieldProblem{name, "not supported by this version, ignored"})
 		default:

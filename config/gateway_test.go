@@ -16,7 +16,7 @@ import (
 func TestGatewayAuth(t *testing.T) {
 	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {
 		"auth": {"issuer": "https://id.example.com", "audience": "https://mcp.example.com/mcp", "scopes": ["mcp", "tools:read"], "claims": {"groups": "roles"}},
-		"limits": {}, "colour": "blue"}}`))
+		"colour": "blue"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestGatewayAuth(t *testing.T) {
 	for _, w := range cfg.Warnings {
 		warnings = append(warnings, w.Error())
 	}
-	wantWarnings := []string{"mcp.json: gateway.limits: not supported by this version, ignored", "mcp.json: gateway.colour: unknown field, ignored"}
+	wantWarnings := []string{"mcp.json: gateway.colour: unknown field, ignored"}
 	if diff := cmp.Diff(wantWarnings, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
@@ -289,5 +289,64 @@ func TestAuditPayloadsField(t *testing.T) {
 	cfg, err = Parse("mcp.json", []byte(`{"mcpServers": {"a": {"command": "x", "auditPayloads": "yes"}}}`))
 	if err != nil || len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), "auditPayloads: want true or false") {
 		t.Errorf("auditPayloads \"yes\": rejected %v, %v", cfg.Rejected, err)
+	}
+}
+
+// TestGatewayLimits: "gateway.limits" is read with its defaults; a bad one
+// fails the file with the file and the field, and never quotes a password;
+// a later file's replaces an earlier one's.
+func TestGatewayLimits(t *testing.T) {
+	cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "gateway": {"limits": {
+		"perIdentity": {"rate": 10, "burst": 20},
+		"perServer": {"rate": 0.5, "servers": {"memory": {"rate": 2.5}}},
+		"redis": {"url": "redis://redis:6379/0", "passwordEnv": "REDIS_PASSWORD"}}}}`))
+	if err != nil || len(cfg.Warnings) != 0 {
+		t.Fatalf("Parse = %+v, %v", cfg, err)
+	}
+	want := &GatewayLimits{
+		PerIdentity: &RateLimit{Rate: 10, Burst: 20},
+		PerServer:   &ServerLimits{Default: RateLimit{Rate: 0.5, Burst: 1}, Servers: map[string]RateLimit{"memory": {Rate: 2.5, Burst: 3}}},
+		Redis:       &LimitsRedis{URL: "redis://redis:6379/0", PasswordEnv: "REDIS_PASSWORD"},
+	}
+	if diff := cmp.Diff(want, cfg.Gateway.Limits); diff != "" {
+		t.Errorf("Gateway.Limits (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ limits, want string }{
+		{`"x"`, `mcp.json: gateway.limits: invalid gateway limits setting: want an object`},
+		{`{"perUser": {}}`, `mcp.json: gateway.limits.perUser: invalid gateway limits setting: unknown field`},
+		{`{"perIdentity": {}}`, `mcp.json: gateway.limits.perIdentity.rate: invalid gateway limits setting: missing`},
+		{`{"perIdentity": {"burst": 3}}`, `mcp.json: gateway.limits.perIdentity.rate: invalid gateway limits setting: missing; "burst" needs a rate`},
+		{`{"perIdentity": {"rate": 0}}`, `mcp.json: gateway.limits.perIdentity.rate: invalid gateway limits setting: want a positive number`},
+		{`{"perIdentity": {"rate": -1}}`, `gateway.limits.perIdentity.rate: invalid gateway limits setting: want a positive number`},
+		{`{"perIdentity": {"rate": "10"}}`, `gateway.limits.perIdentity.rate: invalid gateway limits setting: want a positive number`},
+		{`{"perIdentity": {"rate": 10, "burst": 0}}`, `gateway.limits.perIdentity.burst: invalid gateway limits setting: want a positive whole number`},
+		{`{"perIdentity": {"rate": 10, "burst": 2.5}}`, `gateway.limits.perIdentity.burst: invalid gateway limits setting: want a positive whole number`},
+		{`{"perIdentity": {"rate": 10, "servers": {}}}`, `gateway.limits.perIdentity.servers: invalid gateway limits setting: unknown field`},
+		{`{"perServer": {}}`, `gateway.limits.perServer.rate: invalid gateway limits setting: missing`},
+		{`{"perServer": {"servers": []}}`, `gateway.limits.perServer.servers: invalid gateway limits setting: want an object of server names`},
+		{`{"perServer": {"servers": {"memory": {"burst": 1}}}}`, `gateway.limits.perServer.servers.memory.rate: invalid gateway limits setting: missing`},
+		{`{"redis": {}}`, `gateway.limits.redis.url: invalid gateway limits setting: missing`},
+		{`{"redis": {"url": "http://redis:6379"}}`, `gateway.limits.redis.url: invalid gateway limits setting: want redis://host:port/db`},
+		{`{"redis": {"url": "redis://redis:6379/x"}}`, `gateway.limits.redis.url: invalid gateway limits setting: want redis://host:port/db`},
+		{`{"redis": {"url": "redis://:hunter2@redis:6379/0"}}`, `gateway.limits.redis.url: invalid gateway limits setting: a password does not go in the file`},
+		{`{"redis": {"url": "redis://redis:6379", "password": "hunter2"}}`, `gateway.limits.redis.password: invalid gateway limits setting: a password does not go in the file`},
+		{`{"redis": {"url": "redis://redis:6379", "passwordEnv": "$X"}}`, `gateway.limits.redis.passwordEnv: invalid gateway limits setting: want the name of an environment variable`},
+	} {
+		_, err := Parse("mcp.json", []byte(`{"gateway": {"limits": `+tc.limits+`}}`))
+		if !errors.Is(err, ErrGatewayLimits) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("limits %s: %v, want ErrGatewayLimits with %q", tc.limits, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	if err := os.WriteFile(a, []byte(`{"gateway": {"limits": {"perIdentity": {"rate": 1}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte(`{"gateway": {"limits": {"perServer": {"rate": 2}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = Load(&LoadOptions{Paths: []string{a, b}})
+	if err != nil || cfg.Gateway.Limits == nil || cfg.Gateway.Limits.PerIdentity != nil || cfg.Gateway.Limits.PerServer == nil {
+		t.Errorf("Load(a, b) = %+v, %v; want b's limits", cfg, err)
 	}
 }

@@ -37,7 +37,7 @@ func Parse(file string, data []byte) (*Config, error) {
 type parsedFile struct {
 	items      []item
 	toolSearch *ToolSearch // nil if the file does not set it
-	gateway    *Gateway    // nil if the file sets neither "gateway.auth" nor "gateway.policies"
+	gateway    *Gateway    // nil if the file sets none of "gateway"'s settings
 }
 
 // parse parses one file.
@@ -184,6 +184,9 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	}
 	if p.gateway != nil && p.gateway.Audit != nil {
 		cfg.Gateway.Audit = p.gateway.Audit
+	}
+	if p.gateway != nil && p.gateway.Limits != nil {
+		cfg.Gateway.Limits = p.gateway.Limits
 	}
 }
 

@@ -101,8 +101,12 @@ func TestManifests(t *testing.T) {
 	}{{"stateful", []string{"."}, false}, {"stateless", []string{".", "stateless"}, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := load(t, tc.dirs...)
-			if len(o.configMaps) != 1 || len(o.secrets) != 1 {
-				t.Fatalf("want one ConfigMap and one Secret, got %d and %d", len(o.configMaps), len(o.secrets))
+			wantMaps := 1
+			if tc.stateless {
+				wantMaps = 2 // and the rate limits' config
+			}
+			if len(o.configMaps) != wantMaps || len(o.secrets) != 1 {
+				t.Fatalf("want %d ConfigMaps and one Secret, got %d and %d", wantMaps, len(o.configMaps), len(o.secrets))
 			}
 			cm, secret := o.configMaps[0], o.secrets[0]
 			cfg, err := config.Parse("configmap mcp.json", []byte(cm.Data["mcp.json"]))
@@ -111,7 +115,7 @@ func TestManifests(t *testing.T) {
 			}
 			var deploys []*appsv1.Deployment
 			for _, d := range o.deployments {
-				if slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--stateless") == tc.stateless {
+				if slices.Contains(d.Spec.Template.Spec.Containers[0].Args, "--stateless") == tc.stateless && d.Name != "switchboard-redis" {
 					deploys = append(deploys, d)
 				}
 			}
@@ -119,6 +123,9 @@ func TestManifests(t *testing.T) {
 				t.Fatalf("want one deployment, got %d", len(deploys))
 			}
 			checkDeployment(t, deploys[0], cm, secret, tc.stateless)
+			if tc.stateless {
+				checkLimits(t, o, deploys[0], cm, secret)
+			}
 			pods := labels.Set(deploys[0].Spec.Template.Labels)
 			matches := func(what string, sel map[string]string) {
 				t.Helper()
@@ -206,5 +213,68 @@ func checkDeployment(t *testing.T, d *appsv1.Deployment, cm *corev1.ConfigMap, s
 	}
 	if !mounted {
 		t.Errorf("%s: ConfigMap %s is not mounted at /etc/switchboard", d.Name, cm.Name)
+	}
+}
+
+// checkLimits checks the stateless gateway's rate limits: a second config
+// file, mounted and named after the first, whose limits are in the Redis
+// of a Service that selects a Redis pod, with its password from the
+// Secret, never in the file.
+func checkLimits(t *testing.T, o *objects, d *appsv1.Deployment, cm *corev1.ConfigMap, secret *corev1.Secret) {
+	t.Helper()
+	limitsCM := o.configMaps[1]
+	c := d.Spec.Template.Spec.Containers[0]
+	args := strings.Join(c.Args, " ")
+	if !strings.Contains(args, "--config /etc/switchboard/mcp.json --config /etc/switchboard-stateless/limits.json") {
+		t.Errorf("%s: args %q do not read the limits after the config", d.Name, args)
+	}
+	mounted := false
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.ConfigMap != nil && v.ConfigMap.Name == limitsCM.Name {
+			for _, m := range c.VolumeMounts {
+				mounted = mounted || m.Name == v.Name && m.MountPath == "/etc/switchboard-stateless"
+			}
+		}
+	}
+	if !mounted {
+		t.Errorf("%s: ConfigMap %s is not mounted at /etc/switchboard-stateless", d.Name, limitsCM.Name)
+	}
+	dir := t.TempDir()
+	base, limits := filepath.Join(dir, "mcp.json"), filepath.Join(dir, "limits.json")
+	if err := os.WriteFile(base, []byte(cm.Data["mcp.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(limits, []byte(limitsCM.Data["limits.json"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(&config.LoadOptions{Paths: []string{base, limits}})
+	if err != nil || len(cfg.Warnings) > 0 {
+		t.Fatalf("the two config files do not load: %v %v", err, cfg.Warnings)
+	}
+	l := cfg.Gateway.Limits
+	if len(cfg.Servers) == 0 || l == nil || l.PerIdentity == nil || l.Redis == nil {
+		t.Fatalf("the loaded config has %d servers and limits %+v; want the servers and limits in Redis", len(cfg.Servers), l)
+	}
+	if _, ok := secret.StringData[l.Redis.PasswordEnv]; !ok || l.Redis.PasswordEnv == "" {
+		t.Errorf("Redis's password %q is not in Secret %s", l.Redis.PasswordEnv, secret.Name)
+	}
+	var redisPods labels.Set
+	for _, rd := range o.deployments {
+		if rd.Name == "switchboard-redis" {
+			redisPods = rd.Spec.Template.Labels
+			args := strings.Join(rd.Spec.Template.Spec.Containers[0].Args, " ")
+			if !strings.Contains(args, "--requirepass $("+l.Redis.PasswordEnv+")") {
+				t.Errorf("Redis's args %q do not require the password", args)
+			}
+		}
+	}
+	found := false
+	for _, s := range o.services {
+		if strings.HasPrefix(l.Redis.URL, fmt.Sprintf("redis://%s:%d/", s.Name, s.Spec.Ports[0].Port)) {
+			found = redisPods != nil && labels.SelectorFromSet(s.Spec.Selector).Matches(redisPods)
+		}
+	}
+	if !found {
+		t.Errorf("no Service at %s selects a Redis pod", l.Redis.URL)
 	}
 }

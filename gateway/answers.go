@@ -66,6 +66,9 @@ func protocolError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if rl := (*rateLimited)(nil); errors.As(err, &rl) {
+		return rl.rpc // the go-sdk sends the data of a *jsonrpc.Error alone
+	}
 	if rpcErr, ok := mcpconn.Answer(err); ok {
 		return rpcErr
 	}

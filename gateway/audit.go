@@ -107,12 +107,7 @@ func audited[R any](f *forwarder, req mcp.Request, method, kind, item string, re
 // auditedComplete is audited for a completion/complete: of a prompt, or of
 // a resource template's URI.
 func auditedComplete(f *forwarder, req *mcp.CompleteRequest, res **mcp.CompleteResult, err *error) func() {
-	kind, item := "", ""
-	if ref := req.Params.Ref; ref != nil && ref.Type == "ref/prompt" {
-		kind, item = kindNamePrompt, ref.Name
-	} else if ref != nil {
-		kind, item = kindNameResource, ref.URI
-	}
+	kind, item := completeTarget(req.Params.Ref)
 	return audited(f, req, "completion/complete", kind, item, res, err)
 }
 
@@ -174,6 +169,8 @@ func (f *forwarder) record(req mcp.Request, method, kind, item string, start tim
 	case err == nil && !isError:
 	case err == nil:
 		e.Outcome, e.ErrorClass = audit.Error, "tool_error"
+	case isRateLimited(err):
+		e.Outcome, e.ErrorClass = audit.Denied, "rate_limited"
 	case errors.As(err, &rpcErr) && rpcErr.Error() == notPermitted(kind, item).Error():
 		e.Outcome, e.ErrorClass = audit.Denied, "not_permitted"
 	case errors.Is(err, context.Canceled):

@@ -498,4 +498,3 @@ func benchmarkSessionCall(b *testing.B, h http.Handler) {
 	}
 	b.ReportMetric(float64(processCPU()-before)/float64(b.N), "cpu-ns/op")
 }
-

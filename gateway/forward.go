@@ -27,7 +27,8 @@ type forwarder struct {
 	stateless bool // Options.Stateless
 	limitLog  *limitLog
 	progress  progressTokens
-	audit     *AuditLog // Options.AuditLog, or nil
+	audit     *AuditLog    // Options.AuditLog, or nil
+	limits    *RateLimiter // Options.RateLimiter, or nil
 }
 
 // callTool returns the handler of the tool with the given public name. The
@@ -64,7 +65,7 @@ func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallT
 		return nil, err
 	}
 	defer end()
-	res, err = f.m.CallTool(peerCtx, q, params)
+	res, err = f.m.CallTool(f.limited(peerCtx, q), q, params)
 	if err != nil && hiddenTool(ctx, f.m, q, name) {
 		// Unknown to q, hidden from it, or of a server that is down or
 		// has listed nothing yet, whose error would name it.
@@ -116,7 +117,7 @@ func isNameByte(b byte) bool {
 func (f *forwarder) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 	defer audited(f, req, "prompts/get", kindNamePrompt, req.Params.Name, &res, &err)()
 	q := f.sessions.query(req)
-	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.GetPrompt)
+	res, err = forward(f.limited(ctx, q), f, req.Session, q, req.Params, f.m.GetPrompt)
 	if errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt) {
 		return nil, notPermitted(kindNamePrompt, req.Params.Name)
 	}
@@ -131,7 +132,7 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 	}
 	defer audited(f, req, "resources/read", kindNameResource, req.Params.URI, &res, &err)()
 	q := f.sessions.query(req)
-	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.ReadResource)
+	res, err = forward(f.limited(ctx, q), f, req.Session, q, req.Params, f.m.ReadResource)
 	if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, f.m, q, kindNameResource) {
 		return nil, notPermitted(kindNameResource, req.Params.URI)
 	}
@@ -146,7 +147,7 @@ func (f *forwarder) readResource(ctx context.Context, req *mcp.ReadResourceReque
 func (f *forwarder) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, err error) {
 	defer auditedComplete(f, req, &res, &err)()
 	q := f.sessions.query(req)
-	res, err = forward(ctx, f, req.Session, q, req.Params, f.m.Complete)
+	res, err = forward(f.limited(ctx, q), f, req.Session, q, req.Params, f.m.Complete)
 	if ref := req.Params.Ref; ref != nil {
 		switch {
 		case errors.Is(err, switchboard.ErrUnknownPrompt) && restricted(ctx, f.m, q, kindNamePrompt):

@@ -50,7 +50,8 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.limitLog = limitLog{logger: o.Logger}
 	g.calls.init()
 	g.sessions = newSessions(m, h, &g.opts)
-	fwd := &forwarder{m: m, sessions: g.sessions, stateless: o.Stateless, limitLog: &g.limitLog, audit: o.AuditLog}
+	fwd := &forwarder{m: m, sessions: g.sessions, stateless: o.Stateless, limitLog: &g.limitLog, audit: o.AuditLog, limits: o.RateLimiter}
+	g.sessions.limited = fwd.limited
 	serverOpts := &mcp.ServerOptions{
 		Logger: slog.New(sdkLog{o.Logger.Handler()}),
 		// Tools are always advertised: they may arrive later. Prompts,

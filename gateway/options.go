@@ -90,6 +90,9 @@ type Options struct {
 	// (see [switchboard.Policies.Filters]): /status shows their rules, and
 	// with OAuth the identities connected and what each may use.
 	Policies *switchboard.Policies
+	// RateLimiter, if set, applies the rate limits to the requests that
+	// reach servers: see [RateLimiter]. The gateway does not close it.
+	RateLimiter *RateLimiter
 }
 
 // Why the gateway dropped a client session, or refused one, for

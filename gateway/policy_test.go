@@ -43,7 +43,15 @@ func policyGateway(t *testing.T, search *config.ToolSearch) (ops *mcptest.Server
 // each server's config changed by mark.
 func auditedPolicyGateway(t *testing.T, search *config.ToolSearch, log *AuditLog, mark ...func(*config.Server)) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
 	t.Helper()
-	f := newPolicyFixture(t, search, log, mark...)
+	f := newPolicyFixture(t, search, &Options{AuditLog: log}, mark...)
+	return f.ops, f.connect
+}
+
+// policyGatewayWith is policyGateway with the audit log and rate limiter
+// of with.
+func policyGatewayWith(t *testing.T, search *config.ToolSearch, with *Options) (ops *mcptest.Server, connect func(sub, group string) *mcp.ClientSession) {
+	t.Helper()
+	f := newPolicyFixture(t, search, with)
 	return f.ops, f.connect
 }
 
@@ -57,7 +65,10 @@ type policyFixture struct {
 	is      *issuertest.Issuer
 }
 
-func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog, mark ...func(*config.Server)) *policyFixture {
+// newPolicyFixture returns the fixture of a gateway with the audit log and
+// rate limiter of with (nil: neither), each server's config changed by
+// mark.
+func newPolicyFixture(t *testing.T, search *config.ToolSearch, with *Options, mark ...func(*config.Server)) *policyFixture {
 	t.Helper()
 	script := func(name string) mcptest.Script {
 		return mcptest.Script{
@@ -77,7 +88,9 @@ func newPolicyFixture(t *testing.T, search *config.ToolSearch, log *AuditLog, ma
 	mopts.Filter, mopts.PromptFilter, mopts.ResourceFilter = policies.Filters()
 	opts, is, _ := oauthOptions(t)
 	opts.ToolSearch = search
-	opts.AuditLog = log
+	if with != nil {
+		opts.AuditLog, opts.RateLimiter = with.AuditLog, with.RateLimiter
+	}
 	opts.Policies = policies
 	servers := []config.Server{entry("mem", false), entry("ops", false)}
 	for i := range servers {

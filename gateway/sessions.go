@@ -34,6 +34,9 @@ type sessions struct {
 	queueLimit int           // Options.NotifyQueue
 	writeLimit time.Duration // Options.StreamWriteTimeout
 	overflowed func()        // called for each session closed for queueLimit
+	// limited is the forwarder's: it applies the rate limits to a
+	// subscription that reaches a server. Set once, before any request.
+	limited func(ctx context.Context, q *switchboard.Query) context.Context
 
 	// uris serializes the subscription changes of each URI, and is held
 	// across the upstream requests they make: a subscribe and an
@@ -222,7 +225,7 @@ func (s *sessions) subscribe(ctx context.Context, req *mcp.SubscribeRequest) err
 		return notPermitted(kindNameResource, uri)
 	}
 	if !wanted {
-		if err := s.m.SubscribeResource(ctx, q, uri); err != nil {
+		if err := s.m.SubscribeResource(s.limited(ctx, q), q, uri); err != nil {
 			if errors.Is(err, switchboard.ErrUnknownResource) && restricted(ctx, s.m, q, kindNameResource) {
 				return notPermitted(kindNameResource, uri)
 			}

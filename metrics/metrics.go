@@ -46,6 +46,8 @@ type Metrics struct {
 	reloads         *prometheus.CounterVec
 	reloadOK        prometheus.Gauge
 	sessionsDropped *prometheus.CounterVec
+	rateLimited     *prometheus.CounterVec
+	failedOpen      prometheus.Counter
 
 	vecs []*prometheus.MetricVec
 
@@ -100,11 +102,17 @@ func New() *Metrics {
 	x.sessionsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_gateway_sessions_dropped_total", Help: "Client sessions the gateway closed or refused, by reason: notify_queue_full (the client did not read its notifications) or max_sessions (a new session beyond the limit).",
 	}, []string{"reason"})
-	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped)
+	x.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "switchboard_rate_limited_total", Help: "Requests the gateway's rate limits refused, by limit (identity or server) and the request's server.",
+	}, []string{"limit", "server"})
+	x.failedOpen = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "switchboard_rate_limit_failed_open_total", Help: "Requests let through unchecked because the rate limits' Redis did not answer (fail open).",
+	})
+	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped, x.rateLimited, x.failedOpen)
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
-		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec}
+		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec, x.rateLimited.MetricVec}
 	x.known, x.removed = make(map[string]bool), make(map[string]bool)
 	return x
 }
@@ -188,6 +196,19 @@ func (x *Metrics) ConfigReloaded(outcome string) {
 		x.reloadOK.Set(0)
 	}
 }
+
+// RateLimited counts a request the gateway's rate limits refused, by the
+// kind of limit ("identity" or "server") and the request's server: see
+// gateway.RateLimiterOptions.Limited. Never the identity: its subjects are
+// unbounded, and personal.
+func (x *Metrics) RateLimited(limit, server string) {
+	x.rateLimited.WithLabelValues(limit, server).Inc()
+}
+
+// RateLimitFailedOpen counts a request let through unchecked while the
+// rate limits' Redis does not answer: see
+// gateway.RateLimiterOptions.FailedOpen.
+func (x *Metrics) RateLimitFailedOpen() { x.failedOpen.Inc() }
 
 // SessionDropped counts a client session the gateway closed or refused, by
 // reason: see gateway.Options.SessionDropped.

@@ -312,3 +312,28 @@ func TestSessionsDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimited: the requests the rate limits refused are counted by
+// limit and server, and those let through while Redis is down.
+func TestRateLimited(t *testing.T) {
+	x := New()
+	x.RateLimited("identity", "mem")
+	x.RateLimited("identity", "mem")
+	x.RateLimited("server", "ops")
+	x.RateLimitFailedOpen()
+	families, _ := scrape(t, x)
+	for _, c := range []struct {
+		labels map[string]string
+		want   float64
+	}{
+		{map[string]string{"limit": "identity", "server": "mem"}, 2},
+		{map[string]string{"limit": "server", "server": "ops"}, 1},
+	} {
+		if got, _ := value(families, "switchboard_rate_limited_total", c.labels); got != c.want {
+			t.Errorf("rate limited %v = %v, want %v", c.labels, got, c.want)
+		}
+	}
+	if got, _ := value(families, "switchboard_rate_limit_failed_open_total", nil); got != 1 {
+		t.Errorf("failed open = %v, want 1", got)
+	}
+}

@@ -116,6 +116,13 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		}
 		defer auditLog.Close()
 	}
+	// The rate limits, if the config sets any, or none (until a reload
+	// sets some): in memory, or in the Redis the config names.
+	limiter, err := rateLimiterFor(cfg.Gateway.Limits, stats, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer limiter.Close()
 	m := switchboard.New(cfg, mopts)
 	m.Subscribe(func(ev switchboard.Event) { logState(logger, ev) })
 	stats.Follow(m)
@@ -133,6 +140,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		ToolSearch:     toolSearch, // nil: the config's, as reloads bring it
 		AuditLog:       auditLog,
 		Policies:       policies,
+		RateLimiter:    limiter,
 	})
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))
@@ -146,6 +154,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			}
 			if a := reloaded.Gateway.Audit; (a == nil) != (cfg.Gateway.Audit == nil) || a != nil && *a != *cfg.Gateway.Audit {
 				logger.Warn("the config's gateway.audit changed; it applies from the next start of switchboard serve, and the gateway keeps the log it started with")
+			}
+			limiter.Set(reloaded.Gateway.Limits)
+			if !sameRedis(reloaded.Gateway.Limits, cfg.Gateway.Limits) {
+				logger.Warn("the config's gateway.limits.redis changed; it applies from the next start of switchboard serve, and the gateway keeps the store it started with (the new rates apply now)")
 			}
 			if !*stdio && !reloaded.Gateway.Auth.Equal(authCfg) {
 				logger.Warn("the config's gateway.auth changed; it applies from the next start of switchboard serve, and the gateway keeps the one it started with")
@@ -461,4 +473,32 @@ func oauthFor(ctx context.Context, a *config.GatewayAuth, logger *slog.Logger) (
 		logger.Info("OAuth opaque tokens checked by introspection", "endpoint", a.Introspection.URL)
 	}
 	return o, nil
+}
+
+// rateLimiterFor returns the gateway's rate limiter for limits (nil: none,
+// until a reload sets some), counted in stats, with Redis's password from
+// the environment variable the config names.
+func rateLimiterFor(limits *config.GatewayLimits, stats *metrics.Metrics, logger *slog.Logger) (*gateway.RateLimiter, error) {
+	if limits == nil {
+		limits = &config.GatewayLimits{}
+	}
+	o := &gateway.RateLimiterOptions{Logger: logger, Limited: stats.RateLimited, FailedOpen: stats.RateLimitFailedOpen}
+	if r := limits.Redis; r != nil && r.PasswordEnv != "" {
+		if o.Password = os.Getenv(r.PasswordEnv); o.Password == "" {
+			return nil, fmt.Errorf("gateway.limits.redis.passwordEnv %s: the variable is unset or empty", r.PasswordEnv)
+		}
+	}
+	return gateway.NewRateLimiter(limits, o)
+}
+
+// sameRedis reports whether a and b name the same Redis for the limits.
+func sameRedis(a, b *config.GatewayLimits) bool {
+	var ra, rb *config.LimitsRedis
+	if a != nil {
+		ra = a.Redis
+	}
+	if b != nil {
+		rb = b.Redis
+	}
+	return ra == nil && rb == nil || ra != nil && rb != nil && *ra == *rb
 }

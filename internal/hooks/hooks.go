@@ -84,3 +84,25 @@ func IsUnfiltered(ctx context.Context) bool {
 	v, _ := ctx.Value(unfilteredKey{}).(bool)
 	return v
 }
+
+// admitKey carries, in a request's context, the gateway's admission of a
+// request to its server.
+type admitKey struct{}
+
+// WithAdmit returns ctx carrying admit, which the manager calls, with the
+// server's name, once it knows that a request made with ctx (a tool call, a
+// prompt get, a resource read or subscription, a completion) may reach
+// that server (the filters allow it, and it is connected) and before it
+// sends it: an error refuses the request, and the manager returns it as
+// it is. The gateway's rate limits take their tokens so.
+func WithAdmit(ctx context.Context, admit func(server string) error) context.Context {
+	return context.WithValue(ctx, admitKey{}, admit)
+}
+
+// Admit calls the admission of ctx, if any, for server.
+func Admit(ctx context.Context, server string) error {
+	if admit, ok := ctx.Value(admitKey{}).(func(string) error); ok {
+		return admit(server)
+	}
+	return nil
+}
