@@ -46,6 +46,7 @@ func (f *forwarder) callTool(name string) mcp.ToolHandler {
 // and for its identity: a tool the identity may not call is refused as not
 // permitted (see notPermitted), and never reaches its server.
 func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	traceCall(ctx, f.m, name)
 	if f.audit != nil {
 		start := time.Now()
 		defer func() {
