@@ -26,15 +26,32 @@ const clientTraceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-
 // server, whose tools/call requests' trace context is recorded in seen.
 func tracedGateway(t *testing.T) (*Gateway, *tracetest.SpanRecorder, *mcptest.Server, *mcptest.TraceContexts) {
 	t.Helper()
+	return tracedGatewayWith(t, &Options{})
+}
+
+// tracedGatewayWith is tracedGateway with opts, whose TracerProvider it
+// sets.
+func tracedGatewayWith(t *testing.T, opts *Options) (*Gateway, *tracetest.SpanRecorder, *mcptest.Server, *mcptest.TraceContexts) {
+	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	opts.TracerProvider = tp
+	g, srv, seen := gatewayOverHTTP(t, &switchboard.Options{TracerProvider: tp}, opts)
+	return g, rec, srv, seen
+}
+
+// gatewayOverHTTP returns a gateway, with mopts and opts, over one HTTP
+// server, "web", whose tools/call requests' trace context is recorded in
+// seen.
+func gatewayOverHTTP(t *testing.T, mopts *switchboard.Options, opts *Options) (*Gateway, *mcptest.Server, *mcptest.TraceContexts) {
+	t.Helper()
 	srv := mcptest.NewServer(mcptest.Script{LegacyOnly: true})
 	seen := &mcptest.TraceContexts{}
 	hs := httptest.NewServer(seen.Wrap(srv.Handler()))
 	t.Cleanup(hs.Close)
 	t.Cleanup(func() { srv.Close() })
-	_, g := start(t, []config.Server{{Name: "web", URL: hs.URL}}, &switchboard.Options{TracerProvider: tp}, &Options{TracerProvider: tp})
-	return g, rec, srv, seen
+	_, g := start(t, []config.Server{{Name: "web", URL: hs.URL}}, mopts, opts)
+	return g, srv, seen
 }
 
 // A span is what a test checks of a recorded span.
@@ -166,4 +183,41 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestTraceOfCallTool calls a tool through search's call_tool: the span of
+// the request names the tool called, and its server.
+func TestTraceOfCallTool(t *testing.T) {
+	g, rec, _, _ := tracedGatewayWith(t, &Options{ToolSearch: &config.ToolSearch{Mode: config.ToolSearchOn}})
+	cs := client(t, g, nil)
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "web__increment"},
+		Meta: mcp.Meta{"traceparent": clientTraceparent}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []span{
+		{Name: "tools/call increment", Kind: trace.SpanKindClient, Parent: "tools/call web__increment", Tool: "increment", Server: "web", Attempt: 1},
+		{Name: "tools/call web__increment", Kind: trace.SpanKindServer, Parent: "b7ad6b7169203331", Tool: "web__increment", Server: "web"},
+	}
+	if diff := cmp.Diff(want, spanTree(t, rec, "0af7651916cd43dd8448eb211c80319c")); diff != "" {
+		t.Errorf("spans of the client's trace (-want +got):\n%s", diff)
+	}
+}
+
+// TestTraceContextWithoutTracing: with no TracerProvider (the global one,
+// which the test does not set, records nothing), the client's trace
+// context goes to the server as it came, in _meta and in the header; a
+// call without one sends none.
+func TestTraceContextWithoutTracing(t *testing.T) {
+	g, _, seen := gatewayOverHTTP(t, &switchboard.Options{}, nil)
+	cs := client(t, g, nil)
+	for _, meta := range []mcp.Meta{nil, {"traceparent": clientTraceparent}} {
+		if _, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "web__increment", Meta: meta}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []mcptest.TraceContext{{Tool: "increment"}, {Tool: "increment", Header: clientTraceparent, Meta: clientTraceparent}}
+	if diff := cmp.Diff(want, seen.Seen()); diff != "" {
+		t.Errorf("trace context the server received (-want +got):\n%s", diff)
+	}
 }
