@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -219,5 +220,27 @@ func TestTraceContextWithoutTracing(t *testing.T) {
 	want := []mcptest.TraceContext{{Tool: "increment"}, {Tool: "increment", Header: clientTraceparent, Meta: clientTraceparent}}
 	if diff := cmp.Diff(want, seen.Seen()); diff != "" {
 		t.Errorf("trace context the server received (-want +got):\n%s", diff)
+	}
+}
+
+// TestServerSpanAllocs checks that a request's span costs next to nothing
+// with no TracerProvider: the global one, which the host did not set,
+// records nothing, and no attribute is built. The rest is the tracer's
+// own: a span and a context.
+func TestServerSpanAllocs(t *testing.T) {
+	var reached bool
+	res := &mcp.CallToolResult{IsError: true}
+	handler := serverSpans(tracing.Tracer(nil))(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		reached = true
+		return res, nil
+	})
+	req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "web__increment", Meta: mcp.Meta{"progressToken": "p"}}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := handler(context.Background(), "tools/call", req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if !reached || allocs > 3 {
+		t.Errorf("a request without tracing allocates %v times, want at most 3", allocs)
 	}
 }
