@@ -147,6 +147,8 @@ func (m *Manager) newUpstream(srv config.Server) *upstream.Upstream {
 		OAuth:         m.oauth,
 		OnSkippedLine: m.skipHook(srv.Name),
 		QuietNoise:    m.quietNoise(srv.Name),
+		// Attempt spans: see Options.TracerProvider.
+		TracerProvider: m.opts.TracerProvider,
 	})
 	if level := m.opts.LoggingLevel; level != "" {
 		up.SetLoggingLevel(context.Background(), level) // not started: kept for its sessions

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/config"
 )
@@ -102,6 +103,19 @@ type Options struct {
 	// Observer, if set, hears of calls, for metrics and logs. Changes are
 	// heard through [Manager.Subscribe].
 	Observer *Observer
+
+	// TracerProvider makes an OpenTelemetry span, of kind CLIENT, for each
+	// attempt of a request to a server (CallTool, GetPrompt, ReadResource,
+	// Complete, Subscribe), under the span of the caller's context: a call
+	// replayed on a new session, or retried, shows as two attempts, the
+	// first saying why it failed and what followed. The attempt's W3C trace
+	// context goes to the server in the request's _meta (traceparent,
+	// tracestate) and, to an http server, in its headers. Span names and
+	// attributes follow OpenTelemetry's semantic conventions for MCP.
+	// Default: otel.GetTracerProvider(), which records nothing unless the
+	// host sets one; the trace context of the caller's span, if any, still
+	// goes to the server.
+	TracerProvider trace.TracerProvider
 }
 
 // CacheMode says whether a manager keeps the persistent tool cache. A

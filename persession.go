@@ -94,6 +94,7 @@ func (m *Manager) serverFor(ctx context.Context, up *upstream.Upstream) (*upstre
 		Roots:          roots,
 		OnSkippedLine:  m.skipHook(up.Name()),
 		LogSkippedWith: up, // one log of them per server
+		TracerProvider: m.opts.TracerProvider,
 		// No OnEvent: its lists and states are the session's own
 		// business, and the manager's view follows the shared upstream.
 	})

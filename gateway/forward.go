@@ -46,6 +46,7 @@ func (f *forwarder) callTool(name string) mcp.ToolHandler {
 // and for its identity: a tool the identity may not call is refused as not
 // permitted (see notPermitted), and never reaches its server.
 func (f *forwarder) forwardCall(ctx context.Context, name string, req *mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+	traceCall(ctx, f.m, name)
 	defer audited(f, req, "tools/call", kindNameTool, name, &res, &err)()
 	q := f.sessions.query(req)
 	if err := checkArguments(req.Params.Arguments); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/internal/hooks"
+	"github.com/switchboard-mcp/switchboard/internal/tracing"
 )
 
 // A Gateway serves a manager's tools to MCP clients. It is made of parts,
@@ -78,7 +79,7 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	views := &views{m: m, registry: g.registry, sessions: g.sessions}
 	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, views: views, stateless: o.Stateless}
 	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, sessions: g.sessions, started: time.Now()}
-	g.server.AddReceivingMiddleware(g.sessions.recordIdentity, requests.intercept, unlisted(g.registry, fwd))
+	g.server.AddReceivingMiddleware(serverSpans(tracing.Tracer(o.TracerProvider)), g.sessions.recordIdentity, requests.intercept, unlisted(g.registry, fwd))
 	g.server.AddSendingMiddleware(views.spareUnchanged, g.sessions.queueNotifications)
 	stopFollowing := h.Follow(g.registry.sync)
 	unsubscribe := m.Subscribe(func(ev switchboard.Event) {

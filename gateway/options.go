@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
@@ -93,6 +94,19 @@ type Options struct {
 	// RateLimiter, if set, applies the rate limits to the requests that
 	// reach servers: see [RateLimiter]. The gateway does not close it.
 	RateLimiter *RateLimiter
+	// TracerProvider makes an OpenTelemetry span, of kind SERVER, for each
+	// client request the gateway serves (tools/call, including search's
+	// call_tool, prompts/get, resources/read, completion/complete and the
+	// lists), named and described as OpenTelemetry's semantic conventions
+	// for MCP ask ("tools/call get_weather"), with the Switchboard server
+	// as switchboard.server. Its parent is the client's trace context:
+	// params._meta's traceparent and tracestate, else the HTTP request's
+	// traceparent header. The manager's spans of the attempts upstream go
+	// under it (see switchboard.Options.TracerProvider, which should be the
+	// same). Default: otel.GetTracerProvider(), which records nothing
+	// unless the host sets one; the client's trace context still goes on to
+	// the servers.
+	TracerProvider trace.TracerProvider
 }
 
 // Why the gateway dropped a client session, or refused one, for

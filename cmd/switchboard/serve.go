@@ -93,9 +93,16 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			return fmt.Errorf("serve: %w", err)
 		}
 	}
+	// Traces, if the OTEL_* variables ask for them: flushed last, once the
+	// servers are closed and every span has ended.
+	tp, flushTraces, err := startTracing(ctx, *stdio, logger)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer flushTraces()
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
-	mopts := &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate)}
+	mopts := &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate), TracerProvider: tp}
 	// The gateway's policies decide, for each client's identity, what it
 	// sees and may use (none: everything); a reload replaces them for the
 	// requests that follow.
@@ -141,6 +148,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		AuditLog:       auditLog,
 		Policies:       policies,
 		RateLimiter:    limiter,
+		TracerProvider: tp,
 	})
 	defer e.watchConfig(ctx, paths, m, logger, func(reloaded *config.Config, err error) {
 		stats.ConfigReloaded(reloadOutcome(err))

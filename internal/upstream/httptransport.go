@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2"
+
+	"github.com/switchboard-mcp/switchboard/internal/tracing"
 )
 
 // roundTripper is the HTTP client side of an http or sse upstream. It adds
@@ -100,11 +103,14 @@ func (t *roundTripper) withToken(req *http.Request) (*http.Request, error) {
 
 // send sends req, unauthorized: see roundTripper.
 func (t *roundTripper) send(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	traced := trace.SpanContextFromContext(req.Context()).IsValid()
+	if len(t.headers) > 0 || traced {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header.Set(k, v)
 		}
+		// An attempt's trace context: see tracing.go.
+		tracing.InjectHeader(req.Context(), req.Header)
 	}
 	if req.Method == http.MethodDelete {
 		return t.terminate(req)

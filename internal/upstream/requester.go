@@ -15,9 +15,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/tracing"
 	"github.com/switchboard-mcp/switchboard/mcpconn"
 )
 
@@ -43,6 +45,8 @@ type requester struct {
 	detach func(*session)
 	// onBehalf registers a request for ctx's peer, if any (see peers.begin).
 	onBehalf func(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func())
+	// tracer starts the span of each attempt (see attempt.go).
+	tracer trace.Tracer
 }
 
 // A label names what is being sent, for errors; only error paths format
@@ -102,8 +106,11 @@ func sendFor[R any](ctx context.Context, r *requester, meta *mcp.Meta, req label
 	var end func()
 	ctx, *meta, end = r.onBehalf(ctx, *meta)
 	defer end()
+	base := *meta
 	var res R
 	err := r.do(ctx, req, replayable, func(ctx context.Context, s *session) (err error) {
+		// Each attempt carries its own span's trace context.
+		*meta = tracing.InjectMeta(ctx, base)
 		res, err = send(ctx, s)
 		return err
 	})
@@ -113,7 +120,7 @@ func sendFor[R any](ctx context.Context, r *requester, meta *mcp.Meta, req label
 // do runs one request, send, and returns its error as an *Error that
 // names req. replayable says whether it may run twice.
 func (r *requester) do(ctx context.Context, req label, replayable bool, send func(context.Context, *session) error) error {
-	scrub, err := r.retrying(ctx, r.settings.Load(), req.name, replayable, send)
+	scrub, err := r.retrying(ctx, r.settings.Load(), req, replayable, send)
 	switch {
 	case err == nil:
 		return nil
@@ -124,10 +131,12 @@ func (r *requester) do(ctx context.Context, req label, replayable bool, send fun
 }
 
 // retrying runs one request with the recovery rules of [Upstream.CallTool]
-// and the settings set. name is what the request is for (its tool in an
-// [*AmbiguousError]). It returns the error, and whether its message may
-// carry a secret: then the caller scrubs it.
-func (r *requester) retrying(ctx context.Context, set *settings, name string, replayable bool, send func(context.Context, *session) error) (scrub bool, _ error) {
+// and the settings set. req is what the request is for (its name is the
+// tool of an [*AmbiguousError]). It returns the error, and whether its
+// message may carry a secret: then the caller scrubs it. Each request sent
+// is an attempt, with a span of its own (see attempt.go), which says what
+// became of it.
+func (r *requester) retrying(ctx context.Context, set *settings, req label, replayable bool, send func(context.Context, *session) error) (scrub bool, _ error) {
 	callCtx := ctx
 	timeout := set.cfg.TimeoutDuration()
 	if timeout > 0 {
@@ -140,6 +149,7 @@ func (r *requester) retrying(ctx context.Context, set *settings, name string, re
 	var (
 		gone     *session // a session known to be dead
 		resessed bool     // the one free replay on a fresh session is spent
+		attempts int      // the requests sent
 	)
 	for {
 		s, err := r.session(callCtx, gone)
@@ -156,10 +166,13 @@ func (r *requester) retrying(ctx context.Context, set *settings, name string, re
 		if err != nil {
 			return false, timeoutOr(ctx, callCtx, timeout, err)
 		}
+		attempts++
+		a := r.startAttempt(callCtx, req, s, attempts)
 		d := &delivery{}
-		err = sendOn(withDelivery(callCtx, d), s, set.serial, send)
+		err = sendOn(withDelivery(a.ctx, d), s, set.serial, send)
 		release()
 		if err == nil {
+			a.end()
 			return false, nil
 		}
 		if login := loginRequired(err); login != nil {
@@ -169,6 +182,7 @@ func (r *requester) retrying(ctx context.Context, set *settings, name string, re
 			if len(login.Scopes) == 0 {
 				r.abandon(s, login)
 			}
+			a.fail(err, notDelivered, "login required")
 			return false, login
 		}
 		class, dead, wait := classify(ctx, err, d, s.http != nil)
@@ -183,13 +197,19 @@ func (r *requester) retrying(ctx context.Context, set *settings, name string, re
 		}
 		switch {
 		case class == cancelled:
+			a.fail(err, class, "cancelled by the caller")
 			return false, ctx.Err()
 		case class == deterministic && d.wasTooLarge():
+			a.fail(err, class, "not retried: response too large")
 			return false, tooLarge(limit)
 		case class == deterministic:
-			return true, explain(callCtx, err, timeout, limit)
+			err = explain(callCtx, err, timeout, limit)
+			a.fail(err, class, "not retried: the server's answer")
+			return true, err
 		case class == ambiguous && !replayable:
-			return true, &AmbiguousError{Tool: name, Err: explain(callCtx, err, timeout, limit)}
+			err = explain(callCtx, err, timeout, limit)
+			a.fail(err, class, "not retried: may have run, and the tool is not idempotent")
+			return true, &AmbiguousError{Tool: req.name, Err: err}
 		}
 		// Not delivered, or ambiguous for a request that may run twice. A
 		// stale session gets one free replay on a fresh one (design §3);
@@ -197,10 +217,14 @@ func (r *requester) retrying(ctx context.Context, set *settings, name string, re
 		var delay time.Duration
 		if class == notDelivered && dead && !resessed {
 			resessed = true
+			a.fail(err, class, "replayed on a new session: the session was gone")
 		} else if d, ok := budget.take(dead); ok {
 			delay = d
+			a.fail(err, class, "retried")
 		} else {
-			return true, explain(callCtx, err, timeout, limit)
+			err = explain(callCtx, err, timeout, limit)
+			a.fail(err, class, "not retried: no retries left")
+			return true, err
 		}
 		if err := sleep(callCtx, max(wait, delay)); err != nil {
 			return false, timeoutOr(ctx, callCtx, timeout, err)

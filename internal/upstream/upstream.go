@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/oauth"
+	"github.com/switchboard-mcp/switchboard/internal/tracing"
 )
 
 // DefaultStopGrace is how long each step of a stdio server's shutdown waits:
@@ -73,6 +75,10 @@ type Options struct {
 	// sets the Authorization header is left to it. Without OAuth, a
 	// server that answers 401 fails.
 	OAuth *oauth.Options
+	// TracerProvider makes the spans of the requests' attempts, and their
+	// trace context goes to the server (see tracing.go). Default:
+	// otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 }
 
 // An Upstream is one configured MCP server, for the server's whole life: it
@@ -152,6 +158,7 @@ func New(srv config.Server, opts *Options) *Upstream {
 		}),
 		session: u.sup.session,
 		detach:  u.sup.detach,
+		tracer:  tracing.Tracer(o.TracerProvider),
 		onBehalf: func(ctx context.Context, meta mcp.Meta) (context.Context, mcp.Meta, func()) {
 			return u.peers.begin(ctx, meta, u.lists.level())
 		},
