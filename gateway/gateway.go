@@ -32,6 +32,7 @@ type Gateway struct {
 	limitLog  limitLog // the warnings of the limits of Options
 	registry  *registry
 	sessions  *sessions
+	views     *views
 	endpoints *endpoints
 }
 
@@ -59,7 +60,11 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		// resources and the rest, as the servers offer them: see describe.
 		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		CompletionHandler:  fwd.complete,
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.sessions.of(req.Session) },
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			if st := g.sessions.of(req.Session); st != nil && g.views != nil {
+				g.views.baseline(ctx, st, req)
+			}
+		},
 		// The session's own processes (processPerSession) get its new
 		// roots; the shared ones never had any.
 		//lint:ignore SA1019 roots are forwarded while clients and servers use them.
@@ -76,7 +81,8 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch}
 	search := &searchFace{m: m, sessions: g.sessions, registry: g.registry, forwarder: fwd, stateless: o.Stateless}
 	g.registry.serve = registryHandlers{callTool: fwd.callTool, getPrompt: fwd.getPrompt, readResource: fwd.readResource, search: search.tools(), searchDef: searchToolsDefinition}
-	views := &views{m: m, registry: g.registry, sessions: g.sessions}
+	g.views = &views{m: m, registry: g.registry, sessions: g.sessions, stateless: o.Stateless}
+	views := g.views
 	requests := &requests{m: m, hooks: h, registry: g.registry, sessions: g.sessions, views: views, stateless: o.Stateless}
 	g.endpoints = &endpoints{m: m, hooks: h, opts: &g.opts, registry: g.registry, sessions: g.sessions, started: time.Now()}
 	g.server.AddReceivingMiddleware(serverSpans(tracing.Tracer(o.TracerProvider)), g.sessions.recordIdentity, requests.intercept, unlisted(g.registry, fwd))

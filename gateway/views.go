@@ -55,9 +55,10 @@ type viewOf struct {
 // views computes the sessions' views and spares them list_changed when
 // theirs did not change.
 type views struct {
-	m        *switchboard.Manager
-	registry *registry
-	sessions *sessions
+	m         *switchboard.Manager
+	registry  *registry
+	sessions  *sessions
+	stateless bool // Options.Stateless: no session is followed
 }
 
 // tools returns the tools the session st (nil for one not followed) of req
@@ -169,7 +170,8 @@ func (st *session) record(kind int, view viewOf) {
 	}
 }
 
-// unchanged reports whether the session listed kind and got view.
+// unchanged reports whether what the session listed of kind, if it did,
+// is view.
 func (st *session) unchanged(kind int, view viewOf) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -192,26 +194,52 @@ func (v *views) recordList(ctx context.Context, method string, req mcp.Request) 
 	case "resources/list", "resources/templates/list":
 		kind = resourcesList
 	}
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-		if st := v.sessions.following(ss); st != nil {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.stateless {
+		if st := v.sessions.of(ss); st != nil {
 			st.record(kind, v.now(ctx, st, kind, req))
 		}
 	}
 }
 
+// baseline records, as the session st of req starts (its handshake is
+// complete), its views of every kind, as if it had listed them: a change
+// from then on is news to it, whether or not it lists.
+func (v *views) baseline(ctx context.Context, st *session, req mcp.Request) {
+	for kind := range numLists {
+		st.record(kind, v.now(ctx, st, kind, req))
+	}
+}
+
 // spareUnchanged is sending middleware: it sends a session a list_changed
-// only if what it would list of that kind differs from what it last
-// listed; every other notification and request goes through, and so does
-// a list_changed to a session that never listed that kind.
+// only if what it would list of that kind now differs from what it last
+// listed, or had as it started (see baseline); or if that is unknown (a
+// session of the stateless protocol that listens without having listed).
+// A session whose handshake is not complete is sent none. Every other
+// notification and request goes through.
 func (v *views) spareUnchanged(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if kind, ok := listOfNotification[method]; ok {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
-				if st := v.sessions.following(ss); st != nil && st.unchanged(kind, v.now(ctx, st, kind, req)) {
+				st := v.sessions.following(ss)
+				switch {
+				case st != nil && st.unchanged(kind, v.now(ctx, st, kind, req)):
 					return nil, nil
+				case st == nil && ss.InitializeParams() == nil && !listening(req):
+					return nil, nil // no handshake yet: nothing to refresh
 				}
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// listening reports whether the notification req goes to a
+// subscriptions/listen stream (the stateless protocol's), which has no
+// handshake: the go-sdk names the stream in its _meta.
+func listening(req mcp.Request) bool {
+	if p := req.GetParams(); p != nil {
+		_, ok := p.GetMeta()[mcp.MetaKeySubscriptionID]
+		return ok
+	}
+	return false
 }

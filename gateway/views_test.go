@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
@@ -125,5 +126,48 @@ func TestListChangedPerView(t *testing.T) {
 		// A change that the session did not list since is still told.
 		ups["ops"].SetTools([]mcptest.ToolSpec{{Name: "rollback"}})
 		check("ops changed again, not listed since", map[string]counts{"eng": {tools: 1}, "admin": {tools: 1}})
+	})
+}
+
+// TestNoListChangedBeforeTheHandshake: a session whose client has not
+// completed the handshake (serve --stdio with no client yet) is sent no
+// list_changed, of a server's change or of a reload's rules.
+func TestNoListChangedBeforeTheHandshake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := mcptest.NewServer(mcptest.Script{})
+		_, g := setup(t, upstreams{"s": srv}, []config.Server{entry("s", false)}, nil)
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := g.Server().Connect(t.Context(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := ct.Connect(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close(); ss.Wait() })
+		got := make(chan string, 10)
+		go func() {
+			for {
+				msg, err := conn.Read(t.Context())
+				if err != nil {
+					return
+				}
+				if req, ok := msg.(*jsonrpc.Request); ok {
+					got <- req.Method
+				}
+			}
+		}()
+		srv.SetTools([]mcptest.ToolSpec{{Name: "new"}})
+		mcptest.PassTime(time.Second)
+		synctest.Wait()
+		g.FiltersChanged()
+		mcptest.PassTime(time.Second)
+		synctest.Wait()
+		select {
+		case method := <-got:
+			t.Errorf("a session without a handshake was sent %s", method)
+		default:
+		}
 	})
 }
