@@ -58,8 +58,8 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		Logger: slog.New(sdkLog{o.Logger.Handler()}),
 		// Tools are always advertised: they may arrive later. Prompts,
 		// resources and the rest, as the servers offer them: see describe.
-		Capabilities:       &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-		CompletionHandler:  fwd.complete,
+		Capabilities:      &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		CompletionHandler: fwd.complete,
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			if st := g.sessions.of(req.Session); st != nil && g.views != nil {
 				g.views.baseline(ctx, st, req)
