@@ -359,13 +359,16 @@ func connectAtStart(ctx context.Context, m *switchboard.Manager, g *gateway.Gate
 			// Failed counts the servers waiting for a login too; they are
 			// not broken, and a login brings them up.
 			status := m.Status()
-			failed, needsAuth := status.Failed(), 0
+			// Tools counts what the servers expose, whatever the policies
+			// let an anonymous caller see.
+			failed, needsAuth, tools := status.Failed(), 0, 0
 			for _, s := range status {
 				if s.State == switchboard.StateNeedsAuth && slices.Contains(failed, s.Name) {
 					needsAuth++
 				}
+				tools += s.Tools
 			}
-			logger.Info("servers settled", "connected", len(status.Connected()), "failed", len(failed)-needsAuth, "needs_auth", needsAuth, "tools", len(m.Tools(ctx, nil)))
+			logger.Info("servers settled", "connected", len(status.Connected()), "failed", len(failed)-needsAuth, "needs_auth", needsAuth, "tools", tools)
 		})
 	}
 	unsubscribe = m.Subscribe(func(ev switchboard.Event) {
