@@ -111,25 +111,15 @@ func auditedComplete(f *forwarder, req *mcp.CompleteRequest, res **mcp.CompleteR
 	return audited(f, req, "completion/complete", kind, item, res, err)
 }
 
-// auditedSubscribe returns h, the resources/subscribe handler, writing an
-// audit log line for each request.
-func (f *forwarder) auditedSubscribe(h func(context.Context, *mcp.SubscribeRequest) error) func(context.Context, *mcp.SubscribeRequest) error {
+// auditedByURI returns h, the handler of requests of method about the
+// resource that uri names (resources/subscribe, resources/unsubscribe),
+// writing an audit log line for each request.
+func auditedByURI[R mcp.Request](f *forwarder, method string, uri func(R) string, h func(context.Context, R) error) func(context.Context, R) error {
 	if f.audit == nil {
 		return h
 	}
-	return func(ctx context.Context, req *mcp.SubscribeRequest) (err error) {
-		defer audited[any](f, req, "resources/subscribe", kindNameResource, req.Params.URI, nil, &err)()
-		return h(ctx, req)
-	}
-}
-
-// auditedUnsubscribe is auditedSubscribe for resources/unsubscribe.
-func (f *forwarder) auditedUnsubscribe(h func(context.Context, *mcp.UnsubscribeRequest) error) func(context.Context, *mcp.UnsubscribeRequest) error {
-	if f.audit == nil {
-		return h
-	}
-	return func(ctx context.Context, req *mcp.UnsubscribeRequest) (err error) {
-		defer audited[any](f, req, "resources/unsubscribe", kindNameResource, req.Params.URI, nil, &err)()
+	return func(ctx context.Context, req R) (err error) {
+		defer audited[any](f, req, method, kindNameResource, uri(req), nil, &err)()
 		return h(ctx, req)
 	}
 }

@@ -74,8 +74,8 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 	}
 	if !o.Stateless {
 		// A subscription needs a session to send updates on.
-		serverOpts.SubscribeHandler = fwd.auditedSubscribe(g.sessions.subscribe)
-		serverOpts.UnsubscribeHandler = fwd.auditedUnsubscribe(g.sessions.unsubscribe)
+		serverOpts.SubscribeHandler = auditedByURI(fwd, "resources/subscribe", func(r *mcp.SubscribeRequest) string { return r.Params.URI }, g.sessions.subscribe)
+		serverOpts.UnsubscribeHandler = auditedByURI(fwd, "resources/unsubscribe", func(r *mcp.UnsubscribeRequest) string { return r.Params.URI }, g.sessions.unsubscribe)
 	}
 	g.server = mcp.NewServer(o.Implementation, serverOpts)
 	g.registry = &registry{m: m, hooks: h, server: g.server, logger: o.Logger, override: o.ToolSearch}

@@ -16,10 +16,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 // Version is the Hydra release that .ci/install-hydra builds and that
@@ -318,7 +319,7 @@ func (h *Hydra) start(t testing.TB, bin string) error {
 	publicHost, publicPort, _ := net.SplitHostPort(public)
 	adminHost, adminPort, _ := net.SplitHostPort(admin)
 
-	out := &tail{max: maxOutput}
+	out := &mcptest.Tail{Max: maxOutput}
 	cmd := exec.Command(bin, "serve", "all", "--dev", "--sqa-opt-out")
 	// Hydra reads its configuration from the environment: it gets only
 	// this, so that nothing of the test's environment changes it.
@@ -479,28 +480,4 @@ func reportMissing(t testing.TB, required bool, err error) {
 		return
 	}
 	t.Skipf("%s; skipping (%s=require makes this a failure)", msg, RequireEnv)
-}
-
-// tail keeps the last max bytes written to it. It is safe for concurrent
-// use.
-type tail struct {
-	max int
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (w *tail) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if over := len(w.buf) - w.max; over > 0 {
-		w.buf = append(w.buf[:0], w.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (w *tail) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.buf)
 }

@@ -1,34 +1,15 @@
 package ratelimit
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 	"github.com/switchboard-mcp/switchboard/internal/redistest"
 )
-
-// syncBuffer is a bytes.Buffer for a logger of several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestRedisReplicasLimitedAsOne: two limiters (replicas) that share a
 // Redis share its buckets: a burst is spent across both; its keys are the
@@ -70,7 +51,7 @@ func TestRedisReplicasLimitedAsOne(t *testing.T) {
 // logged once; restarted, the limits apply again, and that is logged.
 func TestRedisFailsOpen(t *testing.T) {
 	r := redistest.Start(t)
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	failedOpen := 0
 	l := newLimiter(t, &config.GatewayLimits{
 		PerIdentity: &config.RateLimit{Rate: 0.01, Burst: 1},

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 // RequireEnv is the environment variable that, set to "require" (as CI
@@ -59,7 +61,7 @@ type Redis struct {
 
 	mu  sync.Mutex
 	cmd *exec.Cmd     // nil while stopped
-	out *tail         // its output
+	out *mcptest.Tail // its output
 	end chan struct{} // closed when cmd has exited
 }
 
@@ -133,7 +135,7 @@ func (r *Redis) start() error {
 	if err != nil {
 		return err
 	}
-	out := &tail{max: maxOutput}
+	out := &mcptest.Tail{Max: maxOutput}
 	cmd.Stderr = out
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", r.bin, err)
@@ -200,28 +202,4 @@ func findBinary() (string, error) {
 		return debian, nil
 	}
 	return "", errors.New("no redis-server on PATH or at " + debian)
-}
-
-// tail keeps the last max bytes written to it. It is safe for concurrent
-// use.
-type tail struct {
-	max int
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (w *tail) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf = append(w.buf, p...)
-	if over := len(w.buf) - w.max; over > 0 {
-		w.buf = append(w.buf[:0], w.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (w *tail) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return string(w.buf)
 }

@@ -22,7 +22,7 @@ import (
 
 // noisyUpstream is a stdio upstream of script that counts the lines it
 // skips and logs to logs.
-func noisyUpstream(t *testing.T, script mcptest.Script, logs *syncBuffer) (*Upstream, *atomic.Int64) {
+func noisyUpstream(t *testing.T, script mcptest.Script, logs *mcptest.LogBuffer) (*Upstream, *atomic.Int64) {
 	t.Helper()
 	var skipped atomic.Int64
 	u := New(stdio("noisy", script), &Options{
@@ -55,7 +55,7 @@ func TestStdioServerThatPrints(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.script.StateDir = t.TempDir()
-			var logs syncBuffer
+			var logs mcptest.LogBuffer
 			u, skipped := noisyUpstream(t, tt.script, &logs)
 			pid := u.Snapshot().PID
 			for want := 1; want <= 2; want++ {
@@ -96,7 +96,7 @@ func TestStdioServerThatPrints(t *testing.T) {
 func TestStrayLinesInABurst(t *testing.T) {
 	const calls = 64
 	state := t.TempDir()
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	u, skipped := noisyUpstream(t, mcptest.Script{GarbageOnCall: true, StateDir: state}, &logs)
 	var wg sync.WaitGroup
 	results := make([]int, calls)
@@ -142,7 +142,7 @@ func TestStrayLinesInABurst(t *testing.T) {
 // with an error that says so. Nothing is lost: the call was not answered,
 // and it is not replayed, as it may have run.
 func TestLongLineThatIsNotJSONRPC(t *testing.T) {
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	u, skipped := noisyUpstream(t, mcptest.Script{GarbageOnCall: true, Garbage: "{", GarbageBytes: judgeLimit + 1}, &logs)
 	_, err := callTool(t.Context(), u, "increment", nil)
 	if err == nil || !strings.Contains(err.Error(), "server wrote something that is not JSON-RPC") {
@@ -206,7 +206,7 @@ func TestNoiseLogIsRateLimited(t *testing.T) {
 // other's log going.
 func TestNoiseLogSharedByAServersProcesses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs mcptest.LogBuffer
 		srv := config.Server{Name: "s", Command: "x"}
 		shared := New(srv, &Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{
 			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -258,7 +258,7 @@ func TestShowLine(t *testing.T) {
 func TestServerLogStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const storm = 1000
-		var logs syncBuffer
+		var logs mcptest.LogBuffer
 		u, srv := connectedInMemory(t, mcptest.Script{}, config.Server{Name: "chatty"}, &Options{
 			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		})

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/base64"
 	"log/slog"
 	"net/http"
@@ -13,24 +12,6 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNoSecretLeaks plants a secret in the environment, feeds it to servers
 // through every substitutable field, drives them through their faults, and
@@ -47,7 +28,7 @@ func TestNoSecretLeaks(t *testing.T) {
 	defer hs.Close()
 	defer srv.Close()
 
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	var mu sync.Mutex
 	var seen []string
 	record := func(err error) {
