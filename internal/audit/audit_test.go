@@ -33,16 +33,7 @@ func entry(i int) Entry {
 
 func writeN(t *testing.T, path string, from, n int) {
 	t.Helper()
-	l, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := from; i < from+n; i++ {
-		l.Record(entry(i))
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeOpts(t, path, nil, from, n)
 }
 
 func readLines(t *testing.T, path string) []string {
