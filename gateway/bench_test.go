@@ -414,7 +414,7 @@ func listToolSpecs(n int) []mcptest.ToolSpec {
 // tools/call over Streamable HTTP (stateless, in process, so that every
 // call is verified as a session's every request is): "off", neither, the
 // baseline in the same run; "oauth", a JWT verified with the issuer's key
-// cached; "oauth+policies", and three rules, one with a CEL condition,
+// cached; "oauth_policies", and three rules, one with a CEL condition,
 // that let the caller's group use the server. cpu-ns/op is the process's
 // CPU time per call (the upstream's included, alike in each).
 func BenchmarkAuthOverhead(b *testing.B) {
@@ -455,7 +455,7 @@ func BenchmarkAuthOverhead(b *testing.B) {
 	for _, tc := range []struct {
 		name  string
 		rules []config.PolicyRule
-	}{{"oauth", nil}, {"oauth+policies", rules}} {
+	}{{"oauth", nil}, {"oauth_policies", rules}} {
 		b.Run(tc.name, func(b *testing.B) {
 			opts, is, _ := oauthOptions(b)
 			claims := is.Claims(resource, "mcp", time.Now().Add(time.Hour))
