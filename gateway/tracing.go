@@ -106,13 +106,13 @@ func describeRequest(span trace.Span, method string, req mcp.Request) {
 		span.SetName(method + " " + r.Params.Name)
 		attrs = append(attrs, tracing.PromptName.String(r.Params.Name))
 	case *mcp.ReadResourceRequest:
-		attrs = append(attrs, tracing.ResourceURI.String(r.Params.URI))
+		attrs = append(attrs, tracing.URI(r.Params.URI))
 	case *mcp.CompleteRequest:
 		if ref := r.Params.Ref; ref != nil && ref.Name != "" {
 			span.SetName(method + " " + ref.Name)
 			attrs = append(attrs, tracing.PromptName.String(ref.Name))
 		} else if ref != nil && ref.URI != "" {
-			attrs = append(attrs, tracing.ResourceURI.String(ref.URI))
+			attrs = append(attrs, tracing.URI(ref.URI))
 		}
 	}
 	span.SetAttributes(attrs...)

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,6 +63,21 @@ var (
 
 // ToolError is error.type of a tools/call whose result has isError set.
 const ToolError = "tool_error"
+
+// MaxURI bounds a resource URI as a span shows it.
+const MaxURI = 256
+
+// URI is uri as a span shows it: without its query and fragment, which may
+// carry a credential (?token=...), and cut to MaxURI bytes.
+func URI(uri string) attribute.KeyValue {
+	if i := strings.IndexAny(uri, "?#"); i >= 0 {
+		uri = uri[:i]
+	}
+	if len(uri) > MaxURI {
+		uri = strings.ToValidUTF8(uri[:MaxURI], "")
+	}
+	return ResourceURI.String(uri)
+}
 
 // Tracer returns the tracer of tp; of otel.GetTracerProvider() if tp is
 // nil, which records nothing unless the host sets one.

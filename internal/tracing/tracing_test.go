@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,5 +64,21 @@ func TestInjectMeta(t *testing.T) {
 	h := http.Header{"Tracestate": {"x=y"}}
 	if !InjectHeader(ctx, h) || h.Get("traceparent") != fromMeta || h.Get("tracestate") != "" {
 		t.Errorf("header = %v, want traceparent %s and no tracestate", h, fromMeta)
+	}
+}
+
+// TestURI: a span shows a URI without its query or fragment, which may
+// carry a credential, and at most MaxURI bytes of it.
+func TestURI(t *testing.T) {
+	long := "file:///" + strings.Repeat("a", 2*MaxURI)
+	for _, tc := range []struct{ in, want string }{
+		{"mem://doc", "mem://doc"},
+		{"https://x.example/doc?token=s3cret", "https://x.example/doc"},
+		{"https://x.example/doc#k=s3cret", "https://x.example/doc"},
+		{long, long[:MaxURI]},
+	} {
+		if got := URI(tc.in).Value.AsString(); got != tc.want {
+			t.Errorf("URI(%.40q) = %.40q, want %.40q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -41,11 +41,10 @@ func (r *requester) startAttempt(ctx context.Context, req label, s *session, n i
 			span.SetName(method + " " + req.name)
 			attrs = append(attrs, tracing.PromptName.String(req.name))
 		case "resources/read", "resources/subscribe", "resources/unsubscribe":
-			attrs = append(attrs, tracing.ResourceURI.String(req.name))
+			attrs = append(attrs, tracing.URI(req.name))
 		}
-		if id := s.cs.ID(); id != "" {
-			attrs = append(attrs, tracing.SessionID.String(id))
-		}
+		// Not the upstream's session ID: a server may take it alone as
+		// the caller's credential.
 		if res := s.cs.InitializeResult(); res != nil && res.ProtocolVersion != "" {
 			attrs = append(attrs, tracing.ProtocolVersion.String(res.ProtocolVersion))
 		}
