@@ -346,7 +346,7 @@ func (r *registry) expose(kind int, defs []definition, remove func(...string)) {
 // any change to its tools, an unchanged one registered again included
 // (TestSDKTellsEverySessionOfAToolAddedAgain holds it to that), so
 // search_tools is registered again. The sessions whose list did not change
-// are spared it (see sessions.toolsListChanged). docs/go-sdk.md asks the
+// are spared it (see views.spareUnchanged). docs/go-sdk.md asks the
 // go-sdk for a notification to one session (its issue #666).
 func (r *registry) tellToolsChanged() {
 	r.mu.Lock()
@@ -354,6 +354,14 @@ func (r *registry) tellToolsChanged() {
 	if cur := r.cur.Load(); cur != nil {
 		r.tellLocked(cur)
 	}
+}
+
+// registered returns the definitions of kind registered, by name or URI,
+// once no sync is in progress.
+func (r *registry) registered(kind int) map[string]any {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return maps.Clone(r.others[kind])
 }
 
 // tellAll has the go-sdk tell every client session list_changed of every

@@ -66,7 +66,7 @@ func (q *requests) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 		case "prompts/list", "resources/list", "resources/templates/list":
 			filterList(ctx, q.m, q.sessions.query(req), res)
 			if firstPage(req) {
-				q.views.recordList(ctx, method, req)
+				q.views.recordList(method, req, res)
 			}
 		case "logging/setLevel":
 			params, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
@@ -100,7 +100,7 @@ func (q *requests) listTools(ctx context.Context, req mcp.Request) (*mcp.ListToo
 	}
 	tools, e := q.views.tools(ctx, st, req)
 	if st != nil && cursor == "" {
-		st.record(toolsList, viewOf{tools: tools})
+		st.record("tools/list", viewOf{tools: tools})
 	}
 	tools, next, err := pageOf(tools, cursor, mcp.DefaultPageSize)
 	if err != nil {

@@ -32,9 +32,9 @@ type session struct {
 	// found are the tools the session found with search_tools, most
 	// recent last, at most MaxFoundPerSession.
 	found []string
-	// listed is what the session last listed, of each kind of list: it is
-	// told list_changed of a kind only when its view of it differs.
-	listed listedViews
+	// listed is what the session last got of each list method (see
+	// views): it is told list_changed only when its view differs.
+	listed map[string]viewOf
 	// ended reports that the session has ended: nothing more is sent.
 	ended bool
 	// identity is who the session's first token said the caller is; nil

@@ -20,37 +20,23 @@ import (
 // change to a server that it may not see, another session's finds, or a
 // reload whose rules leave its rights as they were.
 
-// Kinds of list, as a session remembers them.
-const (
-	toolsList = iota
-	promptsList
-	resourcesList // resources and templates: one list_changed tells both
-	numLists
-)
-
-// listOfNotification is the kind of list each list_changed is about.
-var listOfNotification = map[string]int{
-	"notifications/tools/list_changed":     toolsList,
-	"notifications/prompts/list_changed":   promptsList,
-	"notifications/resources/list_changed": resourcesList,
+// listsOfNotification are the lists each list_changed tells of.
+var listsOfNotification = map[string][]string{
+	"notifications/tools/list_changed":     {"tools/list"},
+	"notifications/prompts/list_changed":   {"prompts/list"},
+	"notifications/resources/list_changed": {"resources/list", "resources/templates/list"},
 }
 
-// listedViews is what a session last listed, of each kind.
-type listedViews struct {
-	listed [numLists]bool
-	// tools are the definitions listed, as registered: a tool that
-	// changes is registered anew, so its definition is another.
-	tools []*mcp.Tool
-	// sums hash the prompts, and the resources and templates, listed.
-	sums [numLists]uint64
-}
-
-// A viewOf is what a session would list of one kind now: tools by
-// definition, the others by a hash of their content.
+// A viewOf is what a session got, or would get, of one list: the tools by
+// their definitions as registered (a tool that changes is registered
+// anew, so its definition is another), the other lists by a hash of what
+// they hold.
 type viewOf struct {
 	tools []*mcp.Tool
 	sum   uint64
 }
+
+func (a viewOf) same(b viewOf) bool { return a.sum == b.sum && slices.Equal(a.tools, b.tools) }
 
 // views computes the sessions' views and spares them list_changed when
 // theirs did not change.
@@ -131,98 +117,159 @@ func (e *exposure) searchToolsFor(servers map[string]bool, define func([]serverA
 // alone.
 var sumSeed = maphash.MakeSeed()
 
-// now returns what the session st of req would list of kind now.
-func (v *views) now(ctx context.Context, st *session, kind int, req mcp.Request) viewOf {
-	q := v.sessions.query(req)
-	var items []any
-	switch kind {
-	case toolsList:
-		tools, _ := v.tools(ctx, st, req)
-		return viewOf{tools: tools}
-	case promptsList:
-		for _, p := range v.m.Prompts(ctx, q) {
-			items = append(items, p)
-		}
-	case resourcesList:
-		for _, r := range v.m.Resources(ctx, q) {
-			items = append(items, r)
-		}
-		for _, t := range v.m.ResourceTemplates(ctx, q) {
-			items = append(items, t)
-		}
+// sumOf hashes items, in any order.
+func sumOf[T any](items []T) uint64 {
+	encoded := make([]string, 0, len(items))
+	for _, item := range items {
+		// Definitions came from JSON, and encode again.
+		b, _ := json.Marshal(item)
+		encoded = append(encoded, string(b))
 	}
+	slices.Sort(encoded)
 	var h maphash.Hash
 	h.SetSeed(sumSeed)
-	// Definitions came from JSON, and encode again.
-	_ = json.NewEncoder(&h).Encode(items)
-	return viewOf{sum: h.Sum64()}
-}
-
-// record remembers that the session st listed view, of kind.
-func (st *session) record(kind int, view viewOf) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.listed.listed[kind] = true
-	if kind == toolsList {
-		st.listed.tools = view.tools
-	} else {
-		st.listed.sums[kind] = view.sum
+	for _, e := range encoded {
+		h.WriteString(e)
+		h.WriteByte(0)
 	}
+	return h.Sum64()
 }
 
-// unchanged reports whether what the session listed of kind, if it did,
-// is view.
-func (st *session) unchanged(kind int, view viewOf) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	switch {
-	case !st.listed.listed[kind]:
-		return false // what it has, if anything, is unknown
-	case kind == toolsList:
-		return slices.Equal(st.listed.tools, view.tools)
+// now returns what the session st of req would get of the list method now:
+// for a list but tools/list, the definitions the registry has registered
+// (which the go-sdk answers from) that its identity may see.
+func (v *views) now(ctx context.Context, st *session, method string, req mcp.Request) viewOf {
+	if method == "tools/list" {
+		tools, _ := v.tools(ctx, st, req)
+		return viewOf{tools: tools}
 	}
-	return st.listed.sums[kind] == view.sum
-}
-
-// recordList remembers what the session of req, which asked for the list
-// method from its first page, got: its view now.
-func (v *views) recordList(ctx context.Context, method string, req mcp.Request) {
-	kind := toolsList
+	q := v.sessions.query(req)
+	keep := make(map[string]bool)
+	kind := kindPrompt
 	switch method {
 	case "prompts/list":
-		kind = promptsList
-	case "resources/list", "resources/templates/list":
-		kind = resourcesList
-	}
-	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.stateless {
-		if st := v.sessions.of(ss); st != nil {
-			st.record(kind, v.now(ctx, st, kind, req))
+		for _, p := range v.m.Prompts(ctx, q) {
+			keep[p.Name] = true
+		}
+	case "resources/list":
+		kind = kindResource
+		for _, r := range v.m.Resources(ctx, q) {
+			keep[r.Resource.URI] = true
+		}
+	case "resources/templates/list":
+		kind = kindTemplate
+		for _, t := range v.m.ResourceTemplates(ctx, q) {
+			keep[t.Template.URITemplate] = true
 		}
 	}
+	var items []any
+	for key, def := range v.registry.registered(kind) {
+		if keep[key] {
+			items = append(items, def)
+		}
+	}
+	return viewOf{sum: sumOf(items)}
+}
+
+// record remembers that the session st got view of the list method.
+func (st *session) record(method string, view viewOf) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.listed == nil {
+		st.listed = make(map[string]viewOf)
+	}
+	st.listed[method] = view
+}
+
+// forget forgets what the session st got of the list method: it is
+// unknown.
+func (st *session) forget(method string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.listed, method)
+}
+
+// got returns what the session st last got of the list method, if known.
+func (st *session) got(method string) (viewOf, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	view, ok := st.listed[method]
+	return view, ok
+}
+
+// unchanged reports whether the session st of req got some of methods,
+// and would get the same of each of them now.
+func (v *views) unchanged(ctx context.Context, st *session, methods []string, req mcp.Request) bool {
+	known := false
+	for _, method := range methods {
+		view, ok := st.got(method)
+		if !ok {
+			continue
+		}
+		if !view.same(v.now(ctx, st, method, req)) {
+			return false
+		}
+		known = true
+	}
+	return known
+}
+
+// recordList remembers what the session of req got of the list method,
+// res (filtered for it), asked from its first page: a hash of its items if
+// that page holds them all, else nothing (what it has is unknown).
+func (v *views) recordList(method string, req mcp.Request, res mcp.Result) {
+	ss, ok := req.GetSession().(*mcp.ServerSession)
+	if !ok || v.stateless {
+		return
+	}
+	st := v.sessions.of(ss)
+	if st == nil {
+		return
+	}
+	var sum uint64
+	var next string
+	switch r := res.(type) {
+	case *mcp.ListPromptsResult:
+		sum, next = sumOf(r.Prompts), r.NextCursor
+	case *mcp.ListResourcesResult:
+		sum, next = sumOf(r.Resources), r.NextCursor
+	case *mcp.ListResourceTemplatesResult:
+		sum, next = sumOf(r.ResourceTemplates), r.NextCursor
+	default:
+		return
+	}
+	if next != "" {
+		st.forget(method)
+		return
+	}
+	st.record(method, viewOf{sum: sum})
 }
 
 // baseline records, as the session st of req starts (its handshake is
-// complete), its views of every kind, as if it had listed them: a change
-// from then on is news to it, whether or not it lists.
+// complete), what it would get of every list, as if it had listed them: a
+// change from then on is news to it, whether or not it lists.
 func (v *views) baseline(ctx context.Context, st *session, req mcp.Request) {
-	for kind := range numLists {
-		st.record(kind, v.now(ctx, st, kind, req))
+	for _, methods := range listsOfNotification {
+		for _, method := range methods {
+			st.record(method, v.now(ctx, st, method, req))
+		}
 	}
 }
 
 // spareUnchanged is sending middleware: it sends a session a list_changed
-// only if what it would list of that kind now differs from what it last
-// listed, or had as it started (see baseline); or if that is unknown (a
-// session of the stateless protocol that listens without having listed).
+// only if what it would get of one of the lists it tells of differs from
+// what it last got, or had as it started (see baseline); or if that is
+// unknown (a session of the stateless protocol that listens without having
+// listed, a list of several pages).
 // A session whose handshake is not complete is sent none. Every other
 // notification and request goes through.
 func (v *views) spareUnchanged(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if kind, ok := listOfNotification[method]; ok {
+		if lists, ok := listsOfNotification[method]; ok {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				st := v.sessions.following(ss)
 				switch {
-				case st != nil && st.unchanged(kind, v.now(ctx, st, kind, req)):
+				case st != nil && v.unchanged(ctx, st, lists, req):
 					return nil, nil
 				case st == nil && ss.InitializeParams() == nil && !listening(req):
 					return nil, nil // no handshake yet: nothing to refresh
