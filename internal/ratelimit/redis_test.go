@@ -62,9 +62,7 @@ func TestRedisDownLimitsLocally(t *testing.T) {
 		Redis:       &config.LimitsRedis{URL: r.URL()},
 	}, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Recheck: -1, LocalFallback: func() { fallbacks++ }})
 	ctx := t.Context()
-	if l.Take(ctx, "alice", "s") != nil || l.Take(ctx, "alice", "s") != nil || l.Take(ctx, "alice", "s") == nil {
-		t.Fatal("want two requests through, then refused")
-	}
+	takeBurst(t, l, "alice", 2, "with Redis up")
 	r.Stop(t)
 	for i := range 2 {
 		if got := l.Take(ctx, "alice", "s"); got != nil {
@@ -82,14 +80,25 @@ func TestRedisDownLimitsLocally(t *testing.T) {
 		t.Fatalf("LocalFallback called %d times, logs %q; want 4 and one warning", fallbacks, logs.String())
 	}
 	r.Restart(t) // empty: alice has her burst again
-	if l.Take(ctx, "alice", "s") != nil || l.Take(ctx, "alice", "s") != nil || l.Take(ctx, "alice", "s") == nil {
-		t.Fatal("after the restart: want two requests through, then refused")
-	}
+	takeBurst(t, l, "alice", 2, "after the restart")
 	if fallbacks != 4 {
 		t.Errorf("LocalFallback called %d times after the restart; want still 4", fallbacks)
 	}
 	if !strings.Contains(logs.String(), "redis answers again") {
 		t.Errorf("no log of the recovery: %q", logs.String())
+	}
+}
+
+// takeBurst takes n requests of subject through l, then wants one refused.
+func takeBurst(t *testing.T, l *Limiter, subject string, n int, when string) {
+	t.Helper()
+	for i := range n {
+		if got := l.Take(t.Context(), subject, "s"); got != nil {
+			t.Fatalf("%s: request %d of %d: refused: %s", when, i+1, n, got.Message())
+		}
+	}
+	if l.Take(t.Context(), subject, "s") == nil {
+		t.Fatalf("%s: request %d went through; want refused after the burst of %d", when, n+1, n)
 	}
 }
 
