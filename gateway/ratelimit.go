@@ -25,7 +25,9 @@ import (
 // policies allow takes a token from each bucket that applies, or from
 // none; without one it gets a JSON-RPC error with code [CodeRateLimited]
 // that names the limit and when to retry, and nothing reaches the server.
-// While Redis does not answer, requests go through (fail open), logged.
+// While Redis does not answer, each gateway limits requests by its own
+// buckets, with the same limits (so N replicas allow up to N times the
+// limit), logged.
 // Set it as Options.RateLimiter; [RateLimiter.Set] replaces the limits as a
 // reloaded config has them. The host closes it after the gateway.
 type RateLimiter = ratelimit.Limiter

@@ -47,7 +47,7 @@ type Metrics struct {
 	reloadOK        prometheus.Gauge
 	sessionsDropped *prometheus.CounterVec
 	rateLimited     *prometheus.CounterVec
-	failedOpen      prometheus.Counter
+	localFallback   prometheus.Counter
 
 	vecs []*prometheus.MetricVec
 
@@ -105,10 +105,10 @@ func New() *Metrics {
 	x.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_rate_limited_total", Help: "Requests the gateway's rate limits refused, by limit (identity or server) and the request's server.",
 	}, []string{"limit", "server"})
-	x.failedOpen = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "switchboard_rate_limit_failed_open_total", Help: "Requests let through unchecked because the rate limits' Redis did not answer (fail open).",
+	x.localFallback = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "switchboard_rate_limit_local_fallback_total", Help: "Requests the rate limits decided by this replica's own buckets because their Redis did not answer or had no free connection.",
 	})
-	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped, x.rateLimited, x.failedOpen)
+	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped, x.rateLimited, x.localFallback)
 	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
@@ -205,10 +205,10 @@ func (x *Metrics) RateLimited(limit, server string) {
 	x.rateLimited.WithLabelValues(limit, server).Inc()
 }
 
-// RateLimitFailedOpen counts a request let through unchecked while the
-// rate limits' Redis does not answer: see
-// gateway.RateLimiterOptions.FailedOpen.
-func (x *Metrics) RateLimitFailedOpen() { x.failedOpen.Inc() }
+// RateLimitLocalFallback counts a request the rate limits decided by this
+// replica's own buckets because their Redis did not answer: see
+// gateway.RateLimiterOptions.LocalFallback.
+func (x *Metrics) RateLimitLocalFallback() { x.localFallback.Inc() }
 
 // SessionDropped counts a client session the gateway closed or refused, by
 // reason: see gateway.Options.SessionDropped.

@@ -314,13 +314,13 @@ func TestSessionsDropped(t *testing.T) {
 }
 
 // TestRateLimited: the requests the rate limits refused are counted by
-// limit and server, and those let through while Redis is down.
+// limit and server, and those decided locally while Redis is down.
 func TestRateLimited(t *testing.T) {
 	x := New()
 	x.RateLimited("identity", "mem")
 	x.RateLimited("identity", "mem")
 	x.RateLimited("server", "ops")
-	x.RateLimitFailedOpen()
+	x.RateLimitLocalFallback()
 	families, _ := scrape(t, x)
 	for _, c := range []struct {
 		labels map[string]string
@@ -333,7 +333,7 @@ func TestRateLimited(t *testing.T) {
 			t.Errorf("rate limited %v = %v, want %v", c.labels, got, c.want)
 		}
 	}
-	if got, _ := value(families, "switchboard_rate_limit_failed_open_total", nil); got != 1 {
-		t.Errorf("failed open = %v, want 1", got)
+	if got, _ := value(families, "switchboard_rate_limit_local_fallback_total", nil); got != 1 {
+		t.Errorf("local fallback = %v, want 1", got)
 	}
 }

@@ -493,7 +493,7 @@ func rateLimiterFor(limits *config.GatewayLimits, stats *metrics.Metrics, logger
 	if limits == nil {
 		limits = &config.GatewayLimits{}
 	}
-	o := &gateway.RateLimiterOptions{Logger: logger, Limited: stats.RateLimited, FailedOpen: stats.RateLimitFailedOpen}
+	o := &gateway.RateLimiterOptions{Logger: logger, Limited: stats.RateLimited, LocalFallback: stats.RateLimitLocalFallback}
 	if r := limits.Redis; r != nil && r.PasswordEnv != "" {
 		if o.Password = os.Getenv(r.PasswordEnv); o.Password == "" {
 			return nil, fmt.Errorf("gateway.limits.redis.passwordEnv %s: the variable is unset or empty", r.PasswordEnv)

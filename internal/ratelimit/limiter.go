@@ -68,11 +68,14 @@ type Options struct {
 	// Limited, if set, is called for each request refused, with the kind
 	// of limit and the server: for a metric. It must not block.
 	Limited func(limit, server string)
-	// FailedOpen, if set, is called for each request let through
-	// unchecked while Redis does not answer. It must not block.
-	FailedOpen func()
-	// Recheck is how long after Redis failed requests go through without
-	// asking it again. Default RedisRecheck; negative: ask every time.
+	// LocalFallback, if set, is called for each request that this
+	// process's own buckets decided because Redis did not answer (or no
+	// connection to it was free within RedisPoolTimeout). It must not
+	// block.
+	LocalFallback func()
+	// Recheck is how long after Redis failed requests are decided by this
+	// process's buckets without asking it again. Default RedisRecheck;
+	// negative: ask every time.
 	Recheck time.Duration
 	// MaxBuckets bounds the buckets held in memory. Default MaxBuckets.
 	MaxBuckets int
@@ -83,6 +86,7 @@ type Options struct {
 type Limiter struct {
 	opts   Options
 	store  store
+	local  *memory // with Redis: the buckets that decide when it fails
 	limits atomic.Pointer[config.GatewayLimits]
 }
 
@@ -109,6 +113,7 @@ func New(limits *config.GatewayLimits, o *Options) (*Limiter, error) {
 			return nil, err
 		}
 		l.store = s
+		l.local = newMemory(l.opts.MaxBuckets, l.opts.Logger)
 	} else {
 		l.store = newMemory(l.opts.MaxBuckets, l.opts.Logger)
 	}
@@ -131,8 +136,10 @@ func (l *Limiter) Close() error { return l.store.close() }
 
 // Take takes a token for a request of subject ("" for the one shared
 // identity without authentication) that would reach server: nil if it may
-// go on, else what refused it. While Redis does not answer, every request
-// goes on (fail open).
+// go on, else what refused it. While Redis does not answer, and for a
+// request that found no free connection to it, this process's own buckets
+// decide, with the same limits: each replica then allows up to the limit
+// by itself, so N replicas allow up to N times the limit.
 func (l *Limiter) Take(ctx context.Context, subject, server string) *Refusal {
 	limits := l.limits.Load()
 	bs := make([]bucket, 0, 2)
@@ -147,10 +154,10 @@ func (l *Limiter) Take(ctx context.Context, subject, server string) *Refusal {
 	}
 	i, wait, err := l.store.take(ctx, bs)
 	if err != nil {
-		if l.opts.FailedOpen != nil {
-			l.opts.FailedOpen()
+		if l.opts.LocalFallback != nil {
+			l.opts.LocalFallback()
 		}
-		return nil
+		i, wait, _ = l.local.take(ctx, bs) // in memory: no error
 	}
 	if i < 0 {
 		return nil

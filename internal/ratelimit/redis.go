@@ -14,13 +14,20 @@ import (
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
-// RedisTimeout bounds each round trip to Redis, dialling included: a
-// request waits at most this long for its limits before it goes on
-// unchecked.
+// RedisTimeout bounds each round trip to Redis, dialling and the wait for
+// a connection included: a request waits at most this long for Redis
+// before this replica's own buckets decide it.
 const RedisTimeout = 100 * time.Millisecond
 
-// RedisRecheck is how long, after Redis failed to answer, requests go
-// through without asking it; the first request after asks again.
+// RedisPoolTimeout bounds a request's wait for a free connection to Redis
+// when all of them are busy, within RedisTimeout. A request that waited
+// this long is decided by this replica's own buckets, but Redis is not
+// taken as down: the requests that follow still ask it.
+const RedisPoolTimeout = RedisTimeout / 2
+
+// RedisRecheck is how long, after Redis failed to answer, this replica's
+// own buckets decide requests without asking it; the first request after
+// asks again.
 const RedisRecheck = time.Second
 
 // takeScript takes a token from each bucket of KEYS, or from none, by
@@ -66,18 +73,29 @@ return {0, 0}
 `)
 
 // redisStore holds the buckets in Redis, shared by every gateway that uses
-// the same one.
+// the same one. When it fails, the Limiter falls back to its own buckets.
 type redisStore struct {
 	client *redis.Client
 	opts   *Options
 
-	mu        sync.Mutex
-	downUntil time.Time // while Redis is taken as down: requests go on unchecked
-	down      bool      // Redis failed its last round trip
-	warned    time.Time // when its failure was last logged
+	mu         sync.Mutex
+	downUntil  time.Time // while Redis is taken as down: it is not asked
+	down       bool      // Redis failed its last round trip
+	warned     time.Time // when its failure was last logged
+	warnedPool time.Time // when a wait for a connection was last logged
 }
 
 func newRedisStore(cfg *config.LimitsRedis, o *Options) (*redisStore, error) {
+	opts, err := redisOptions(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	return &redisStore{client: redis.NewClient(opts), opts: o}, nil
+}
+
+// redisOptions are the client's options for cfg: every wait bounded by
+// RedisTimeout, and no retries.
+func redisOptions(cfg *config.LimitsRedis, o *Options) (*redis.Options, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		// Its error may quote the URL: say less.
@@ -85,12 +103,13 @@ func newRedisStore(cfg *config.LimitsRedis, o *Options) (*redisStore, error) {
 	}
 	opts.Password = o.Password
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = RedisTimeout, RedisTimeout, RedisTimeout
+	opts.PoolTimeout = RedisPoolTimeout
 	opts.MaxRetries = -1   // a retry would outlast RedisTimeout; the next request asks again
 	opts.DialerRetries = 1 // likewise
 	opts.ContextTimeoutEnabled = true
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	opts.DisableIdentity = true // no CLIENT SETINFO: older servers refuse it
-	return &redisStore{client: redis.NewClient(opts), opts: o}, nil
+	return opts, nil
 }
 
 func (s *redisStore) take(ctx context.Context, bs []bucket) (int, time.Duration, error) {
@@ -128,7 +147,10 @@ func (s *redisStore) take(ctx context.Context, bs []bucket) (int, time.Duration,
 var errRedisDown = errors.New("redis did not answer lately")
 
 // answered records whether Redis answered (err nil), and logs when that
-// changes: at most a warning a minute for its failures.
+// changes: at most a warning a minute for its failures. A wait for a
+// connection that timed out is no failure of Redis: the pool was busy
+// (one identity's flood can keep it so), and taking Redis as down for
+// RedisRecheck would let that flood decide for every request.
 func (s *redisStore) answered(err error) {
 	now := time.Now()
 	s.mu.Lock()
@@ -136,14 +158,19 @@ func (s *redisStore) answered(err error) {
 	switch {
 	case err == nil && s.down:
 		s.down = false
-		s.opts.Logger.Info("rate limits: redis answers again; the limits apply again")
+		s.opts.Logger.Info("rate limits: redis answers again; the replicas share the limits again")
+	case errors.Is(err, redis.ErrPoolTimeout):
+		if now.Sub(s.warnedPool) >= time.Minute {
+			s.warnedPool = now
+			s.opts.Logger.Warn("rate limits: every connection to redis is busy; a request that waits longer than RedisPoolTimeout is limited by this replica alone", "limit", "RedisPoolTimeout")
+		}
 	case err != nil:
 		if s.opts.Recheck > 0 {
 			s.downUntil = now.Add(s.opts.Recheck)
 		}
 		if !s.down && now.Sub(s.warned) >= time.Minute {
 			s.warned = now
-			s.opts.Logger.Warn("rate limits: redis does not answer; requests go through unlimited until it does (fail open)", "error", err)
+			s.opts.Logger.Warn("rate limits: redis does not answer; each replica limits requests by itself until it does (local fallback)", "error", err)
 		}
 		s.down = true
 	}
