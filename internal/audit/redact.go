@@ -83,14 +83,19 @@ func RedactString(s string) string {
 	if credential.MatchString(s[:min(len(s), MaxPayloadString+scanMargin)]) {
 		return Redacted
 	}
-	if len(s) <= MaxPayloadString {
+	return cut(s, MaxPayloadString)
+}
+
+// cut returns s if it is at most n bytes long, else its first n bytes (at
+// most: it cuts between runes) ending "…[cut: N bytes]", N being len(s).
+func cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxPayloadString
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return fmt.Sprintf("%s…[cut: %d bytes]", s[:cut], len(s))
+	return fmt.Sprintf("%s…[cut: %d bytes]", s[:n], len(s))
 }
 
 // Redact returns v, a JSON value as encoding/json decodes it, as a payload
@@ -107,11 +112,7 @@ func Redact(v any) any {
 		return "[not JSON]"
 	}
 	if len(b) > MaxPayloadBytes {
-		cut := MaxPayloadBytes
-		for cut > 0 && !utf8.RuneStart(b[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%s…[cut: %d bytes]", b[:cut], len(b))
+		return cut(string(b), MaxPayloadBytes)
 	}
 	return out
 }
