@@ -275,3 +275,36 @@ func TestAuditResultRedaction(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditLongNames: a client's 2 MiB URI (subscribe) and tool name (an
+// unknown tool) are written cut, so that the log verifies and opens again
+// (as the gateway does on its next start).
+func TestAuditLongNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, connect := auditedPolicyGateway(t, nil, log)
+	bob := connect("bob", "admin")
+	long := strings.Repeat("u", 2<<20)
+	_ = bob.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://" + long}) // its outcome is not the point
+	_, _ = bob.CallTool(t.Context(), &mcp.CallToolParams{Name: "mem__" + long})
+	bob.Close()
+	raw, lines := auditLines(t, path, log)
+	if len(lines) != 2 || len(raw) > 2*audit.MaxField+2000 {
+		t.Fatalf("%d lines, %d bytes: want 2 lines, cut", len(lines), len(raw))
+	}
+	for i, want := range map[int]struct{ key, sent string }{0: {"uri", "mem://" + long}, 1: {"tool", "mem__" + long}} {
+		if v, _ := lines[i][want.key].(string); !strings.HasSuffix(v, fmt.Sprintf("…[cut: %d bytes]", len(want.sent))) {
+			t.Errorf("line %d: %s = %.40q...; want it cut", i+1, want.key, v)
+		}
+	}
+	reopened, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatalf("OpenAuditLog after a long URI: %v", err)
+	}
+	if err := reopened.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
