@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -254,7 +253,7 @@ func auditResult(result any) *audit.Result {
 	default:
 		return nil
 	}
-	return &audit.Result{Text: audit.RedactText(strings.Join(texts, "\n")), IsError: isError}
+	return &audit.Result{Text: audit.RedactTexts(texts), IsError: isError}
 }
 
 // serverOfPrompt names the server of the prompt with the public name, or

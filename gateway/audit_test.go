@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/audit"
 )
 
 // TestAuditLog: the gateway writes a line for each tools/call, ok or error,
@@ -229,5 +230,81 @@ func TestAuditPayloads(t *testing.T) {
 		if _, ok := l["result"]; ok {
 			t.Errorf("a line of the unmarked server ops holds a result: %v", l)
 		}
+	}
+}
+
+// TestAuditResultRedaction: a secret in a result's text is redacted
+// whatever the shape of the result: JSON as one of several text items (of
+// a tool, a prompt, a resource), JSON too long to parse, KEY=value and
+// KEY: value in plain text, and "KEY": "value" in text that is not JSON.
+func TestAuditResultRedaction(t *testing.T) {
+	texts := func(ss ...string) *mcp.CallToolResult {
+		r := &mcp.CallToolResult{}
+		for _, s := range ss {
+			r.Content = append(r.Content, &mcp.TextContent{Text: s})
+		}
+		return r
+	}
+	for name, result := range map[string]any{
+		"two JSON items": texts(`{"user":"alice"}`, `{"password":"hunter2"}`),
+		"prompt": &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+			{Role: "user", Content: &mcp.TextContent{Text: `{"a":1}`}},
+			{Role: "user", Content: &mcp.TextContent{Text: `{"api_key":"hunter2"}`}},
+		}},
+		"resource":      &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "x:a", Text: `[1]`}, {URI: "x:b", Text: `{"token":"hunter2"}`}}},
+		"JSON > 64 KiB": texts(`{"password":"hunter2","filler":"` + strings.Repeat("f", 70<<10) + `"}`),
+		"KEY=value":     texts("connecting with DB_PASSWORD=hunter2 to db"),
+		"KEY: value":    texts("user: alice\npassword: hunter2\n"),
+		"not JSON":      texts(`{"user": "alice", "password": "hunter2", `),
+		"single quotes": texts(`secret='hunter2'`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			log, err := OpenAuditLog(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log.Record(audit.Entry{Server: "mem", Method: "tools/call", Outcome: audit.OK, Result: auditResult(result)})
+			raw, lines := auditLines(t, path, log)
+			if strings.Contains(raw, "hunter2") {
+				t.Errorf("the log holds hunter2:\n%s", raw)
+			}
+			if res, _ := lines[0]["result"].(map[string]any); !strings.Contains(fmt.Sprint(res["text"]), "[redacted]") {
+				t.Errorf("result %v: no [redacted]", lines[0]["result"])
+			}
+		})
+	}
+}
+
+// TestAuditLongNames: a client's 2 MiB URI (subscribe) and tool name (an
+// unknown tool) are written cut, so that the log verifies and opens again
+// (as the gateway does on its next start).
+func TestAuditLongNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, connect := auditedPolicyGateway(t, nil, log)
+	bob := connect("bob", "admin")
+	long := strings.Repeat("u", 2<<20)
+	_ = bob.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "mem://" + long}) // its outcome is not the point
+	_, _ = bob.CallTool(t.Context(), &mcp.CallToolParams{Name: "mem__" + long})
+	bob.Close()
+	raw, lines := auditLines(t, path, log)
+	if len(lines) != 2 || len(raw) > 2*audit.MaxField+2000 {
+		t.Fatalf("%d lines, %d bytes: want 2 lines, cut", len(lines), len(raw))
+	}
+	for i, want := range map[int]struct{ key, sent string }{0: {"uri", "mem://" + long}, 1: {"tool", "mem__" + long}} {
+		if v, _ := lines[i][want.key].(string); !strings.HasSuffix(v, fmt.Sprintf("…[cut: %d bytes]", len(want.sent))) {
+			t.Errorf("line %d: %s = %.40q...; want it cut", i+1, want.key, v)
+		}
+	}
+	reopened, err := OpenAuditLog(path, nil)
+	if err != nil {
+		t.Fatalf("OpenAuditLog after a long URI: %v", err)
+	}
+	if err := reopened.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -52,6 +52,12 @@ const QueueLines = 4096
 // [Open] reads an existing file's last line).
 const MaxLine = 1 << 20
 
+// MaxField bounds each string of an [Entry] (Subject, Client, Session,
+// Tool, Prompt and URI come from a client), in bytes, as written: a longer
+// one is cut, ending "…[cut: N bytes]", so that no request can make a line
+// too long to verify or to continue from.
+const MaxField = 1 << 10
+
 // DefaultMaxFiles is how many rotated files a Log keeps when
 // [Options.MaxFiles] is 0.
 const DefaultMaxFiles = 10
@@ -120,6 +126,17 @@ type line struct {
 	// Continues marks the first line of a file that continues the chain
 	// of the file before it (rotated to path.1).
 	Continues bool `json:"continues,omitempty"`
+	// PayloadsDropped marks a line whose arguments and result were left
+	// out because with them it would be longer than MaxLine.
+	PayloadsDropped bool `json:"payloadsDropped,omitempty"`
+}
+
+// capped returns e with each of its strings cut to MaxField bytes.
+func (e Entry) capped() Entry {
+	for _, f := range []*string{&e.Subject, &e.Client, &e.Session, &e.Server, &e.Method, &e.Tool, &e.Prompt, &e.URI, &e.ErrorClass} {
+		*f = cut(*f, MaxField)
+	}
+	return e
 }
 
 // A Log appends entries to a file. Its methods are safe for concurrent
@@ -240,7 +257,9 @@ func lastLine(path string) (last []byte, size int64, complete bool, _ error) {
 	if size == 0 {
 		return nil, 0, true, nil
 	}
-	start := max(size-MaxLine-1, 0)
+	// The last line (at most MaxLine bytes), its newline, and the newline
+	// before it.
+	start := max(size-MaxLine-2, 0)
 	buf := make([]byte, size-start)
 	if _, err := r.ReadAt(buf, start); err != nil {
 		return nil, 0, false, fmt.Errorf("audit log %s: read its last line: %w", path, err)
@@ -316,15 +335,19 @@ func (l *Log) run() {
 	}
 }
 
+// write writes e as the chain's next line. Its strings are cut to
+// MaxField; a line that its payloads would take past MaxLine (with
+// [Redact]'s bounds it cannot be) is written without them, marked
+// payloadsDropped.
 func (l *Log) write(e Entry) {
-	ln := line{Entry: e, DurationMs: float64(e.Duration.Microseconds()) / 1000, Seq: l.seq + 1, Prev: l.prev}
+	ln := line{Entry: e.capped(), DurationMs: float64(e.Duration.Microseconds()) / 1000, Seq: l.seq + 1, Prev: l.prev}
 	ln.Time = ln.Time.UTC()
-	b, err := json.Marshal(ln)
+	b, err := l.marshal(&ln)
 	if err == nil {
 		l.rotateFor(int64(len(b)) + 1)
 		ln.Continues = l.continues
 		if l.continues {
-			b, err = json.Marshal(ln)
+			b, err = l.marshal(&ln)
 		}
 	}
 	if err == nil {
@@ -348,6 +371,21 @@ func (l *Log) write(e Entry) {
 	l.seq++
 	l.prev = hash(b)
 	l.continues = false
+}
+
+// marshal returns ln's JSON, without its payloads if they take it past
+// MaxLine (ln is then marked so), or an error if it is too long even so.
+func (l *Log) marshal(ln *line) ([]byte, error) {
+	b, err := json.Marshal(ln)
+	if err != nil || len(b) <= MaxLine {
+		return b, err
+	}
+	ln.Arguments, ln.Result, ln.PayloadsDropped = nil, nil, true
+	l.logger.Warn("audit log: a line's payloads are dropped: with them it is too long", "file", l.name, "limit", "MaxLine", "bytes", len(b), "seq", ln.Seq)
+	if b, err = json.Marshal(ln); err == nil && len(b) > MaxLine {
+		err = fmt.Errorf("audit log: line %d is %w", ln.Seq, ErrLineTooLong)
+	}
+	return b, err
 }
 
 // rotateFor rotates the file if a line of n bytes would take it past

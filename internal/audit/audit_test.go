@@ -273,3 +273,93 @@ func prevOf(t *testing.T, line string) string {
 	}
 	return v.Prev
 }
+
+// TestLongFields: an entry with a 2 MiB URI, tool and subject (a client's
+// to choose) is written with them cut to MaxField, and the log both
+// verifies and opens again to continue its chain.
+func TestLongFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("u", 2<<20)
+	e := entry(0)
+	e.Method, e.URI, e.Tool, e.Subject = "resources/subscribe", "file:///"+long, long, long
+	l.Record(e)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeN(t, path, 1, 1) // fails if Open cannot continue from the long line
+	if n, err := verifyFile(t, path); n != 2 || err != nil {
+		t.Fatalf("Verify = %d, %v; want 2, nil", n, err)
+	}
+	var got Entry
+	if err := json.Unmarshal([]byte(readLines(t, path)[0]), &got); err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]struct{ got, sent string }{"uri": {got.URI, e.URI}, "tool": {got.Tool, e.Tool}, "subject": {got.Subject, e.Subject}} {
+		suffix := fmt.Sprintf("…[cut: %d bytes]", len(f.sent))
+		if len(f.got) != MaxField+len(suffix) || !strings.HasSuffix(f.got, suffix) {
+			t.Errorf("%s: %d bytes ending %q; want it cut to %d bytes ending %q", name, len(f.got), f.got[max(len(f.got)-30, 0):], MaxField, suffix)
+		}
+	}
+}
+
+// TestPayloadsDropped: a line that its payloads would take past MaxLine is
+// written without them, marked payloadsDropped, and the log verifies and
+// opens again.
+func TestPayloadsDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var logs bytes.Buffer
+	l, err := Open(path, &Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := entry(0)
+	e.Arguments = map[string]any{"a": strings.Repeat("x", MaxLine)} // not through Redact
+	e.Result = &Result{Text: "kept only if it fits"}
+	l.Record(e)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeN(t, path, 1, 1)
+	if n, err := verifyFile(t, path); n != 2 || err != nil {
+		t.Fatalf("Verify = %d, %v; want 2, nil", n, err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(readLines(t, path)[0]), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["payloadsDropped"] != true || got["arguments"] != nil || got["result"] != nil || got["tool"] != "memory__t0" {
+		t.Errorf("line 1 = %v; want payloadsDropped, no arguments or result", got)
+	}
+	if !strings.Contains(logs.String(), "MaxLine") {
+		t.Errorf("log %q does not name MaxLine", logs.String())
+	}
+}
+
+// TestReopenMaxLine: a log whose last line is exactly MaxLine bytes (as
+// long as Verify takes) opens to continue its chain.
+func TestReopenMaxLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	writeN(t, path, 0, 1)
+	lines := readLines(t, path)
+	ln := line{Entry: entry(1), Seq: 2, Prev: hash([]byte(strings.TrimSuffix(lines[0], "\n")))}
+	ln.Result = &Result{}
+	b, err := json.Marshal(ln)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Result.Text = strings.Repeat("r", MaxLine-len(b))
+	if b, err = json.Marshal(ln); err != nil || len(b) != MaxLine {
+		t.Fatalf("line of %d bytes, %v", len(b), err)
+	}
+	if err := os.WriteFile(path, []byte(lines[0]+string(b)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeN(t, path, 2, 1)
+	if n, err := verifyFile(t, path); n != 3 || err != nil {
+		t.Fatalf("Verify = %d, %v; want 3, nil", n, err)
+	}
+}

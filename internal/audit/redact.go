@@ -83,14 +83,19 @@ func RedactString(s string) string {
 	if credential.MatchString(s[:min(len(s), MaxPayloadString+scanMargin)]) {
 		return Redacted
 	}
-	if len(s) <= MaxPayloadString {
+	return cut(s, MaxPayloadString)
+}
+
+// cut returns s if it is at most n bytes long, else its first n bytes (at
+// most: it cuts between runes) ending "…[cut: N bytes]", N being len(s).
+func cut(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxPayloadString
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return fmt.Sprintf("%s…[cut: %d bytes]", s[:cut], len(s))
+	return fmt.Sprintf("%s…[cut: %d bytes]", s[:n], len(s))
 }
 
 // Redact returns v, a JSON value as encoding/json decodes it, as a payload
@@ -107,11 +112,7 @@ func Redact(v any) any {
 		return "[not JSON]"
 	}
 	if len(b) > MaxPayloadBytes {
-		cut := MaxPayloadBytes
-		for cut > 0 && !utf8.RuneStart(b[cut]) {
-			cut--
-		}
-		return fmt.Sprintf("%s…[cut: %d bytes]", b[:cut], len(b))
+		return cut(string(b), MaxPayloadBytes)
 	}
 	return out
 }
@@ -130,16 +131,70 @@ func RedactJSON(raw json.RawMessage) any {
 	return Redact(v)
 }
 
+// keyValue matches, in text, a key that names a secret (as [SecretKey]
+// tells) set to a value: KEY=value, KEY: value, "KEY": "value". Its groups
+// are the key with what follows it up to the value, and the value: quoted,
+// or up to a space, quote, comma, semicolon, '&' or bracket.
+var keyValue = func() *regexp.Regexp {
+	words := make([]string, len(secretKeys))
+	for i, k := range secretKeys {
+		words[i] = strings.Join(strings.Split(k, ""), `[-_. ]?`)
+	}
+	key := `[A-Za-z0-9_.-]*(?:` + strings.Join(words, "|") + `)[A-Za-z0-9_.-]*`
+	return regexp.MustCompile(`(?i)("?` + key + `"?\s*[:=]\s*)("(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^\s"',;&{}\[\]]+)`)
+}()
+
+// redactKeyValues returns s with the value of each [keyValue] in it
+// [Redacted] (in the quotes it had).
+func redactKeyValues(s string) string {
+	return keyValue.ReplaceAllStringFunc(s, func(m string) string {
+		v := keyValue.FindStringSubmatchIndex(m)
+		prefix, value := m[:v[3]], m[v[4]:v[5]]
+		if q := value[0]; q == '"' || q == '\'' {
+			return prefix + string(q) + Redacted + string(q)
+		}
+		return prefix + Redacted
+	})
+}
+
 // RedactText returns a result's text as a payload keeps it: text that is
-// a JSON object or array (of at most 64 KiB) is redacted as one ([RedactJSON]) and written
-// back as text; any text then goes through [RedactString].
+// a JSON object or array (of at most 64 KiB) is redacted as one
+// ([RedactJSON]) and written back as text; other text is [Redacted] if it
+// holds what looks like a credential, and else has the value of each key
+// that names a secret ([SecretKey]) set in it (KEY=value, KEY: value,
+// "KEY": "value") [Redacted]. Either then goes through [RedactString].
 func RedactText(s string) string {
 	if t := strings.TrimSpace(s); t != "" && len(t) <= maxJSONText && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
 		if b, err := json.Marshal(RedactJSON(json.RawMessage(t))); err == nil {
-			s = string(b)
+			return RedactString(string(b))
 		}
 	}
-	return RedactString(s)
+	// Only what RedactString keeps needs looking at, and what starts in
+	// it.
+	head := s[:min(len(s), MaxPayloadString+scanMargin)]
+	if credential.MatchString(head) {
+		return Redacted
+	}
+	return RedactString(redactKeyValues(head) + s[len(head):])
+}
+
+// RedactTexts returns a result's text items (a tool's text contents, say)
+// as a payload keeps them: each through [RedactText] on its own (so that
+// each item of JSON is read as JSON), one a line. Items past the first
+// [MaxPayloadString] bytes are left out, counted.
+func RedactTexts(texts []string) string {
+	var b strings.Builder
+	for i, t := range texts {
+		if b.Len() >= MaxPayloadString {
+			fmt.Fprintf(&b, "\n…[cut: %d more items]", len(texts)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(RedactText(t))
+	}
+	return b.String()
 }
 
 func redact(v any, depth int, budget *int) any {

@@ -143,6 +143,14 @@ func TestRedactText(t *testing.T) {
 		"the key is sk-abcdefghijklmnopqrstuvwx": Redacted,
 		"plain text":                             "plain text",
 		`{"not": json`:                           `{"not": json`,
+		"DB_PASSWORD=hunter2 user=bob":           "DB_PASSWORD=[redacted] user=bob",
+		"password: hunter2\nuser: bob":           "password: [redacted]\nuser: bob",
+		"X-Api-Key: hunter2, next":               "X-Api-Key: [redacted], next",
+		"a?access_token=hunter2&b=1":             "a?access_token=[redacted]&b=1",
+		`{"password": "hun\"ter2", "user": "b"`:  `{"password": "[redacted]", "user": "b"`,
+		`secret='hunter2'`:                       `secret='[redacted]'`,
+		"Authorization: Bearer abcdefghijklmnop": Redacted,
+		"tokens are fine: no value here":         "tokens are fine: no value here",
 	} {
 		if got := RedactText(in); got != want {
 			t.Errorf("RedactText(%q) = %q, want %q", in, got, want)
@@ -163,5 +171,21 @@ func TestPayloadLine(t *testing.T) {
 	b, err := json.Marshal(line{Entry: e})
 	if err != nil || len(b) > MaxLine/16 {
 		t.Errorf("a line with the largest payloads: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestRedactTexts: each item is redacted on its own, one a line; items
+// past MaxPayloadString bytes are left out, counted.
+func TestRedactTexts(t *testing.T) {
+	if got, want := RedactTexts([]string{`{"a":1}`, `{"password":"hunter2"}`, "plain"}), "{\"a\":1}\n{\"password\":\"[redacted]\"}\nplain"; got != want {
+		t.Errorf("RedactTexts = %q, want %q", got, want)
+	}
+	long := strings.Repeat("x", 300)
+	got := RedactTexts([]string{long, "password=hunter2", "c"})
+	if want := "…[cut: 300 bytes]\n…[cut: 2 more items]"; !strings.HasSuffix(got, want) || len(got) > 2*MaxPayloadString {
+		t.Errorf("RedactTexts of a long first item = %q, want it to end %q", got, want)
+	}
+	if got := RedactTexts(nil); got != "" {
+		t.Errorf("RedactTexts(nil) = %q", got)
 	}
 }
