@@ -75,8 +75,8 @@ func (m *Manager) GetPrompt(ctx context.Context, q *Query, params *mcp.GetPrompt
 	if err != nil {
 		return nil, err
 	}
-	if up, err = m.serverFor(ctx, up); err == nil {
-		err = hooks.Admit(ctx, up.Name())
+	if err = hooks.Admit(ctx, up.Name()); err == nil { // before serverFor, which may start a process
+		up, err = m.serverFor(ctx, up)
 	}
 	if err != nil {
 		return nil, err
@@ -128,10 +128,10 @@ func (m *Manager) Complete(ctx context.Context, q *Query, params *mcp.CompletePa
 		err = fmt.Errorf("complete: %w: unknown ref type %q", ErrInvalidArguments, ref.Type)
 	}
 	if err == nil {
-		up, err = m.serverFor(ctx, up)
+		err = hooks.Admit(ctx, up.Name()) // before serverFor, which may start a process
 	}
 	if err == nil {
-		err = hooks.Admit(ctx, up.Name())
+		up, err = m.serverFor(ctx, up)
 	}
 	if err != nil {
 		return nil, err
@@ -216,10 +216,10 @@ func keepResources[T any](m *Manager, ctx context.Context, q *Query, items []T, 
 func (m *Manager) ReadResource(ctx context.Context, q *Query, params *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	up, err := m.resourceServer(ctx, q, "read resource", params.URI)
 	if err == nil {
-		up, err = m.serverFor(ctx, up)
+		err = hooks.Admit(ctx, up.Name()) // before serverFor, which may start a process
 	}
 	if err == nil {
-		err = hooks.Admit(ctx, up.Name())
+		up, err = m.serverFor(ctx, up)
 	}
 	if err != nil {
 		return nil, err

@@ -170,10 +170,12 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	}
 	call := *params
 	call.Name = t.Original
-	up, err := m.serverFor(ctx, v.byName[t.Server])
-	if err == nil {
-		err = hooks.Admit(ctx, t.Server)
+	// Admitted before serverFor, which may start a process of the
+	// caller's session for it.
+	if err := hooks.Admit(ctx, t.Server); err != nil {
+		return nil, err
 	}
+	up, err := m.serverFor(ctx, v.byName[t.Server])
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
@@ -311,4 +312,23 @@ func TestRateLimitReplicasShareRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRateLimited(t, call(b), want)
+}
+
+// TestRateLimitedStartsNoSessionProcess: a request the rate limits refuse
+// starts no process of the caller's session for a processPerSession
+// server.
+func TestRateLimitedStartsNoSessionProcess(t *testing.T) {
+	srv := config.Server{Name: "s", ProtocolVersion: legacy, ProcessPerSession: true}
+	srv.Command, srv.Args, srv.Env = mcptest.StdioCommand(mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "count", Behavior: mcptest.Increment}}})
+	rl := newRateLimiter(t, &config.GatewayLimits{PerIdentity: &config.RateLimit{Rate: 0.001, Burst: 1}}, nil)
+	m, g := start(t, []config.Server{srv}, &switchboard.Options{Cache: switchboard.CacheOff}, &Options{RateLimiter: rl})
+	a, b := legacyClient(t, g, nil), legacyClient(t, g, nil)
+	if _, err := a.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__count"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: "s__count"})
+	checkRateLimited(t, err, "switchboard: rate limited: identity limit of 0.001 requests/s; retry after 1000.0 s")
+	if n := m.Status()[0].SessionProcesses; n != 1 {
+		t.Errorf("%d processes per session, want 1: the refused request started one", n)
+	}
 }
