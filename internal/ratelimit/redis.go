@@ -90,8 +90,18 @@ func newRedisStore(cfg *config.LimitsRedis, o *Options) (*redisStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	quietRedis.Do(func() { redis.SetLogger(discardLogging{}) })
 	return &redisStore{client: redis.NewClient(opts), opts: o}, nil
 }
+
+// quietRedis drops go-redis's own log lines, process-wide (its logger is
+// global): it writes each failed dial to stderr, outside the host's
+// logger, while the store logs an outage once, with its cause.
+var quietRedis sync.Once
+
+type discardLogging struct{}
+
+func (discardLogging) Printf(context.Context, string, ...any) {}
 
 // redisOptions are the client's options for cfg: every wait bounded by
 // RedisTimeout, and no retries.
