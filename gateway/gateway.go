@@ -60,6 +60,13 @@ func New(m *switchboard.Manager, opts *Options) *Gateway {
 		// resources and the rest, as the servers offer them: see describe.
 		Capabilities:      &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		CompletionHandler: fwd.complete,
+		// A result for an identity is its own: what a policy lets it
+		// read, a shared cache must not give another.
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+			if g.sessions.query(req) != nil {
+				c.CacheScope = "private"
+			}
+		},
 		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			if st := g.sessions.of(req.Session); st != nil && g.views != nil {
 				g.views.baseline(ctx, st, req)

@@ -169,6 +169,11 @@ func TestPolicyListsPerIdentity(t *testing.T) {
 		if !slices.Equal(uris, tc.uris) || resources.CacheScope != "private" {
 			t.Errorf("%s's resources/list = %v (cacheScope %q), want %v, private", tc.who, uris, resources.CacheScope, tc.uris)
 		}
+		// What it may read is its own too.
+		read, err := tc.cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "mem://doc"})
+		if err != nil || read.CacheScope != "private" {
+			t.Errorf("%s's resources/read of mem://doc: cacheScope %v, %v; want private", tc.who, read, err)
+		}
 	}
 }
 
