@@ -159,6 +159,7 @@ type Log struct {
 	// it starts).
 	w         io.Writer
 	file      *os.File // the file w is; nil for stdout
+	lock      *os.File // held while the log is open (see lock); nil for stdout
 	size      int64    // of file
 	prev      string
 	seq       int64
@@ -185,15 +186,21 @@ func Open(path string, opts *Options) (*Log, error) {
 		if l.maxFiles <= 0 {
 			l.maxFiles = DefaultMaxFiles
 		}
+		held, err := lock(path)
+		if err != nil {
+			return nil, err
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
+			closeLock(held)
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
 		if err := l.continueFrom(path, f); err != nil {
 			f.Close()
+			closeLock(held)
 			return nil, err
 		}
-		l.w, l.file = f, f
+		l.w, l.file, l.lock = f, f, held
 	}
 	go l.run()
 	return l, nil
@@ -323,9 +330,21 @@ func (l *Log) Close() error {
 		if l.file != nil {
 			err = l.file.Close()
 		}
+		closeLock(l.lock)
 	})
 	return err
 }
+
+// closeLock lets go of a lock that lock took, if any.
+func closeLock(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
+}
+
+// ErrInUse means another process writes the audit log: each gateway, each
+// replica, needs a file of its own.
+var ErrInUse = errors.New("in use by another process; each gateway (each replica) needs an audit file of its own")
 
 // run writes the queued entries, in order, until Close.
 func (l *Log) run() {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -362,4 +363,31 @@ func TestReopenMaxLine(t *testing.T) {
 	if n, err := verifyFile(t, path); n != 3 || err != nil {
 		t.Fatalf("Verify = %d, %v; want 3, nil", n, err)
 	}
+}
+
+// TestOneWriter: a log that another Log (another process, as flock sees
+// it) holds open is refused, saying why; once closed, it opens again.
+func TestOneWriter(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock: one writer per file is up to the operator")
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	first, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err := Open(path, nil); !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), path) {
+		if second != nil {
+			second.Close()
+		}
+		t.Errorf("a second Open = %v, want ErrInUse naming %s", err, path)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(path, nil)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	again.Close()
 }
