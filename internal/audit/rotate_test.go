@@ -220,6 +220,7 @@ func TestVerifyFilesBreaks(t *testing.T) {
 		why   string
 	}{
 		{"missing middle file", []string{path + ".3", path + ".1"}, "audit.jsonl.1", 1, "deleted: 3 line(s)"},
+		{"newest first", []string{path + ".1", path + ".2"}, "audit.jsonl.2", 1, "give them oldest first"},
 		{"out of order", []string{path + ".2", path + ".3"}, "audit.jsonl.3", 1, "genesis"},
 		{"new chain", []string{path + ".3", other}, "other.jsonl", 1, "new chain"},
 		{"first lines of a rotated file deleted", []string{cutFirst}, "cut.jsonl", 1, "deleted from the start"},

@@ -60,7 +60,12 @@ type Anchor struct {
 	Hash string // hex SHA-256 of the line, without its newline
 }
 
-func (a Anchor) String() string { return fmt.Sprintf("%d:%s", a.Seq, a.Hash) }
+func (a Anchor) String() string {
+	if a.Seq == 0 {
+		return a.Hash // given without its seq
+	}
+	return fmt.Sprintf("%d:%s", a.Seq, a.Hash)
+}
 
 // ErrBadAnchor means an anchor is neither SEQ:HASH nor HASH.
 var ErrBadAnchor = errors.New("want SEQ:HASH or HASH, HASH 64 hex digits, as audit verify prints the last line")
@@ -231,13 +236,18 @@ func diagnose(cur verifyLine, before []verifyLine, next func() (verifyLine, bool
 	if len(before) == 2 && cur.prev == before[0].hash {
 		return last.at.brk(fmt.Sprintf("inserted: %s's prev is the hash of %s", cur.at.ref(last.at), before[0].at.ref(last.at)))
 	}
+	// Between two files, the files may be out of order, or one missing.
+	hint := ""
+	if cur.at.file != last.at.file {
+		hint = " (or the files are out of order, or one is missing: give them oldest first, as audit.jsonl.2 audit.jsonl.1 audit.jsonl)"
+	}
 	switch {
 	case cur.seq > last.seq+1:
-		return cur.at.brk(fmt.Sprintf("deleted: %d line(s) are missing before it (seq jumps from %d to %d)", cur.seq-last.seq-1, last.seq, cur.seq))
+		return cur.at.brk(fmt.Sprintf("deleted: %d line(s) are missing before it (seq jumps from %d to %d)%s", cur.seq-last.seq-1, last.seq, cur.seq, hint))
 	case cur.seq == last.seq+1:
 		return last.at.brk(fmt.Sprintf("edited: its hash is not %s's prev", cur.at.ref(last.at)))
 	}
-	return cur.at.brk(fmt.Sprintf("its prev is not the hash of %s: a line was edited, inserted or deleted", last.at.ref(cur.at)))
+	return cur.at.brk(fmt.Sprintf("its prev is not the hash of %s: a line was edited, inserted or deleted%s", last.at.ref(cur.at), hint))
 }
 
 // ErrLineTooLong is a line longer than [MaxLine].
