@@ -83,7 +83,7 @@ func TestServePolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	replaceFile(t, path, b)
-	g.waitLog(t, regexp.MustCompile(`msg="config reloaded"`))
+	g.waitLog(t, regexp.MustCompile(`msg="gateway.policies changed: applied to every request from now on" rules=2`))
 	if _, err := alice.CallTool(t.Context(), &mcp.CallToolParams{Name: "n__echo", Arguments: map[string]any{}}); err != nil {
 		t.Errorf("alice calls n__echo after the reload: %v", err)
 	}

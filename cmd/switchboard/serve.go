@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -155,9 +156,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		g.ConfigReloaded(err)
 		if reloaded != nil {
 			toolSearchOverridden(logger, toolSearch, reloaded)
+			changed := !reflect.DeepEqual(policies.Rules(), slices.Clone(reloaded.Gateway.Policies))
 			if err := policies.Set(reloaded.Gateway.Policies); err != nil {
 				logger.Warn("the reloaded config's gateway.policies were not applied; the previous ones stay", "error", err)
-			} else {
+			} else if changed {
+				logger.Info("gateway.policies changed: applied to every request from now on", "rules", len(reloaded.Gateway.Policies))
 				g.FiltersChanged()
 			}
 			if a := reloaded.Gateway.Audit; (a == nil) != (cfg.Gateway.Audit == nil) || a != nil && *a != *cfg.Gateway.Audit {
