@@ -102,6 +102,10 @@ type Server struct {
 	// credentials, long strings cut. Off, the log holds neither.
 	AuditPayloads bool `json:"auditPayloads,omitempty"`
 
+	// Pinning is the server's own tool pinning mode, over the config's
+	// top-level "pinning"; "" follows it.
+	Pinning PinningMode `json:"pinning,omitempty"`
+
 	// ProcessPerSession gives each gateway client session its own process
 	// of this stdio server, started on the session's first request and
 	// stopped when it ends, so that what the server asks while serving a
@@ -395,7 +399,10 @@ type Config struct {
 	ToolSearch ToolSearch
 	// Gateway is the top-level "gateway"; its Auth and its Policies each
 	// come whole from the file of highest precedence that sets them.
-	Gateway  Gateway
+	Gateway Gateway
+	// Pinning is the top-level "pinning" of the file of highest precedence
+	// that sets it: tool pinning's mode and pins file.
+	Pinning  Pinning
 	Warnings []error  // Unknown fields, ignored values and the like.
 	Files    []string // The files read, lowest precedence first; EmbeddedSource for the default.
 }

@@ -38,6 +38,7 @@ type parsedFile struct {
 	items      []item
 	toolSearch *ToolSearch // nil if the file does not set it
 	gateway    *Gateway    // nil if the file sets none of "gateway"'s settings
+	pinning    *Pinning    // nil if the file does not set it
 }
 
 // parse parses one file.
@@ -73,6 +74,7 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 	var key string
 	var ts *ToolSearch
 	var gw *Gateway
+	var pin *Pinning
 	for i := range top.Members {
 		m := &top.Members[i]
 		switch name := memberName(m); name {
@@ -93,6 +95,13 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 				continue
 			}
 			ts = &setting
+		case "pinning":
+			p, field, err := pinning(file, &m.Value)
+			if err != nil {
+				return parsedFile{}, nil, &Error{File: file, Field: joinField(name, field), Problem: err.Error(), err: err}
+			}
+			pin = &p
+			warnings = append(warnings, &Error{File: file, Field: name, Problem: pinningLater})
 		case "gateway":
 			g, set, problems, field, err := gateway(&m.Value)
 			if err != nil {
@@ -110,7 +119,7 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 	}
 	if servers == nil {
 		warnings = append(warnings, &Error{File: file, Problem: `no "mcpServers" or "servers" key; no servers defined`})
-		return parsedFile{toolSearch: ts, gateway: gw}, warnings, nil
+		return parsedFile{toolSearch: ts, gateway: gw, pinning: pin}, warnings, nil
 	}
 	obj, ok := servers.Value.(*hujson.Object)
 	if !ok {
@@ -129,7 +138,7 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 		seen[d.name] = true
 		warnings = append(warnings, d.warnings...)
 	}
-	return parsedFile{items: items, toolSearch: ts, gateway: gw}, warnings, nil
+	return parsedFile{items: items, toolSearch: ts, gateway: gw, pinning: pin}, warnings, nil
 }
 
 var hujsonError = regexp.MustCompile(`(?s)^hujson: line (\d+), column (\d+): (.*)$`)
@@ -175,6 +184,9 @@ func (p parsedFile) mergeInto(m *merger, cfg *Config) {
 	}
 	if p.toolSearch != nil {
 		cfg.ToolSearch = *p.toolSearch
+	}
+	if p.pinning != nil {
+		cfg.Pinning = *p.pinning
 	}
 	if p.gateway != nil && p.gateway.Auth != nil {
 		cfg.Gateway.Auth = p.gateway.Auth
@@ -447,6 +459,16 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			d.s.ProcessPerSession = d.boolean(field, v)
 		case "auditPayloads":
 			d.s.AuditPayloads = d.boolean(field, v)
+		case "pinning":
+			if s, ok := d.strOK(field, v); ok {
+				mode, err := ParsePinningMode(s)
+				if err != nil {
+					d.fail(field, `want "off", "warn" or "enforce"`)
+				} else {
+					d.warn(field, pinningLater)
+				}
+				d.s.Pinning = mode
+			}
 		case "maxInFlight":
 			if n, ok := d.whole(field, v); ok {
 				d.s.MaxInFlight = int(min(n, math.MaxInt32))
@@ -467,7 +489,7 @@ func knownField(f string) bool {
 	switch f {
 	case "type", "command", "args", "env", "cwd", "inheritEnv", "url", "headers",
 		"enabled", "timeout", "tools", "prefix", "required", "protocolVersion", "serializeRequests", "alwaysLoad", "description", "processPerSession",
-		"auditPayloads", "maxInFlight", "maxResponseBytes", "retry", "oauth":
+		"auditPayloads", "pinning", "maxInFlight", "maxResponseBytes", "retry", "oauth":
 		return true
 	}
 	return false

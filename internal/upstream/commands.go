@@ -203,6 +203,7 @@ func (sv *supervisor) reconfigure(srv config.Server) {
 // config without what only the manager uses.
 func connectionKey(srv config.Server) string {
 	srv.Prefix, srv.Tools, srv.Required, srv.Enabled, srv.Source, srv.AlwaysLoad, srv.Description, srv.AuditPayloads = nil, config.ToolFilter{}, false, nil, "", false, "", false
+	srv.Pinning = ""
 	return srv.Fingerprint()
 }
 

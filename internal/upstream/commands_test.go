@@ -320,7 +320,7 @@ func TestWaitErrorsSayWhatHappenedOnce(t *testing.T) {
 }
 
 // TestConnectionKeyLeavesOutWhatOnlyTheHostUses: a change of prefix, tool
-// filter, readiness, source, alwaysLoad, description or auditPayloads keeps the connection; one of the
+// filter, readiness, source, alwaysLoad, description, auditPayloads or pinning keeps the connection; one of the
 // command does not.
 func TestConnectionKeyLeavesOutWhatOnlyTheHostUses(t *testing.T) {
 	base := config.Server{Name: "s", Command: "server"}
@@ -332,6 +332,7 @@ func TestConnectionKeyLeavesOutWhatOnlyTheHostUses(t *testing.T) {
 		"alwaysLoad":    func(s *config.Server) { s.AlwaysLoad = true },
 		"description":   func(s *config.Server) { s.Description = "Notes" },
 		"auditPayloads": func(s *config.Server) { s.AuditPayloads = true },
+		"pinning":       func(s *config.Server) { s.Pinning = config.PinningEnforce },
 	} {
 		changed := base.Clone()
 		change(&changed)

@@ -1,0 +1,99 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/tailscale/hujson"
+)
+
+// PinningMode is how tool pinning treats a tool whose definition differs
+// from its pin, or that is new on a server that has pins (see
+// design §2 "Tool pinning").
+type PinningMode string
+
+// The modes of tool pinning.
+const (
+	// PinningOff pins nothing and holds nothing.
+	PinningOff PinningMode = "off"
+	// PinningWarn pins, and logs, counts and shows each change; the tool
+	// stays usable.
+	PinningWarn PinningMode = "warn"
+	// PinningEnforce holds a changed or new tool until a person approves
+	// it.
+	PinningEnforce PinningMode = "enforce"
+)
+
+// ParsePinningMode reads "off", "warn" or "enforce".
+func ParsePinningMode(s string) (PinningMode, error) {
+	switch m := PinningMode(s); m {
+	case PinningOff, PinningWarn, PinningEnforce:
+		return m, nil
+	}
+	return "", fmt.Errorf(`%w: %q; want "off", "warn" or "enforce"`, ErrPinning, s)
+}
+
+// Pinning is the top-level "pinning": a mode, or {"mode": M, "file": F}.
+// It comes whole from the file of highest precedence that sets it.
+type Pinning struct {
+	// Mode is "" when no file sets it: the host's default applies
+	// (switchboard serve's is warn; the library's off).
+	Mode PinningMode
+	// File is the pins file, made absolute against the directory of the
+	// config file that names it; "" for the default, in the user's state
+	// directory.
+	File string
+}
+
+// pinningLater is the warning of a "pinning" setting: this version reads
+// and checks it, and pins nothing yet.
+const pinningLater = "checked, but not enforced by this version yet: no tool is pinned or held"
+
+// ErrPinning means "pinning" (top-level, or a server's) is invalid. It
+// fails the whole file at the top level, and the server for a server's: a
+// mistyped "enforce" must not leave tools unguarded.
+var ErrPinning = errors.New("invalid pinning setting")
+
+// pinning reads a top-level "pinning" of the config file file; on error,
+// field is the part below "pinning" that is bad.
+func pinning(file string, v *hujson.Value) (_ Pinning, field string, _ error) {
+	if lit, ok := literal(v); ok && lit.Kind() == '"' {
+		mode, err := ParsePinningMode(lit.String())
+		return Pinning{Mode: mode}, "", err
+	}
+	obj, ok := v.Value.(*hujson.Object)
+	if !ok {
+		return Pinning{}, "", fmt.Errorf(`%w: want "off", "warn" or "enforce", or an object with "mode" and "file"`, ErrPinning)
+	}
+	var p Pinning
+	for i := range obj.Members {
+		m := &obj.Members[i]
+		lit, isLit := literal(&m.Value)
+		switch name := memberName(m); name {
+		case "mode":
+			if !isLit || lit.Kind() != '"' {
+				return Pinning{}, name, fmt.Errorf(`%w: want "off", "warn" or "enforce"`, ErrPinning)
+			}
+			mode, err := ParsePinningMode(lit.String())
+			if err != nil {
+				return Pinning{}, name, err
+			}
+			p.Mode = mode
+		case "file":
+			if !isLit || lit.Kind() != '"' || lit.String() == "" {
+				return Pinning{}, name, fmt.Errorf("%w: want the pins file's path", ErrPinning)
+			}
+			p.File = lit.String()
+			if !filepath.IsAbs(p.File) && file != EmbeddedSource {
+				p.File = filepath.Join(filepath.Dir(file), p.File)
+			}
+		default:
+			return Pinning{}, name, fmt.Errorf(`%w: unknown field; want "mode" or "file"`, ErrPinning)
+		}
+	}
+	if p.Mode == "" {
+		return Pinning{}, "mode", fmt.Errorf(`%w: missing; want "off", "warn" or "enforce"`, ErrPinning)
+	}
+	return p, "", nil
+}
