@@ -30,6 +30,12 @@ var ErrNewerVersion = errors.New("pins file is of a newer version")
 type File struct {
 	Version int                `json:"version"`
 	Servers map[string]*Server `json:"servers"`
+
+	// quick remembers, for the tools [File.Check] found pinned, the hash
+	// of their plain JSON encoding, so that the next check of the same
+	// definition skips canonicalising it. It holds at most one entry for
+	// each pinned tool.
+	quick map[quickKey]quickEntry
 }
 
 // Server is the pins of one server's tools, by the name the server gives

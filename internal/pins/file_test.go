@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,7 +24,7 @@ func TestLoadMissingIsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(New(), f); diff != "" {
+	if diff := cmp.Diff(New(), f, cmpopts.IgnoreUnexported(File{})); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
 	}
 }
@@ -109,7 +110,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(f, got); diff != "" {
+	if diff := cmp.Diff(f, got, cmpopts.IgnoreUnexported(File{})); diff != "" {
 		t.Errorf("Load after Save (-want +got):\n%s", diff)
 	}
 	// The kept definition gives the kept pin.
