@@ -10,6 +10,11 @@
 // out. A definition larger than [MaxDefinitionBytes] or nested deeper than
 // [MaxDepth] has no pin: [Pin] returns an error naming the tool.
 //
+// [File.Check] tells how each tool a server lists stands against its pins
+// (pinned, changed, new, removed, or a duplicate or invalid listing); it
+// remembers the definitions it found pinned, so that checking a list that
+// did not change costs about as much as encoding it.
+//
 // [Compare] tells field by field what changed between two definitions, and
 // [Suspicious] why a new description looks like an injection (a signal to
 // show a person, never a verdict by itself).
