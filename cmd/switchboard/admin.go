@@ -141,5 +141,52 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 	for i, s := range report.Servers {
 		notes[i] = statusNote{s.Name, s.Collisions, s.Trespasses, s.SkippedLines}
 	}
-	return printNotes(e.stdout, notes)
+	if err := printNotes(e.stdout, notes); err != nil {
+		return err
+	}
+	return printPolicies(e.stdout, report.Policies)
+}
+
+// printPolicies prints what /status shows an admin of the gateway's
+// policies: the rules, and the identities connected with what each may
+// use. Nothing without policies.
+func printPolicies(w io.Writer, p *gateway.PolicyReport) error {
+	if p == nil {
+		return nil
+	}
+	list := func(items []string) string {
+		if len(items) == 0 {
+			return "*"
+		}
+		return printableLine(strings.Join(items, ","))
+	}
+	fmt.Fprintln(w)
+	if len(p.Rules) == 0 {
+		fmt.Fprintln(w, "policies: none (every identity may use everything)")
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "RULE\tEFFECT\tSERVERS\tTOOLS\tPROMPTS\tRESOURCES\tWHEN")
+		for i, r := range p.Rules {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", i, r.Effect, list(r.Servers), list(r.Tools), list(r.Prompts), list(r.Resources), printableLine(r.When))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(p.Identities) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "IDENTITY\tCLIENT\tGROUPS\tSESSIONS\tSERVERS\tTOOLS")
+	for _, id := range p.Identities {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\n", printableLine(id.Subject), printableLine(id.Client), list(id.Groups), id.Sessions, list(id.Servers), id.Tools)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if p.MoreIdentities > 0 {
+		fmt.Fprintf(w, "and %d more identities (--json lists them as /status does)\n", p.MoreIdentities)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,7 +23,7 @@ func writePolicyConfig(t *testing.T, is *issuertest.Issuer, policies []map[strin
 	path := writeConfig(t, map[string]mcptest.Script{"m": {}, "n": {}}, nil)
 	editConfig(t, path, func(cfg map[string]any) {
 		cfg["gateway"] = map[string]any{
-			"auth":     map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}},
+			"auth":     map[string]any{"issuer": is.URL(), "audience": oauthAudience, "scopes": []string{"mcp"}, "admin": "'admin' in identity.scopes"},
 			"policies": policies,
 		}
 	})
@@ -71,6 +72,15 @@ func TestServePolicies(t *testing.T) {
 	}
 	if _, err := bob.CallTool(t.Context(), &mcp.CallToolParams{Name: "n__echo", Arguments: map[string]any{}}); err != nil {
 		t.Errorf("bob calls n__echo: %v", err)
+	}
+	// status --gateway shows an admin the rules and who is connected.
+	status := exec.Command(binary, "status", "--gateway", g.url, "--auth-token-env", "SWITCHBOARD_TEST_ADMIN")
+	status.Env = append(os.Environ(), "SWITCHBOARD_TEST_ADMIN="+is.Token(t, is.Claims(oauthAudience, "mcp admin", time.Now())))
+	out, err := status.CombinedOutput()
+	for _, want := range []string{"RULE  EFFECT", "'eng' in identity.groups", "IDENTITY", "alice", "bob"} {
+		if err != nil || !strings.Contains(string(out), want) {
+			t.Errorf("status --gateway as an admin = %v:\n%s\nwant %q in it", err, out, want)
+		}
 	}
 	if strings.Contains(g.log.String(), "not enforced") {
 		t.Errorf("the log says the policies are not enforced:\n%s", g.log)
