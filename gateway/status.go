@@ -240,7 +240,7 @@ type IdentityRow struct {
 }
 
 // policyReport returns what /status shows of the policies, or nil when
-// the gateway has none to show.
+// there is nothing to show (no rules, and no identity connected).
 func (e *endpoints) policyReport() *PolicyReport {
 	if e.opts.Policies == nil {
 		return nil
@@ -283,6 +283,9 @@ func (e *endpoints) policyReport() *PolicyReport {
 		}
 		slices.Sort(row.Servers)
 		report.Identities = append(report.Identities, row)
+	}
+	if len(report.Rules) == 0 && len(report.Identities) == 0 {
+		return nil // nothing to show: no rules, no one connected with a token
 	}
 	return report
 }
