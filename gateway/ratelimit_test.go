@@ -127,7 +127,7 @@ func TestRateLimitFlood(t *testing.T) {
 		if _, ok := limited.Load("identity/mem"); !ok {
 			t.Error("Limited was not called with identity, mem")
 		}
-		time.Sleep(500 * time.Millisecond)
+		mcptest.PassTime(500 * time.Millisecond)
 		if err := call(alice); err != nil {
 			t.Errorf("alice after the retry-after: %v", err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 )
 
 func newLimiter(t *testing.T, limits *config.GatewayLimits, o *Options) *Limiter {
@@ -42,15 +43,15 @@ func TestBurstThenRefill(t *testing.T) {
 		if want := "switchboard: rate limited: identity limit of 2 requests/s; retry after 0.5 s"; r.Message() != want {
 			t.Errorf("Message = %q, want %q", r.Message(), want)
 		}
-		time.Sleep(200 * time.Millisecond)
+		mcptest.PassTime(200 * time.Millisecond)
 		if r := l.Take(ctx, "alice", "memory"); r == nil || r.RetryAfter != 300*time.Millisecond {
 			t.Fatalf("200ms later: %+v; want retry after 300ms", r)
 		}
-		time.Sleep(300 * time.Millisecond)
+		mcptest.PassTime(300 * time.Millisecond)
 		if r := l.Take(ctx, "alice", "memory"); r != nil {
 			t.Fatalf("after retry-after: refused: %s", r.Message())
 		}
-		time.Sleep(time.Hour) // refills to the burst, not beyond
+		mcptest.PassTime(time.Hour) // refills to the burst, not beyond
 		for i := range 3 {
 			if r := l.Take(ctx, "alice", "memory"); r != nil {
 				t.Fatalf("request %d after an hour: refused", i+1)
@@ -133,7 +134,7 @@ func TestMaxBuckets(t *testing.T) {
 		for _, id := range []string{"a", "b", "c"} {
 			_ = l.Take(ctx, id, "s")
 		}
-		time.Sleep(2 * time.Second) // all full again
+		mcptest.PassTime(2 * time.Second) // all full again
 		_ = l.Take(ctx, "b", "s")
 		_ = l.Take(ctx, "c", "s")
 		_ = l.Take(ctx, "d", "s") // evicts a, full: not logged
