@@ -273,16 +273,24 @@ func benchmarkCall(b *testing.B, h http.Handler) {
 	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"m__echo","arguments":{"text":"hello"}}}`
 	b.ReportAllocs()
 	for b.Loop() {
-		req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "hello") {
+		if rec := postMCP(b, h, "", body); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "hello") {
 			b.Fatalf("tools/call: %d %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// postMCP posts body to h's /mcp, in process, in session ("" for none).
+func postMCP(b *testing.B, h http.Handler, session, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, "/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
 }
 
 // listTools is how many tools BenchmarkToolsList lists.
@@ -468,18 +476,7 @@ func BenchmarkAuthOverhead(b *testing.B) {
 // benchmarkSessionCall opens a client session with h, in process, and
 // posts tools/call on it.
 func benchmarkSessionCall(b *testing.B, h http.Handler) {
-	post := func(session, body string) *httptest.ResponseRecorder {
-		req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, "/mcp", strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		if session != "" {
-			req.Header.Set("Mcp-Session-Id", session)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec
-	}
+	post := func(session, body string) *httptest.ResponseRecorder { return postMCP(b, h, session, body) }
 	rec := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"v"}}}`)
 	session := rec.Header().Get("Mcp-Session-Id")
 	if rec.Code != http.StatusOK || session == "" {
