@@ -110,6 +110,19 @@ func auditedComplete(f *forwarder, req *mcp.CompleteRequest, res **mcp.CompleteR
 	return audited(f, req, "completion/complete", kind, item, res, err)
 }
 
+// completeTarget is the kind and item of a completion's ref, as the audit
+// log names them.
+func completeTarget(ref *mcp.CompleteReference) (kind, item string) {
+	switch {
+	case ref == nil:
+		return "", ""
+	case ref.Type == "ref/prompt":
+		return kindNamePrompt, ref.Name
+	default:
+		return kindNameResource, ref.URI
+	}
+}
+
 // auditedByURI returns h, the handler of requests of method about the
 // resource that uri names (resources/subscribe, resources/unsubscribe),
 // writing an audit log line for each request.

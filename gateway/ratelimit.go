@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
@@ -98,17 +97,4 @@ func subjectOf(q *switchboard.Query) string {
 		return id.Subject
 	}
 	return ""
-}
-
-// completeTarget is the kind and item of a completion's ref, as the audit
-// log names them.
-func completeTarget(ref *mcp.CompleteReference) (kind, item string) {
-	switch {
-	case ref == nil:
-		return "", ""
-	case ref.Type == "ref/prompt":
-		return kindNamePrompt, ref.Name
-	default:
-		return kindNameResource, ref.URI
-	}
 }
