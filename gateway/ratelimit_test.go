@@ -39,17 +39,24 @@ func newRateLimiter(t *testing.T, limits *config.GatewayLimits, o *RateLimiterOp
 // the newest).
 func connectAs(t *testing.T, g *Gateway, sub string, version ...string) *mcp.ClientSession {
 	t.Helper()
+	var opts *mcp.ClientSessionOptions
+	if len(version) > 0 {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version[0]}
+	}
+	return connectIdentity(t, g, &identity.Identity{Subject: sub}, nil, opts)
+}
+
+// connectIdentity connects a client, with opts and sessOpts, to g in
+// memory as id, as a token would make it.
+func connectIdentity(t *testing.T, g *Gateway, id *identity.Identity, opts *mcp.ClientOptions, sessOpts *mcp.ClientSessionOptions) *mcp.ClientSession {
+	t.Helper()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := g.Server().Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.sessions.of(ss).setIdentity(&identity.Identity{Subject: sub})
-	var opts *mcp.ClientSessionOptions
-	if len(version) > 0 {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: version[0]}
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, nil).Connect(t.Context(), ct, opts)
+	g.sessions.of(ss).setIdentity(id)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v"}, opts).Connect(t.Context(), ct, sessOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

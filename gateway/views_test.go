@@ -47,22 +47,11 @@ func TestListChangedPerView(t *testing.T) {
 		for _, group := range []string{"eng", "admin"} {
 			c := &counts{}
 			got[group] = c
-			st, ct := mcp.NewInMemoryTransports()
-			ss, err := g.Server().Connect(t.Context(), st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g.sessions.of(ss).setIdentity(&identity.Identity{Subject: group + "-user", Groups: []string{group}})
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: group, Version: "v"}, &mcp.ClientOptions{
+			sessions[group] = connectIdentity(t, g, &identity.Identity{Subject: group + "-user", Groups: []string{group}}, &mcp.ClientOptions{
 				ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { mu.Lock(); c.tools++; mu.Unlock() },
 				PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { mu.Lock(); c.prompts++; mu.Unlock() },
 				ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { mu.Lock(); c.resources++; mu.Unlock() },
-			}).Connect(t.Context(), ct, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cs.Close(); ss.Wait() })
-			sessions[group] = cs
+			}, nil)
 		}
 		// Each session lists what it sees, as a client does after it is
 		// told; what it then has is what it is compared with.
