@@ -101,7 +101,6 @@ func parse(file string, data []byte) (parsedFile, []error, error) {
 				return parsedFile{}, nil, &Error{File: file, Field: joinField(name, field), Problem: err.Error(), err: err}
 			}
 			pin = &p
-			warnings = append(warnings, &Error{File: file, Field: name, Problem: pinningLater})
 		case "gateway":
 			g, set, problems, field, err := gateway(&m.Value)
 			if err != nil {
@@ -464,8 +463,6 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 				mode, err := ParsePinningMode(s)
 				if err != nil {
 					d.fail(field, `want "off", "warn" or "enforce"`)
-				} else {
-					d.warn(field, pinningLater)
 				}
 				d.s.Pinning = mode
 			}

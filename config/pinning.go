@@ -1,11 +1,15 @@
 package config
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
 
 // PinningMode is how tool pinning treats a tool whose definition differs
@@ -45,10 +49,6 @@ type Pinning struct {
 	// directory.
 	File string
 }
-
-// pinningLater is the warning of a "pinning" setting: this version reads
-// and checks it, and pins nothing yet.
-const pinningLater = "checked, but not enforced by this version yet: no tool is pinned or held"
 
 // ErrPinning means "pinning" (top-level, or a server's) is invalid. It
 // fails the whole file at the top level, and the server for a server's: a
@@ -96,4 +96,54 @@ func pinning(file string, v *hujson.Value) (_ Pinning, field string, _ error) {
 		return Pinning{}, "mode", fmt.Errorf(`%w: missing; want "off", "warn" or "enforce"`, ErrPinning)
 	}
 	return p, "", nil
+}
+
+// PinsFile returns the pins file of c: its "pinning" file if a config file
+// names one, else fallback if not "", else the default, a file under the
+// user's state directory (switchboard/pins) named after c's config files,
+// so that each config has its own pins. lookupEnv reads the environment;
+// nil means os.LookupEnv.
+func (c *Config) PinsFile(fallback string, lookupEnv func(string) (string, bool)) (string, error) {
+	switch {
+	case c.Pinning.File != "":
+		return c.Pinning.File, nil
+	case fallback != "":
+		return fallback, nil
+	}
+	dir, err := userfile.StateDir(lookupEnv)
+	if err != nil {
+		return "", fmt.Errorf("pins file: %w", err)
+	}
+	return filepath.Join(dir, "pins", pinsFileName(c.Files)), nil
+}
+
+// pinsFileName names the default pins file of a config read from files:
+// the base name of the first, for people, and a hash of them all, for
+// uniqueness ("mcp-3f2a9c0d1e2b.json"). A config from no file (built in
+// code) shares "default.json".
+func pinsFileName(files []string) string {
+	if len(files) == 0 {
+		return "default.json"
+	}
+	h := sha256.New()
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil && f != EmbeddedSource {
+			f = abs
+		}
+		h.Write([]byte(f + "\n"))
+	}
+	stem := strings.TrimSuffix(filepath.Base(files[0]), filepath.Ext(files[0]))
+	if files[0] == EmbeddedSource {
+		stem = "embedded"
+	}
+	stem = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, strings.TrimLeft(stem, "."))
+	if stem == "" {
+		stem = "config"
+	}
+	return fmt.Sprintf("%s-%x.json", stem, h.Sum(nil)[:6])
 }

@@ -24,8 +24,8 @@ func TestPinning(t *testing.T) {
 		{`{"mode": "enforce", "file": "/etc/switchboard/pins.json"}`, Pinning{Mode: PinningEnforce, File: "/etc/switchboard/pins.json"}},
 	} {
 		cfg, err := Parse(file, []byte(`{"mcpServers": {}, "pinning": `+tc.in+`}`))
-		if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), "pinning: checked, but not enforced by this version yet") {
-			t.Errorf("%s: %v, warnings %v; want the one that says it is not enforced yet", tc.in, err, cfg.Warnings)
+		if err != nil || len(cfg.Warnings) != 0 {
+			t.Errorf("%s: %v, warnings %v; want none", tc.in, err, cfg.Warnings)
 			continue
 		}
 		if cfg.Pinning != tc.want {
@@ -56,13 +56,46 @@ func TestServerPinning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0].Error(), `server "a": pinning: checked, but not enforced`) {
-		t.Errorf("warnings %v, want a's pinning not enforced yet", cfg.Warnings)
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings %v, want none", cfg.Warnings)
 	}
 	if len(cfg.Servers) != 2 || cfg.Servers[0].Pinning != PinningOff || cfg.Servers[1].Pinning != "" {
 		t.Errorf("servers %+v, want a off and b unset", cfg.Servers)
 	}
 	if len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), `pinning: want "off", "warn" or "enforce"`) {
 		t.Errorf("rejected %v, want c, naming pinning", cfg.Rejected)
+	}
+}
+
+// TestPinsFile: the config's file wins, then the host's, then one per
+// config under the state directory.
+func TestPinsFile(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "XDG_STATE_HOME" {
+			return "/state", true
+		}
+		return "", false
+	}
+	named := &Config{Pinning: Pinning{File: "/etc/pins.json"}, Files: []string{"/a/mcp.json"}}
+	if got, err := named.PinsFile("/host.json", env); err != nil || got != "/etc/pins.json" {
+		t.Errorf("named: %q, %v", got, err)
+	}
+	a := &Config{Files: []string{"/a/mcp.json"}}
+	if got, err := a.PinsFile("/host.json", env); err != nil || got != "/host.json" {
+		t.Errorf("fallback: %q, %v", got, err)
+	}
+	got, err := a.PinsFile("", env)
+	if err != nil || !strings.HasPrefix(got, "/state/switchboard/pins/mcp-") || !strings.HasSuffix(got, ".json") {
+		t.Errorf("default: %q, %v", got, err)
+	}
+	b, _ := (&Config{Files: []string{"/b/mcp.json"}}).PinsFile("", env)
+	if b == got {
+		t.Errorf("two configs share the pins file %q", b)
+	}
+	if _, err := a.PinsFile("", func(string) (string, bool) { return "", false }); err == nil {
+		t.Error("no home: no error")
+	}
+	if got, _ := (&Config{Files: []string{EmbeddedSource}}).PinsFile("", env); !strings.HasPrefix(got, "/state/switchboard/pins/embedded-") {
+		t.Errorf("embedded: %q", got)
 	}
 }
