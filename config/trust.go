@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/shell"
 
 	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
@@ -77,7 +78,7 @@ func (e *UntrustedError) Error() string {
 		why = "changed since it was trusted"
 	}
 	return fmt.Sprintf("%s: project file %s; its servers are ignored; to trust it as it is now, run: switchboard trust %s",
-		e.File, why, shellQuote(e.File))
+		e.File, why, shell.Quote(e.File))
 }
 
 func (e *UntrustedError) Unwrap() error { return e.Err }
@@ -168,16 +169,4 @@ func (s *TrustStore) write(f *trustFile) error {
 func hash(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// shellQuote quotes path for a POSIX shell, where it needs it, so that a
-// command that names it can be pasted as it is.
-func shellQuote(path string) string {
-	safe := func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:@%,=", r)
-	}
-	if path != "" && strings.IndexFunc(path, func(r rune) bool { return !safe(r) }) < 0 {
-		return path
-	}
-	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }

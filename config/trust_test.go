@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-mcp/switchboard/internal/shell"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -39,7 +41,7 @@ func TestLoadTrust(t *testing.T) {
 		if ue.File != project || ue.Changed != changed {
 			t.Errorf("UntrustedError = %+v, want File %s, Changed %v", ue, project, changed)
 		}
-		if msg := ue.Error(); !strings.Contains(msg, "run: switchboard trust "+shellQuote(project)) {
+		if msg := ue.Error(); !strings.Contains(msg, "run: switchboard trust "+shell.Quote(project)) {
 			t.Errorf("warning %q does not say how to trust the file", msg)
 		}
 	}
@@ -161,19 +163,6 @@ func TestDefaultTrustStore(t *testing.T) {
 	for _, tt := range tests {
 		if got := DefaultTrustStore(env(tt.env)).File; got != filepath.FromSlash(tt.want) {
 			t.Errorf("DefaultTrustStore(%v) = %q, want %q", tt.env, got, tt.want)
-		}
-	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home/u/p/.mcp.json": "/home/u/p/.mcp.json",
-		"/tmp/my dir/x":       "'/tmp/my dir/x'",
-		"/tmp/it's":           `'/tmp/it'\''s'`,
-		"/tmp/$(rm -rf)":      "'/tmp/$(rm -rf)'",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard/internal/shell"
+
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -416,24 +418,11 @@ func (e *LoginError) Command() string {
 // from the config file config ("" or the embedded default's: none given),
 // asking for scopes.
 func LoginCommand(name, config string, scopes []string) string {
-	cmd := "switchboard login " + shellQuote(name)
-	if config != "" && !strings.HasPrefix(config, "<") { // "<embedded default>" is found without a flag
-		cmd += " --config " + shellQuote(config)
-	}
+	var args []string
 	if len(scopes) > 0 {
-		cmd += " --scopes " + shellQuote(strings.Join(scopes, ","))
+		args = []string{"--scopes", strings.Join(scopes, ",")}
 	}
-	return cmd
-}
-
-// shellQuote quotes s for a POSIX shell, if it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:@+=", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shell.Command("login", config, append([]string{name}, args...)...)
 }
 
 // refreshError describes a failed refresh by the authorization server's

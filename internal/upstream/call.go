@@ -36,7 +36,17 @@ func (u *Upstream) CallTool(ctx context.Context, params *mcp.CallToolParams) (*m
 	if err != nil {
 		return nil, u.red.errorf(label{"call tool", params.Name}.String(), err)
 	}
-	return u.calls.toolCall(ctx, params, args, info != nil && info.replayable)
+	return u.calls.toolCall(ctx, params, args, info != nil && info.replayable && ctx.Value(noReplayKey{}) == nil)
+}
+
+type noReplayKey struct{}
+
+// WithoutReplay returns ctx marked so that a tool call made with it is
+// never replayed after an ambiguous failure, whatever the tool's
+// annotations say: the host knows them to be less strict than the ones it
+// trusted (a readOnlyHint flipped since the tool was pinned).
+func WithoutReplay(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noReplayKey{}, true)
 }
 
 // GetPrompt gets the prompt params.Name, as the server knows it.
