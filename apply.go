@@ -43,6 +43,7 @@ type queued struct {
 	from    *upstream.Upstream
 	ev      upstream.Event
 	servers *serverSet // if not nil, the item is a new set of servers
+	pins    bool       // the item says that the pins file changed
 }
 
 // A serverSet is the servers of a reconfiguration, with the first
@@ -79,6 +80,10 @@ func (e *events) apply(batch []queued) {
 	servers := m.view.Load()
 	var set *serverSet
 	for _, item := range batch {
+		if item.pins {
+			lists, statuses = true, true
+			continue
+		}
 		if item.servers != nil {
 			set = item.servers
 			for name := range e.snaps {
@@ -140,6 +145,7 @@ func (e *events) apply(batch []queued) {
 		if lists {
 			m.search.follow(next)
 			out = append(append(out, Event{Kind: eventRevised}), changes(prev, next)...)
+			out = append(out, heldChanges(prev, next)...)
 		}
 	}
 	for _, ev := range out {
@@ -161,7 +167,7 @@ func listsDiffer(a, b upstream.Snapshot) bool {
 	}
 	return exposes(a.State) != exposes(b.State) && (hasLists(a) || hasLists(b)) ||
 		!same(a.Tools, b.Tools) || !same(a.Prompts, b.Prompts) || !same(a.Resources, b.Resources) || !same(a.Templates, b.Templates) ||
-		a.Config.PublicPrefix() != b.Config.PublicPrefix() || a.Config.AlwaysLoad != b.Config.AlwaysLoad ||
+		a.Config.PublicPrefix() != b.Config.PublicPrefix() || a.Config.Pinning != b.Config.Pinning || a.Config.AlwaysLoad != b.Config.AlwaysLoad ||
 		a.Config.Description != b.Config.Description || a.Instructions != b.Instructions || !sameInfo(a.ServerInfo, b.ServerInfo, false) || !slices.Equal(a.Config.Tools.Allow, b.Config.Tools.Allow) || !slices.Equal(a.Config.Tools.Deny, b.Config.Tools.Deny)
 }
 

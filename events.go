@@ -44,6 +44,11 @@ const (
 	// cause in Err. The state need not change: a server that stays down
 	// fails attempt after attempt.
 	EventAttemptFailed
+	// EventHeld reports that tool pinning held tools of a server, in
+	// Tools.Added, or released them, in Tools.Removed, by public name (see
+	// Options.Pinning). It comes with the EventChanged that takes them out
+	// of the lists or puts them back.
+	EventHeld
 )
 
 // eventRevised reports a new revision of the view (see view.revision), to
@@ -58,6 +63,7 @@ var eventKindNames = [...]string{
 	EventResourceUpdated: "resource-updated",
 	EventListed:          "listed",
 	EventAttemptFailed:   "attempt-failed",
+	EventHeld:            "held",
 }
 
 // String returns the kind's name.
@@ -95,7 +101,8 @@ type Event struct {
 
 // String describes the event in one line, for logs: "state web:
 // reconnecting; last error: ...", "changed web: tools +web__a -web__b",
-// "reload-failed web: tools: ...", "resource-updated web: file:///x".
+// "reload-failed web: tools: ...", "resource-updated web: file:///x",
+// "held web: tools +web__a -web__b".
 func (e Event) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s:", e.Kind, e.Server)
@@ -116,6 +123,8 @@ func (e Event) String() string {
 		}
 	case EventReloadFailed, EventAttemptFailed:
 		b.WriteString(" " + causeText(e.Err))
+	case EventHeld:
+		b.WriteString(" tools" + e.Tools.String())
 	case EventListed:
 		b.WriteString(" " + e.List)
 	case EventResourceUpdated:

@@ -61,6 +61,7 @@ type Manager struct {
 	beginClosing context.CancelFunc
 	perSession   sessionServers
 	notes        serverNotes
+	pins         *pinner
 }
 
 // New returns a Manager for the servers of cfg. It does no I/O: call
@@ -104,6 +105,9 @@ func New(cfg *config.Config, opts *Options) *Manager {
 		cfg = &config.Config{}
 	}
 	m.events = newEvents(m)
+	m.pins = newPinner(o.Logger)
+	m.pins.changed = func() { m.events.Push(queued{pins: true}) }
+	m.pins.configure(cfg, o.Pinning, o.LookupEnv)
 	v := &view{byName: make(map[string]*upstream.Upstream), toolSearch: cfg.ToolSearch}
 	seen := make(map[string]bool)
 	snaps := make(map[string]upstream.Snapshot)
@@ -671,6 +675,7 @@ func (m *Manager) Close() error {
 	}
 	m.perSession.close()
 	m.events.Close()
+	m.pins.close() // after the events goroutine, which pins on first use
 	m.search.close() // after the events goroutine, which follows the views into it
 	if m.writes != nil {
 		m.writes.close()

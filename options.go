@@ -100,6 +100,22 @@ type Options struct {
 	// The gateway changes it as its clients ask.
 	LoggingLevel mcp.LoggingLevel
 
+	// Pinning is tool pinning's default: the mode of the servers whose
+	// config sets none, and the pins file. A config's top-level "pinning"
+	// overrides each, and a server's own "pinning" its mode. The zero value
+	// is off; the file, when pinning is on, defaults to one per config
+	// under the user's state directory (see [config.Config.PinsFile]).
+	//
+	// Under pinning, the tools a server first lists are pinned (trust on
+	// first use). Under enforce, a tool whose definition differs from its
+	// pin, or that is new on a pinned server, is held: it is in no Tools,
+	// no search, and a call of it fails with a [*HeldToolError] until
+	// [Manager.ApprovePins] pins it as it is, or it changes back. Under
+	// warn, it stays exposed, and is logged once and shown in Status. In
+	// either mode, a call is replayed after an ambiguous failure only if
+	// both the pinned and the listed annotations allow it.
+	Pinning config.Pinning
+
 	// Observer, if set, hears of calls, for metrics and logs. Changes are
 	// heard through [Manager.Subscribe].
 	Observer *Observer

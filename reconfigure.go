@@ -113,6 +113,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 	}
 
 	// The new set first, so that the events of what follows find it.
+	m.pins.configure(cfg, m.opts.Pinning, m.opts.LookupEnv)
 	m.events.reset(set)
 	ending := removed
 	for _, up := range changed {

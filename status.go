@@ -3,6 +3,7 @@ package switchboard
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,12 @@ type ServerStatus struct {
 	// sorted: they
 	// are not exposed, and the name keeps meaning the other server's.
 	Trespasses []string
+	// Pinning is the server's tool pinning mode: off, warn or enforce.
+	Pinning config.PinningMode
+	// PinChanges are the server's tools that are not as pinned: changed,
+	// new, removed, or that cannot be pinned; under enforce, all but the
+	// removed ones are Held. Empty when every tool is as pinned.
+	PinChanges []ToolPin
 	// Reconnects counts the connections made after the first.
 	Reconnects uint64
 	// Err is the last failure, redacted; nil while connected.
@@ -93,6 +100,18 @@ type ServerStatus struct {
 	// line), since the manager was created: they were skipped, and the
 	// session went on, as the official TypeScript and Python SDKs do.
 	SkippedLines uint64
+}
+
+// Held returns the public names of the server's held tools (see
+// Options.Pinning).
+func (s ServerStatus) Held() []string {
+	var out []string
+	for _, tp := range s.PinChanges {
+		if tp.Held {
+			out = append(out, tp.Name)
+		}
+	}
+	return out
 }
 
 // LoginCommand returns the command line that logs in to the server, for
@@ -134,6 +153,10 @@ var (
 func (s ServerStatus) clone() ServerStatus {
 	s.Collisions = append([]string(nil), s.Collisions...)
 	s.Trespasses = append([]string(nil), s.Trespasses...)
+	s.PinChanges = slices.Clone(s.PinChanges)
+	for i := range s.PinChanges {
+		s.PinChanges[i] = s.PinChanges[i].clone()
+	}
 	if s.ServerInfo != nil {
 		info := *s.ServerInfo
 		info.Icons = append([]mcp.Icon(nil), info.Icons...)

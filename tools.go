@@ -156,8 +156,13 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	v := m.view.Load()
 	i, ok := v.exposedByName[name]
 	if !ok {
+		if h, held := v.held[name]; held {
+			return nil, v.heldError(h)
+		}
 		if v, ok = m.awaitOwner(ctx, name); ok {
 			i = v.exposedByName[name]
+		} else if h, held := v.held[name]; held {
+			return nil, v.heldError(h)
 		} else if err := m.unavailable(v, name); err != nil {
 			return nil, err
 		} else {
@@ -167,6 +172,9 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	t := v.exposed[i]
 	if keep := m.toolFilter(q); keep != nil && len(catalog.Filter(ctx, []Tool{t}, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger)) == 0 {
 		return nil, m.unknownTool(ctx, q, name)
+	}
+	if sp := v.pins[t.Server]; sp != nil && sp.noReplay[t.Original] {
+		ctx = upstream.WithoutReplay(ctx) // its readOnlyHint or idempotentHint is new since it was pinned
 	}
 	call := *params
 	call.Name = t.Original
@@ -274,6 +282,8 @@ func DefaultErrorFormatter(ctx context.Context, tool string, err error) *mcp.Cal
 	switch {
 	case errors.Is(err, ErrNotConnected), errors.Is(err, ErrReconnecting), errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrClosed):
 		text = fmt.Sprintf("The server of tool %s is unavailable: %v. Do not retry this tool; tell the user that it is unavailable.", tool, err)
+	case errors.Is(err, ErrToolHeld):
+		text = fmt.Sprintf("Tool %s is held back by tool pinning: %v. Do not retry it; tell the user.", tool, err)
 	case errors.Is(err, ErrAmbiguous):
 		text = fmt.Sprintf("Tool %s may or may not have run: %v. Check its effect before you run it again.", tool, err)
 	case errors.Is(err, ErrInvalidArguments):

@@ -31,6 +31,10 @@ type view struct {
 	exposed       []Tool // prepared for hosts: schemas with properties, maybe strict
 	exposedByName map[string]int
 	prepared      map[*mcp.Tool]*mcp.Tool // each raw tool of tools, prepared; kept for the next view
+	// pins is how the tools of each server under pinning stand against
+	// their pins; held maps the public name a held tool would have to it.
+	pins          map[string]*serverPins
+	held          map[string]heldTool
 	prompts       *catalog.PromptView
 	resources     *catalog.ResourceView
 	statuses      []ServerStatus // configured order, then the rejected entries
@@ -67,6 +71,7 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 		m.warnTrespasses(prev, v)
 	} else {
 		v.tools, v.exposed, v.exposedByName, v.prepared = prev.tools, prev.exposed, prev.exposedByName, prev.prepared
+		v.pins, v.held = prev.pins, prev.held
 		v.prompts, v.resources = prev.prompts, prev.resources
 	}
 	tools, prompts, resources := v.tools.Counts(), v.prompts.Counts(), v.resources.Counts()
@@ -97,11 +102,13 @@ func (m *Manager) build(prev *view, snaps map[string]upstream.Snapshot, lists bo
 			Capabilities: snap.Capabilities,
 			Reconnects:   snap.Reconnects,
 			PID:          snap.PID,
+			Pinning:      m.pins.modeOf(cfg),
 		}
 		if exposes(snap.State) {
 			st.Tools, st.Prompts, st.Resources = tools[st.Name], prompts[st.Name], resources[st.Name]
 			st.Deferred, st.Collisions = snap.Cached, lost[st.Name]
 			st.Trespasses = slices.Sorted(slices.Values(trespassed[st.Name]))
+			st.PinChanges = v.pinChanges(st.Name)
 		}
 		v.statuses = append(v.statuses, st)
 	}
@@ -123,6 +130,7 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 		prompts   []catalog.PromptSource
 		resources []catalog.ResourceSource
 	)
+	v.pins, v.held = make(map[string]*serverPins), make(map[string]heldTool)
 	for _, up := range v.servers {
 		snap := snaps[up.Name()]
 		cfg := snap.Config
@@ -133,7 +141,18 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 			prompts = append(prompts, catalog.PromptSource{Server: snap.Name, Prefix: prefix})
 			continue
 		}
-		tools = append(tools, catalog.Source{Server: snap.Name, Prefix: prefix, Allow: cfg.Tools.Allow, Deny: cfg.Tools.Deny, Tools: snap.Tools})
+		listed := snap.Tools
+		if mode := m.pins.modeOf(cfg); mode != config.PinningOff {
+			sp := m.pins.check(snap.Name, cfg.Source, mode, snap.Tools, snap.Cached)
+			v.pins[snap.Name] = sp
+			listed = sp.visible
+			for i, tp := range sp.tools {
+				if tp.Held {
+					v.held[catalog.PublicName(prefix, tp.Tool)] = heldTool{snap.Name, i}
+				}
+			}
+		}
+		tools = append(tools, catalog.Source{Server: snap.Name, Prefix: prefix, Allow: cfg.Tools.Allow, Deny: cfg.Tools.Deny, Tools: listed})
 		prompts = append(prompts, catalog.PromptSource{Server: snap.Name, Prefix: prefix, Prompts: snap.Prompts})
 		resources = append(resources, catalog.ResourceSource{Server: snap.Name, Resources: snap.Resources, Templates: snap.Templates})
 	}
@@ -286,4 +305,49 @@ func resourceNames(v *catalog.ResourceView) []named {
 		out = append(out, named{r.Resource.URI, r.Server})
 	}
 	return out
+}
+
+// heldTool is a tool that pinning holds: the i-th tool of its server's pins.
+type heldTool struct {
+	server string
+	i      int
+}
+
+// pinChanges returns the tools of server that are not as pinned, each with
+// its public name.
+func (v *view) pinChanges(server string) []ToolPin {
+	sp := v.pins[server]
+	if sp == nil {
+		return nil
+	}
+	var out []ToolPin
+	for _, tp := range sp.tools {
+		if tp.State != PinPinned {
+			out = append(out, tp)
+		}
+	}
+	return v.named(server, out)
+}
+
+// named sets the public name of each of server's tools in tps: the exposed
+// tool's, else the name it would have.
+func (v *view) named(server string, tps []ToolPin) []ToolPin {
+	if len(tps) == 0 {
+		return tps
+	}
+	exposed := make(map[string]string)
+	for _, t := range v.exposed {
+		if t.Server == server {
+			exposed[t.Original] = t.Name
+		}
+	}
+	prefix := v.byName[server].PublicPrefix()
+	for i := range tps {
+		if name, ok := exposed[tps[i].Tool]; ok && !tps[i].Held && tps[i].Listed != nil {
+			tps[i].Name = name
+		} else {
+			tps[i].Name = catalog.PublicName(prefix, tps[i].Tool)
+		}
+	}
+	return tps
 }

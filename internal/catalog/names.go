@@ -183,6 +183,11 @@ func hashedStem(name string) (string, bool) {
 	return name[:cut], true
 }
 
+// PublicName returns the public name that tool of a server with the given
+// prefix has when no other name is too long or shared: the name a person
+// expects for a tool that is not exposed (held, say).
+func PublicName(prefix, tool string) string { return candidateName(NamePrefix(prefix), tool) }
+
 // candidateName returns the public name of tool under namePrefix (what
 // [NamePrefix] gives) before any length or collision handling. With no
 // prefix, a tool name that is already a valid public name is kept exactly,

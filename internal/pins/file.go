@@ -95,10 +95,12 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pins file: %w", err) // *PathError names the file
 	}
-	return parse(path, b)
+	return Parse(path, b)
 }
 
-func parse(path string, b []byte) (*File, error) {
+// Parse reads b, the content of the pins file at path (which errors name),
+// as [Load] does.
+func Parse(path string, b []byte) (*File, error) {
 	var v struct {
 		Version *int `json:"version"`
 	}
@@ -208,7 +210,7 @@ func backupUnreadable(path string) error {
 		return nil
 	}
 	if err == nil {
-		if _, err = parse(path, b); err == nil {
+		if _, err = Parse(path, b); err == nil {
 			return nil
 		}
 	}

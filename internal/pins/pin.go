@@ -182,6 +182,28 @@ func NewDefinition(t *mcp.Tool) (Definition, string, error) {
 	return cd, hashOf(c), nil
 }
 
+// Tool returns d as a tool definition, whose schemas are d's JSON.
+func (d Definition) Tool() *mcp.Tool {
+	t := &mcp.Tool{Name: d.Name, Title: d.Title, Description: d.Description}
+	if len(d.InputSchema) > 0 {
+		t.InputSchema = d.InputSchema
+	}
+	if len(d.OutputSchema) > 0 {
+		t.OutputSchema = d.OutputSchema
+	}
+	if a := d.Annotations; a != nil {
+		t.Annotations = &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+			IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+	}
+	return t
+}
+
+// Replayable reports whether d's annotations let a call that may have run
+// run again: readOnlyHint or idempotentHint.
+func (d Definition) Replayable() bool {
+	return d.Annotations != nil && (d.Annotations.ReadOnlyHint || d.Annotations.IdempotentHint)
+}
+
 // Pin returns d's pin, as [Pin] does for the tool d was made from.
 func (d Definition) Pin() (string, error) {
 	c, err := d.canonical()

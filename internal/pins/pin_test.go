@@ -228,3 +228,23 @@ func TestPinLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestDefinitionTool: a definition made back into a tool has the same pin.
+func TestDefinitionTool(t *testing.T) {
+	yes := true
+	in := &mcp.Tool{Name: "a", Title: "A", Description: "d", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string"}}},
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &yes}}
+	d, pin, err := NewDefinition(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Pin(d.Tool()); err != nil || got != pin {
+		t.Errorf("Pin(d.Tool()) = %s, %v; want %s", got, err, pin)
+	}
+	if !d.Replayable() {
+		t.Error("a read-only tool is not replayable")
+	}
+	if (Definition{Name: "b"}).Replayable() {
+		t.Error("a tool without annotations is replayable")
+	}
+}

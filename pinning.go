@@ -1,0 +1,685 @@
+package switchboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
+	"github.com/switchboard-mcp/switchboard/internal/fifo"
+	"github.com/switchboard-mcp/switchboard/internal/pins"
+	"github.com/switchboard-mcp/switchboard/internal/shell"
+)
+
+// PinState is how a tool stands against its pin (see Options.Pinning).
+type PinState string
+
+// The states of a tool under pinning.
+const (
+	// PinPinned is a tool listed as it was pinned.
+	PinPinned PinState = "pinned"
+	// PinChanged is a tool whose definition differs from its pin.
+	PinChanged PinState = "changed"
+	// PinNew is a tool listed by a server whose tools are pinned, without
+	// a pin of its own.
+	PinNew PinState = "new"
+	// PinRemoved is a pinned tool that its server no longer lists.
+	PinRemoved PinState = "removed"
+	// PinDuplicate is a tool whose name the server lists twice: which of
+	// the two a call reaches is unknown, so neither can be pinned.
+	PinDuplicate PinState = "duplicate"
+	// PinInvalid is a tool too large or nested too deep to pin.
+	PinInvalid PinState = "invalid"
+	// PinUnchecked is a tool of a server whose pins cannot be read: the
+	// pins file is corrupt, unreadable or of a newer version.
+	PinUnchecked PinState = "unchecked"
+)
+
+// ToolPin is how one tool stands against its pin.
+type ToolPin struct {
+	Server string
+	// Tool is the tool's name on its server; Name its public name (as it
+	// is exposed, or would be).
+	Tool, Name string
+	State      PinState
+	// Held reports a tool that is not exposed until a person approves it
+	// (the server's pinning mode is enforce).
+	Held bool
+	// Fields are the fields of a changed tool that differ from its pin:
+	// name, title, description, inputSchema, outputSchema, annotations.
+	Fields []string
+	// Suspicious says why a changed or new description looks like an
+	// instruction to the model (a tag such as <IMPORTANT>, "ignore
+	// previous", a path under a home directory, invisible characters): a
+	// signal for a person, never a reason to hold a tool by itself.
+	Suspicious []string
+	// Pinned is the pinned definition, for a changed or removed tool;
+	// Listed the one the server lists now (nil for a removed tool). Both
+	// are copies.
+	Pinned, Listed *mcp.Tool
+	// PinnedAt is when the tool was pinned; zero for a tool without a pin.
+	PinnedAt time.Time
+	// Err says why an invalid tool cannot be pinned, or an unchecked one
+	// checked.
+	Err error
+}
+
+// ApproveCommand returns the command line that approves the tool as its
+// server lists it now, or "" when approving cannot help (a duplicate, an
+// invalid or an unchecked tool). source is the config file of the server
+// (ServerStatus.Source).
+func (p ToolPin) ApproveCommand(source string) string {
+	switch p.State {
+	case PinChanged, PinNew, PinRemoved:
+		return shell.Command("pins approve", source, p.Server+"/"+p.Tool)
+	}
+	return ""
+}
+
+func (p ToolPin) clone() ToolPin {
+	p.Fields = slices.Clone(p.Fields)
+	p.Suspicious = slices.Clone(p.Suspicious)
+	if p.Pinned != nil {
+		p.Pinned = catalog.CloneTool(p.Pinned)
+	}
+	if p.Listed != nil {
+		p.Listed = catalog.CloneTool(p.Listed)
+	}
+	return p
+}
+
+// ErrToolHeld means that a tool is held by tool pinning: its definition
+// changed since a person trusted it, or it is new, and the server's pinning
+// mode is enforce. See [HeldToolError].
+var ErrToolHeld = errors.New("held until a person approves its definition")
+
+// ErrPinningOff means that a server's tools are not pinned: its pinning
+// mode is off.
+var ErrPinningOff = errors.New("tool pinning is off")
+
+// A HeldToolError is the error of a call of a held tool: nothing reached
+// the server.
+type HeldToolError struct {
+	ToolPin
+	// Approve is the command line that approves the tool, or "".
+	Approve string
+}
+
+func (e *HeldToolError) Error() string {
+	var why, then string
+	switch e.State {
+	case PinChanged:
+		why = fmt.Sprintf("server %q changed its definition of %q since it was pinned (%s)", e.Server, e.Tool, strings.Join(e.Fields, ", "))
+	case PinNew:
+		why = fmt.Sprintf("server %q listed %q after its tools were pinned", e.Server, e.Tool)
+	case PinDuplicate:
+		why, then = fmt.Sprintf("server %q lists two tools named %q", e.Server, e.Tool), "; it cannot be pinned until the server lists it once"
+	case PinInvalid:
+		why, then = fmt.Sprintf("server %q: %v", e.Server, e.Err), "; it cannot be pinned"
+	default:
+		why, then = fmt.Sprintf("server %q: the pins cannot be read: %v", e.Server, e.Err), "; repair or move the pins file"
+	}
+	if e.Approve != "" {
+		then = "; if the change is trusted, a person approves it with: " + e.Approve
+	}
+	return fmt.Sprintf("tool %q is held: %s; the call was not sent%s", e.Name, why, then)
+}
+
+func (e *HeldToolError) Unwrap() error { return ErrToolHeld }
+
+// pinner keeps the pins file of a manager, checks each server's tool list
+// against it, and pins a server's tools on first use. The views hold what
+// it found (a serverPins per server); it holds the file.
+type pinner struct {
+	logger *slog.Logger
+	// changed queues a new view, after the file changed.
+	changed func()
+	writes  *fifo.Queue[string] // servers pinned on first use, to save
+
+	mu     sync.Mutex
+	mode   config.PinningMode // the servers' default
+	active bool               // some server's mode is not off
+	path   string
+	file   *pins.File // nil while err is set
+	err    error      // why the file cannot be read
+	sum    [sha256.Size]byte
+	gen    uint64 // counts the changes of file
+	memo   map[string]pinMemo
+	logged map[pinLogKey]bool
+}
+
+// maxPinLogKeys bounds the changes remembered as logged: a server that
+// changes a tool at every list cannot grow it without end. Past it, the
+// memory starts over, and a change may be logged again.
+const maxPinLogKeys = 10_000
+
+type pinLogKey struct {
+	server, tool string
+	state        PinState
+	pin          string
+}
+
+type pinMemoKey struct {
+	tools  **mcp.Tool // the list's backing array: lists are replaced, never changed
+	n      int
+	gen    uint64
+	mode   config.PinningMode
+	cached bool
+}
+
+type pinMemo struct {
+	key  pinMemoKey
+	pins *serverPins
+}
+
+// serverPins is how one server's listed tools stand against their pins.
+// It is shared by views and never changed.
+type serverPins struct {
+	mode    config.PinningMode
+	visible []*mcp.Tool // the tools to expose: all, less the held ones
+	tools   []ToolPin   // every listed tool, then the removed ones; Name unset
+	// noReplay are the tools whose pinned annotations do not let a call
+	// run twice, though the listed ones do.
+	noReplay map[string]bool
+}
+
+func newPinner(logger *slog.Logger) *pinner {
+	p := &pinner{logger: logger, changed: func() {}, memo: map[string]pinMemo{}, logged: map[pinLogKey]bool{}}
+	p.writes = fifo.New(p.save)
+	return p
+}
+
+// configure applies the pinning of cfg, over the host's defaults: the mode
+// of the servers without their own, and the file. A new file is read.
+func (p *pinner) configure(cfg *config.Config, defaults config.Pinning, lookupEnv func(string) (string, bool)) {
+	mode := cmpOr(cfg.Pinning.Mode, defaults.Mode, config.PinningOff)
+	active := mode != config.PinningOff || slices.ContainsFunc(cfg.Servers, func(s config.Server) bool {
+		return s.Pinning != "" && s.Pinning != config.PinningOff
+	})
+	var path string
+	var err error
+	if active {
+		path, err = cfg.PinsFile(defaults.File, lookupEnv)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode, p.active = mode, active
+	if path == p.path && err == nil && (p.file != nil || p.err != nil) {
+		return
+	}
+	p.path, p.sum = path, [sha256.Size]byte{}
+	switch {
+	case !active:
+		p.file, p.err = nil, nil
+		p.gen++
+	case err != nil:
+		p.file, p.err = nil, err
+		p.gen++
+		p.logger.Error("tool pinning: no pins file; the tools of servers under enforce are held", "error", err)
+	default:
+		p.loadLocked()
+	}
+}
+
+func cmpOr[T comparable](vals ...T) T {
+	var zero T
+	for _, v := range vals {
+		if v != zero {
+			return v
+		}
+	}
+	return zero
+}
+
+// modeOf returns the pinning mode of a server with config srv.
+func (p *pinner) modeOf(srv config.Server) config.PinningMode {
+	if srv.Pinning != "" {
+		return srv.Pinning
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mode
+}
+
+// loadLocked reads the file, and reports whether it changed since it was
+// last read or written.
+func (p *pinner) loadLocked() bool {
+	b, err := os.ReadFile(p.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		b, err = nil, nil
+	}
+	sum := sha256.Sum256(b)
+	if err == nil && sum == p.sum && p.file != nil {
+		return false
+	}
+	p.sum = sum
+	p.gen++
+	var f *pins.File
+	switch {
+	case err != nil:
+		err = fmt.Errorf("pins file: %w", err) // *PathError names the file
+	case b == nil:
+		f = pins.New()
+	default:
+		f, err = pins.Parse(p.path, b)
+	}
+	was := p.err
+	p.file, p.err = f, err
+	switch {
+	case err != nil && (was == nil || was.Error() != err.Error()):
+		p.logger.Error("tool pinning: the pins file cannot be read; the tools of servers under enforce are held, and nothing is written to it",
+			"file", p.path, "error", err)
+	case err == nil && was != nil:
+		p.logger.Info("tool pinning: the pins file can be read again", "file", p.path)
+	}
+	return true
+}
+
+// reload reads the file again, queues a new view if it changed, and
+// returns why it cannot be read, if it cannot.
+func (p *pinner) reload() error {
+	p.mu.Lock()
+	changed := p.active && p.loadLocked()
+	err := p.err
+	p.mu.Unlock()
+	if changed {
+		p.changed()
+	}
+	return err
+}
+
+// state returns the pins file and why it cannot be read.
+func (p *pinner) state() (path string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.path, p.err
+}
+
+// check returns how a server's listed tools stand against their pins, in
+// mode (not off). cached says the tools came from the persistent cache,
+// not from the server: they are checked, but not pinned on first use.
+func (p *pinner) check(server, source string, mode config.PinningMode, tools []*mcp.Tool, cached bool) *serverPins {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := pinMemoKey{n: len(tools), gen: p.gen, mode: mode, cached: cached}
+	if len(tools) > 0 {
+		key.tools = &tools[0]
+	}
+	if m, ok := p.memo[server]; ok && m.key == key {
+		return m.pins
+	}
+	sp := p.checkLocked(server, source, mode, tools, cached)
+	key.gen = p.gen // pinning on first use changed the file
+	p.memo[server] = pinMemo{key, sp}
+	return sp
+}
+
+func (p *pinner) checkLocked(server, source string, mode config.PinningMode, tools []*mcp.Tool, cached bool) *serverPins {
+	enforce := mode == config.PinningEnforce
+	sp := &serverPins{mode: mode, visible: tools, tools: make([]ToolPin, 0, len(tools))}
+	if p.file == nil {
+		for _, t := range tools {
+			sp.tools = append(sp.tools, ToolPin{Server: server, Tool: t.Name, State: PinUnchecked, Held: enforce, Listed: t, Err: p.err})
+		}
+		if enforce {
+			sp.visible = nil
+		}
+		return sp
+	}
+	if p.file.Servers[server] == nil && !cached && len(tools) > 0 {
+		p.pinOnFirstUse(server, tools)
+	}
+	results := p.file.Check(server, tools)
+	duplicated := make(map[string]bool)
+	for _, r := range results {
+		if r.State == pins.StateDuplicate {
+			duplicated[r.Tool] = true
+		}
+	}
+	held := 0
+	for i, r := range results {
+		tp := ToolPin{Server: server, Tool: r.Tool, State: pinStates[r.State]}
+		if i < len(tools) {
+			tp.Listed = tools[i]
+		}
+		e, pinned := p.file.Lookup(server, r.Tool)
+		if pinned {
+			tp.PinnedAt = e.PinnedAt
+		}
+		if duplicated[r.Tool] {
+			tp.State = PinDuplicate
+		}
+		switch tp.State {
+		case PinChanged:
+			tp.Pinned = e.Definition.Tool()
+			if d, _, err := pins.NewDefinition(tp.Listed); err == nil {
+				tp.Fields = pins.Compare(e.Definition, d).Fields
+			}
+			tp.Suspicious = pins.Suspicious(e.Definition.Description, tp.Listed.Description)
+			if !e.Definition.Replayable() {
+				if sp.noReplay == nil {
+					sp.noReplay = make(map[string]bool)
+				}
+				sp.noReplay[r.Tool] = true
+			}
+		case PinRemoved:
+			tp.Pinned = e.Definition.Tool()
+		case PinNew:
+			tp.Suspicious = pins.Suspicious("", tp.Listed.Description)
+		case PinInvalid:
+			tp.Err = r.Err
+		}
+		if tp.Held = enforce && tp.State != PinPinned && tp.State != PinRemoved; tp.Held {
+			held++
+		}
+		sp.tools = append(sp.tools, tp)
+		p.logChange(tp, r.Pin, source)
+	}
+	if held > 0 {
+		sp.visible = make([]*mcp.Tool, 0, len(tools)-held)
+		for i, t := range tools {
+			if !sp.tools[i].Held {
+				sp.visible = append(sp.visible, t)
+			}
+		}
+	}
+	return sp
+}
+
+var pinStates = [...]PinState{
+	pins.StatePinned: PinPinned, pins.StateChanged: PinChanged, pins.StateNew: PinNew,
+	pins.StateRemoved: PinRemoved, pins.StateDuplicate: PinDuplicate, pins.StateInvalid: PinInvalid,
+}
+
+// pinOnFirstUse pins the tools of a server that has no pins (trust on
+// first use), and queues the file's update.
+func (p *pinner) pinOnFirstUse(server string, tools []*mcp.Tool) {
+	p.file.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+	now := time.Now()
+	seen := make(map[string]int, len(tools))
+	for _, t := range tools {
+		seen[t.Name]++
+	}
+	n := 0
+	for _, t := range tools {
+		if seen[t.Name] == 1 && p.file.Set(server, t, now) == nil {
+			n++
+		}
+	}
+	p.gen++
+	p.logger.Info("tool pinning: tools pinned on first use", "server", server, "tools", n, "file", p.path)
+	p.writes.Push(server)
+}
+
+// save writes the pins of servers pinned on first use to the file, under
+// its lock, leaving alone a server that another process pinned in the
+// meantime, then reads the file back.
+func (p *pinner) save(servers []string) {
+	p.mu.Lock()
+	path, file := p.path, p.file
+	ours := make(map[string]*pins.Server, len(servers))
+	for _, name := range servers {
+		if file != nil && file.Servers[name] != nil {
+			ours[name] = &pins.Server{Tools: maps.Clone(file.Servers[name].Tools)}
+		}
+	}
+	p.mu.Unlock()
+	if path == "" || len(ours) == 0 {
+		return
+	}
+	err := pins.Update(path, func(f *pins.File) error {
+		for name, s := range ours {
+			if f.Servers[name] == nil {
+				f.Servers[name] = s
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		p.logger.Error("tool pinning: the pins file was not written; the pins taken on first use are kept in memory only", "file", path, "error", err)
+		return
+	}
+	_ = p.reload() // its errors are logged
+}
+
+// logChange logs a tool that is not as pinned, once for each definition.
+func (p *pinner) logChange(tp ToolPin, pin, source string) {
+	var msg string
+	switch tp.State {
+	case PinChanged:
+		msg = "tool pinning: a tool's definition changed since it was pinned"
+	case PinNew:
+		msg = "tool pinning: a new tool on a server whose tools are pinned"
+	case PinDuplicate:
+		msg = "tool pinning: a server lists two tools of one name; neither can be pinned"
+	case PinInvalid:
+		msg = "tool pinning: a tool cannot be pinned"
+	default:
+		return
+	}
+	key := pinLogKey{tp.Server, tp.Tool, tp.State, pin}
+	if p.logged[key] {
+		return
+	}
+	if len(p.logged) >= maxPinLogKeys {
+		clear(p.logged)
+	}
+	p.logged[key] = true
+	attrs := []any{"server", tp.Server, "tool", tp.Tool, "held", tp.Held}
+	if len(tp.Fields) > 0 {
+		attrs = append(attrs, "fields", tp.Fields)
+	}
+	if len(tp.Suspicious) > 0 {
+		attrs = append(attrs, "suspicious", tp.Suspicious)
+	}
+	if tp.Err != nil {
+		attrs = append(attrs, "error", tp.Err)
+	}
+	if cmd := tp.ApproveCommand(source); cmd != "" {
+		attrs = append(attrs, "approve", cmd)
+	}
+	p.logger.Warn(msg, attrs...)
+}
+
+// close writes what is queued and stops.
+func (p *pinner) close() { p.writes.Close() }
+
+// heldChanges returns an EventHeld for each server whose held tools differ
+// between two views, in configured order.
+func heldChanges(before, after *view) []Event {
+	var out []Event
+	for _, up := range after.servers {
+		name := up.Name()
+		was, now := heldNames(before, name), heldNames(after, name)
+		var d Diff
+		for _, n := range now {
+			if !slices.Contains(was, n) {
+				d.Added = append(d.Added, n)
+			}
+		}
+		for _, n := range was {
+			if !slices.Contains(now, n) {
+				d.Removed = append(d.Removed, n)
+			}
+		}
+		if !d.empty() {
+			out = append(out, Event{Kind: EventHeld, At: time.Now(), Server: name, Tools: d})
+		}
+	}
+	return out
+}
+
+// heldNames returns the sorted public names of server's held tools in v.
+func heldNames(v *view, server string) []string {
+	var out []string
+	for name, h := range v.held {
+		if h.server == server {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// heldError is the error of a call of the held tool h.
+func (v *view) heldError(h heldTool) error {
+	tp := v.named(h.server, []ToolPin{v.pins[h.server].tools[h.i].clone()})[0]
+	return fmt.Errorf("call tool: %w", &HeldToolError{ToolPin: tp, Approve: tp.ApproveCommand(v.byName[h.server].Config().Source)})
+}
+
+// Pins returns how the tools of every server under pinning stand against
+// their pins (see Options.Pinning): each server in configured order, its
+// listed tools in list order, then its removed ones. A server that is
+// stopped, or whose pinning is off, has none.
+func (m *Manager) Pins() []ToolPin {
+	v := m.view.Load()
+	var out []ToolPin
+	for _, up := range v.servers {
+		sp := v.pins[up.Name()]
+		if sp == nil {
+			continue
+		}
+		tps := make([]ToolPin, len(sp.tools))
+		for i, tp := range sp.tools {
+			tps[i] = tp.clone()
+		}
+		out = append(out, v.named(up.Name(), tps)...)
+	}
+	return out
+}
+
+// PinsFile returns the pins file, and why it cannot be read if it cannot;
+// "" if no server's pinning is on.
+func (m *Manager) PinsFile() (string, error) { return m.pins.state() }
+
+// ReloadPins reads the pins file again, as a gateway does when it changes:
+// tools that now match their pins are released, with an EventHeld and an
+// EventChanged, before it returns. It returns why the file cannot be read,
+// if it cannot: then, until it can, every tool of a server under enforce is
+// held, and under warn none is.
+func (m *Manager) ReloadPins(ctx context.Context) error {
+	err := m.pins.reload()
+	if ferr := m.events.Flush(ctx); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// ApprovePins pins the tools that the named servers list now, as they list
+// them, in the pins file, and returns what it pinned: a target "server"
+// pins all the server's tools (and forgets those it no longer lists),
+// "server/tool" one tool (the name its server gives it). No target means
+// every server under pinning. Held tools that now match their pins are
+// released before it returns.
+//
+// A server that is not under pinning ([ErrPinningOff]), or has not listed
+// its tools yet, is an error; so is a tool the server lists twice, or that
+// is too large to pin: the other targets are pinned all the same.
+func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin, error) {
+	if err := m.open("approve pins", strings.Join(targets, " ")); err != nil {
+		return nil, err
+	}
+	if err := m.events.Flush(ctx); err != nil {
+		return nil, err
+	}
+	v := m.view.Load()
+	if len(targets) == 0 {
+		for _, up := range v.servers {
+			if v.pins[up.Name()] != nil {
+				targets = append(targets, up.Name())
+			}
+		}
+	}
+	// What to pin, by server: every tool (nil), or the named ones.
+	plan := make(map[string][]ToolPin)
+	whole := make(map[string]bool)
+	var approved []ToolPin
+	var errs []error
+	for _, target := range targets {
+		server, tool, one := strings.Cut(target, "/")
+		up := v.byName[server]
+		sp := v.pins[server]
+		switch {
+		case up == nil:
+			errs = append(errs, v.unknownServer("approve pins", server))
+			continue
+		case m.pins.modeOf(up.Config()) == config.PinningOff:
+			errs = append(errs, fmt.Errorf("approve pins of %q: %w for it", server, ErrPinningOff))
+			continue
+		case sp == nil || up.Snapshot().Cached:
+			errs = append(errs, fmt.Errorf("approve pins of %q: it has not listed its tools yet (state %s); approve once it is connected", server, up.Snapshot().State))
+			continue
+		}
+		found := false
+		for _, tp := range sp.tools {
+			if one && tp.Tool != tool {
+				continue
+			}
+			found = true
+			switch tp.State {
+			case PinDuplicate, PinInvalid, PinUnchecked:
+				errs = append(errs, &HeldToolError{ToolPin: v.named(server, []ToolPin{tp})[0]})
+				continue
+			}
+			plan[server] = append(plan[server], tp)
+		}
+		if !one {
+			whole[server] = true
+		} else if !found {
+			errs = append(errs, fmt.Errorf("approve pins of %q: server %q neither lists nor pinned a tool %q", target, server, tool))
+		}
+	}
+	path, _ := m.pins.state()
+	if len(plan) > 0 || len(whole) > 0 {
+		now := time.Now()
+		err := pins.Update(path, func(f *pins.File) error {
+			for server := range whole {
+				f.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+			}
+			for server, tps := range plan {
+				if f.Servers[server] == nil {
+					f.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+				}
+				for _, tp := range tps {
+					if tp.Listed == nil {
+						delete(f.Servers[server].Tools, tp.Tool)
+					} else if err := f.Set(server, tp.Listed, now); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, errors.Join(append(errs, fmt.Errorf("approve pins: %w", err))...)
+		}
+		for server, tps := range plan {
+			approved = append(approved, v.named(server, cloneAll(tps))...)
+		}
+		if err := m.ReloadPins(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	slices.SortFunc(approved, func(a, b ToolPin) int { return strings.Compare(a.Server+"/"+a.Tool, b.Server+"/"+b.Tool) })
+	return approved, errors.Join(errs...)
+}
+
+func cloneAll(tps []ToolPin) []ToolPin {
+	out := make([]ToolPin, len(tps))
+	for i, tp := range tps {
+		out[i] = tp.clone()
+	}
+	return out
+}
