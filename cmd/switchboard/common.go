@@ -341,6 +341,10 @@ func statusNames(st switchboard.Status, keep func(switchboard.ServerStatus) bool
 	return names
 }
 
+// commandPinning is the command's default tool pinning (design §2 "Tool
+// pinning"): warn, in the default pins file; a config's "pinning" overrides it.
+var commandPinning = config.Pinning{Mode: config.PinningWarn}
+
 // connect connects every server of cfg behind the startup gate, as the
 // gateway does, so that a server with tools in the cache shows them at
 // once; then it waits for the servers that rule picks, until they settle
@@ -349,7 +353,7 @@ func statusNames(st switchboard.Status, keep func(switchboard.ServerStatus) bool
 // reports it as such. The caller closes the manager.
 func (e *env) connect(ctx context.Context, cfg *config.Config, timeout time.Duration, rule waitRule) (*switchboard.Manager, error) {
 	deadline := time.Now().Add(timeout)
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn)})
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), Pinning: commandPinning})
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err

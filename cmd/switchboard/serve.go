@@ -103,7 +103,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	defer flushTraces()
 	defer tuneServeGC(logger)()
 	stats := metrics.New()
-	mopts := &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate), TracerProvider: tp}
+	mopts := &switchboard.Options{Client: implementation(), Logger: logger, Observer: stats.Observer(), StartupGate: startupGate(*gate), TracerProvider: tp, Pinning: commandPinning}
 	// The gateway's policies decide, for each client's identity, what it
 	// sees and may use (none: everything); a reload replaces them for the
 	// requests that follow.
