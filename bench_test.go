@@ -3,12 +3,14 @@ package switchboard
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/internal/catalog"
 	"github.com/switchboard-mcp/switchboard/internal/mcptest"
 	"github.com/switchboard-mcp/switchboard/internal/upstream"
 )
@@ -184,4 +186,58 @@ func benchTools(n int) []mcptest.ToolSpec {
 		}
 	}
 	return specs
+}
+
+// BenchmarkPinning measures what tool pinning adds to a server's list
+// refresh: the manager's new view of one server with 1,000 tools, whose
+// refreshed list changed one tool's description, as each refresh of a
+// server whose tools change does ("changed": the other definitions are
+// the ones it listed before, as the upstream keeps them), or in which every
+// definition is new ("fresh": the first list after a restart). "off"
+// builds the view without pinning, the baseline; "warn" checks every tool
+// against its pins as well (enforce costs the same, and drops the held
+// tools). BENCHMARKS.md reports warn/off for each.
+func BenchmarkPinning(b *testing.B) {
+	srv := config.Server{Name: "s", Type: config.Stdio, Command: "in-memory"}
+	var base []*mcp.Tool
+	for _, spec := range benchTools(1000) {
+		base = append(base, &mcp.Tool{Name: spec.Name, Description: spec.Description, InputSchema: spec.InputSchema})
+	}
+	// Two lists a refresh alternates between.
+	lists := func(fresh bool) [2][]*mcp.Tool {
+		var out [2][]*mcp.Tool
+		for k := range out {
+			out[k] = make([]*mcp.Tool, len(base))
+			for i, t := range base {
+				if fresh || i == 0 {
+					t = catalog.CloneTool(t)
+				}
+				out[k][i] = t
+			}
+			out[k][0].Description = fmt.Sprintf("Does one thing well, version %d.", k)
+		}
+		return out
+	}
+	for _, refresh := range []string{"changed", "fresh"} {
+		for _, mode := range []config.PinningMode{config.PinningOff, config.PinningWarn} {
+			b.Run(refresh+"/"+string(mode), func(b *testing.B) {
+				m := New(&config.Config{Servers: []config.Server{srv}}, &Options{
+					Cache: CacheOff, Pinning: config.Pinning{Mode: mode, File: filepath.Join(b.TempDir(), "pins.json")},
+				})
+				defer m.Close()
+				v := m.view.Load()
+				snap := upstream.Snapshot{Name: "s", Config: srv, State: upstream.Connected, Tools: base}
+				v = m.build(v, map[string]upstream.Snapshot{"s": snap}, true) // pins on first use
+				alternate := lists(refresh == "fresh")
+				k := 0
+				for b.Loop() {
+					snap.Tools = alternate[k%2]
+					k++
+					if v = m.build(v, map[string]upstream.Snapshot{"s": snap}, true); len(v.exposed) != 1000 {
+						b.Fatalf("%d tools exposed", len(v.exposed))
+					}
+				}
+			})
+		}
+	}
 }

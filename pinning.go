@@ -74,6 +74,9 @@ type ToolPin struct {
 	// Err says why an invalid tool cannot be pinned, or an unchecked one
 	// checked.
 	Err error
+
+	pin           string // the listed definition's pin
+	replayablePin bool   // the pinned annotations let a call run twice
 }
 
 // ApproveCommand returns the command line that approves the tool as its
@@ -189,10 +192,22 @@ type pinMemo struct {
 type serverPins struct {
 	mode    config.PinningMode
 	visible []*mcp.Tool // the tools to expose: all, less the held ones
-	tools   []ToolPin   // every listed tool, then the removed ones; Name unset
+	list    []*mcp.Tool // the tools checked, as listed
+	at      []int32     // the index in tools of each of list's, -1 for nil
+	// tools are the listed tools, then the removed ones; Name unset. They
+	// are shared with later checks of the same definitions: never changed.
+	tools []*ToolPin
+	held  int // how many are held
+	// pinnedListed counts the listed tools that have a pin.
+	pinnedListed int
 	// noReplay are the tools whose pinned annotations do not let a call
 	// run twice, though the listed ones do.
 	noReplay map[string]bool
+	// count is how often list has each name; shared, never changed.
+	count map[string]int
+	// byTool finds a definition's state wherever the list has it; made
+	// when a later check first needs it, under the pinner's lock.
+	byTool map[*mcp.Tool]*ToolPin
 }
 
 func newPinner(logger *slog.Logger) *pinner {
@@ -317,86 +332,165 @@ func (p *pinner) check(server, source string, mode config.PinningMode, tools []*
 	if len(tools) > 0 {
 		key.tools = &tools[0]
 	}
-	if m, ok := p.memo[server]; ok && m.key == key {
+	m, ok := p.memo[server]
+	if ok && m.key == key {
 		return m.pins
 	}
-	sp := p.checkLocked(server, source, mode, tools, cached)
+	var prev *serverPins
+	if ok && m.key.gen == key.gen && m.key.mode == mode && m.key.cached == cached {
+		prev = m.pins // its tools were checked against the same pins
+	}
+	sp := p.checkLocked(server, source, mode, tools, cached, prev)
 	key.gen = p.gen // pinning on first use changed the file
 	p.memo[server] = pinMemo{key, sp}
 	return sp
 }
 
-func (p *pinner) checkLocked(server, source string, mode config.PinningMode, tools []*mcp.Tool, cached bool) *serverPins {
+func (p *pinner) checkLocked(server, source string, mode config.PinningMode, tools []*mcp.Tool, cached bool, prev *serverPins) *serverPins {
 	enforce := mode == config.PinningEnforce
-	sp := &serverPins{mode: mode, visible: tools, tools: make([]ToolPin, 0, len(tools))}
+	sp := &serverPins{mode: mode, visible: tools, list: tools, at: make([]int32, len(tools)), tools: make([]*ToolPin, 0, len(tools))}
 	if p.file == nil {
-		for _, t := range tools {
-			sp.tools = append(sp.tools, ToolPin{Server: server, Tool: t.Name, State: PinUnchecked, Held: enforce, Listed: t, Err: p.err})
+		for i, t := range tools {
+			sp.at[i] = -1
+			if t != nil {
+				sp.at[i] = int32(len(sp.tools))
+				sp.tools = append(sp.tools, &ToolPin{Server: server, Tool: t.Name, State: PinUnchecked, Held: enforce, Listed: t, Err: p.err})
+			}
 		}
 		if enforce {
-			sp.visible = nil
+			sp.visible, sp.held = nil, len(sp.tools)
 		}
 		return sp
 	}
-	if p.file.Servers[server] == nil && !cached && len(tools) > 0 {
+	if p.file.Servers[server] == nil && !cached && slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil }) {
 		p.pinOnFirstUse(server, tools)
+		prev = nil
 	}
-	results := p.file.Check(server, tools)
-	duplicated := make(map[string]bool)
-	for _, r := range results {
-		if r.State == pins.StateDuplicate {
-			duplicated[r.Tool] = true
+	// The definitions of prev, by position: a refresh lists most of them
+	// again, at the same place. A list that differs from prev anywhere
+	// needs its names counted, for a tool listed twice.
+	reused := make([]*ToolPin, len(tools))
+	renamed := prev == nil || len(prev.list) != len(tools)
+	for i, t := range tools {
+		if t == nil {
+			renamed = renamed || prev.list[i] != nil
+			continue
 		}
+		if prev != nil {
+			reused[i] = prev.find(i, t)
+		}
+		renamed = renamed || reused[i] == nil && (prev.list[i] == nil || prev.list[i].Name != t.Name)
 	}
-	held := 0
-	for i, r := range results {
-		tp := ToolPin{Server: server, Tool: r.Tool, State: pinStates[r.State]}
-		if i < len(tools) {
-			tp.Listed = tools[i]
-		}
-		e, pinned := p.file.Lookup(server, r.Tool)
-		if pinned {
-			tp.PinnedAt = e.PinnedAt
-		}
-		if duplicated[r.Tool] {
-			tp.State = PinDuplicate
-		}
-		switch tp.State {
-		case PinChanged:
-			tp.Pinned = e.Definition.Tool()
-			if d, _, err := pins.NewDefinition(tp.Listed); err == nil {
-				tp.Fields = pins.Compare(e.Definition, d).Fields
+	if renamed {
+		sp.count = make(map[string]int, len(tools))
+		for _, t := range tools {
+			if t != nil {
+				sp.count[t.Name]++
 			}
-			tp.Suspicious = pins.Suspicious(e.Definition.Description, tp.Listed.Description)
-			if !e.Definition.Replayable() {
-				if sp.noReplay == nil {
-					sp.noReplay = make(map[string]bool)
-				}
-				sp.noReplay[r.Tool] = true
+		}
+	} else {
+		sp.count = prev.count // the same names at the same places
+	}
+	count := sp.count
+	for i, t := range tools {
+		sp.at[i] = -1
+		if t == nil {
+			continue
+		}
+		tp, twice := reused[i], count[t.Name] > 1
+		if tp == nil || twice != (tp.State == PinDuplicate) {
+			if twice {
+				tp = &ToolPin{Server: server, Tool: t.Name, State: PinDuplicate, Listed: t}
+			} else {
+				tp = p.checkTool(server, t)
 			}
-		case PinRemoved:
-			tp.Pinned = e.Definition.Tool()
-		case PinNew:
-			tp.Suspicious = pins.Suspicious("", tp.Listed.Description)
-		case PinInvalid:
-			tp.Err = r.Err
+			tp.Held = enforce && tp.State != PinPinned
+			p.logChange(tp, source)
 		}
-		if tp.Held = enforce && tp.State != PinPinned && tp.State != PinRemoved; tp.Held {
-			held++
+		if tp.Held {
+			sp.held++
 		}
+		if tp.State == PinChanged && !tp.replayablePin {
+			if sp.noReplay == nil {
+				sp.noReplay = make(map[string]bool)
+			}
+			sp.noReplay[t.Name] = true
+		}
+		if tp.State == PinPinned || tp.State == PinChanged {
+			sp.pinnedListed++
+		}
+		sp.at[i] = int32(len(sp.tools))
 		sp.tools = append(sp.tools, tp)
-		p.logChange(tp, r.Pin, source)
 	}
-	if held > 0 {
-		sp.visible = make([]*mcp.Tool, 0, len(tools)-held)
+	if s := p.file.Servers[server]; s != nil && len(s.Tools) > sp.pinnedListed {
+		listed := make(map[string]bool, len(sp.tools))
+		for _, tp := range sp.tools {
+			listed[tp.Tool] = true
+		}
+		var removed []string
+		for name := range s.Tools {
+			if !listed[name] {
+				removed = append(removed, name)
+			}
+		}
+		slices.Sort(removed)
+		for _, name := range removed {
+			e := s.Tools[name]
+			sp.tools = append(sp.tools, &ToolPin{Server: server, Tool: name, State: PinRemoved, Pinned: e.Definition.Tool(), PinnedAt: e.PinnedAt})
+		}
+	}
+	if sp.held > 0 {
+		sp.visible = make([]*mcp.Tool, 0, len(tools)-sp.held)
 		for i, t := range tools {
-			if !sp.tools[i].Held {
+			if sp.at[i] < 0 || !sp.tools[sp.at[i]].Held {
 				sp.visible = append(sp.visible, t)
 			}
 		}
 	}
 	return sp
 }
+
+// find returns the pin state sp found for t, listed at position i, if sp
+// checked the same definition: at the same position, or anywhere.
+func (sp *serverPins) find(i int, t *mcp.Tool) *ToolPin {
+	if i < len(sp.list) && sp.list[i] == t {
+		return sp.tools[sp.at[i]]
+	}
+	if sp.byTool == nil {
+		sp.byTool = make(map[*mcp.Tool]*ToolPin, len(sp.list))
+		for j, u := range sp.list {
+			if u != nil {
+				sp.byTool[u] = sp.tools[sp.at[j]]
+			}
+		}
+	}
+	return sp.byTool[t]
+}
+
+// checkTool returns how t, listed once by server, stands against its pin.
+func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
+	r := p.file.CheckTool(server, t)
+	tp := &ToolPin{Server: server, Tool: t.Name, State: pinStates[r.State], Listed: t, pin: r.Pin}
+	e, pinned := p.file.Lookup(server, t.Name)
+	if pinned {
+		tp.PinnedAt = e.PinnedAt
+	}
+	switch tp.State {
+	case PinChanged:
+		tp.Pinned = e.Definition.Tool()
+		tp.replayablePin = e.Definition.Replayable()
+		if d, _, err := pins.NewDefinition(t); err == nil {
+			tp.Fields = pins.Compare(e.Definition, d).Fields
+		}
+		tp.Suspicious = pins.Suspicious(e.Definition.Description, t.Description)
+	case PinNew:
+		tp.Suspicious = pins.Suspicious("", t.Description)
+	case PinInvalid:
+		tp.Err = r.Err
+	}
+	return tp
+}
+
 
 var pinStates = [...]PinState{
 	pins.StatePinned: PinPinned, pins.StateChanged: PinChanged, pins.StateNew: PinNew,
@@ -455,7 +549,7 @@ func (p *pinner) save(servers []string) {
 }
 
 // logChange logs a tool that is not as pinned, once for each definition.
-func (p *pinner) logChange(tp ToolPin, pin, source string) {
+func (p *pinner) logChange(tp *ToolPin, source string) {
 	var msg string
 	switch tp.State {
 	case PinChanged:
@@ -469,7 +563,7 @@ func (p *pinner) logChange(tp ToolPin, pin, source string) {
 	default:
 		return
 	}
-	key := pinLogKey{tp.Server, tp.Tool, tp.State, pin}
+	key := pinLogKey{tp.Server, tp.Tool, tp.State, tp.pin}
 	if p.logged[key] {
 		return
 	}
@@ -630,10 +724,10 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 			found = true
 			switch tp.State {
 			case PinDuplicate, PinInvalid, PinUnchecked:
-				errs = append(errs, &HeldToolError{ToolPin: v.named(server, []ToolPin{tp})[0]})
+				errs = append(errs, &HeldToolError{ToolPin: v.named(server, []ToolPin{tp.clone()})[0]})
 				continue
 			}
-			plan[server] = append(plan[server], tp)
+			plan[server] = append(plan[server], *tp)
 		}
 		if !one {
 			whole[server] = true

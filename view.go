@@ -146,9 +146,9 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 			sp := m.pins.check(snap.Name, cfg.Source, mode, snap.Tools, snap.Cached)
 			v.pins[snap.Name] = sp
 			listed = sp.visible
-			for i, tp := range sp.tools {
-				if tp.Held {
-					v.held[catalog.PublicName(prefix, tp.Tool)] = heldTool{snap.Name, i}
+			for i := 0; sp.held > 0 && i < len(sp.tools); i++ {
+				if sp.tools[i].Held {
+					v.held[catalog.PublicName(prefix, sp.tools[i].Tool)] = heldTool{snap.Name, i}
 				}
 			}
 		}
@@ -323,7 +323,7 @@ func (v *view) pinChanges(server string) []ToolPin {
 	var out []ToolPin
 	for _, tp := range sp.tools {
 		if tp.State != PinPinned {
-			out = append(out, tp)
+			out = append(out, tp.clone())
 		}
 	}
 	return v.named(server, out)
@@ -332,20 +332,31 @@ func (v *view) pinChanges(server string) []ToolPin {
 // named sets the public name of each of server's tools in tps: the exposed
 // tool's, else the name it would have.
 func (v *view) named(server string, tps []ToolPin) []ToolPin {
-	if len(tps) == 0 {
-		return tps
-	}
-	exposed := make(map[string]string)
-	for _, t := range v.exposed {
-		if t.Server == server {
-			exposed[t.Original] = t.Name
+	prefix := v.byName[server].PublicPrefix()
+	var unnamed int
+	for i := range tps {
+		tp := &tps[i]
+		tp.Name = catalog.PublicName(prefix, tp.Tool)
+		if tp.Held || tp.Listed == nil {
+			continue
+		}
+		if j, ok := v.exposedByName[tp.Name]; !ok || v.exposed[j].Server != server || v.exposed[j].Original != tp.Tool {
+			tp.Name, unnamed = "", unnamed+1 // exposed under another name: a hash suffix
 		}
 	}
-	prefix := v.byName[server].PublicPrefix()
+	for j := 0; unnamed > 0 && j < len(v.exposed); j++ {
+		t := v.exposed[j]
+		if t.Server != server {
+			continue
+		}
+		for i := range tps {
+			if tps[i].Name == "" && tps[i].Tool == t.Original {
+				tps[i].Name, unnamed = t.Name, unnamed-1
+			}
+		}
+	}
 	for i := range tps {
-		if name, ok := exposed[tps[i].Tool]; ok && !tps[i].Held && tps[i].Listed != nil {
-			tps[i].Name = name
-		} else {
+		if tps[i].Name == "" { // not exposed: filtered out, or in another's namespace
 			tps[i].Name = catalog.PublicName(prefix, tps[i].Tool)
 		}
 	}

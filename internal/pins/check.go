@@ -52,7 +52,7 @@ type Result struct {
 
 // Check tells how each of server's listed tools stands against its pins:
 // a result for each tool in list order, then one for each pinned tool no
-// longer listed, by name. A tool over the limits is [StateInvalid] and
+// longer listed, by name. A nil tool is skipped. A tool over the limits is [StateInvalid] and
 // leaves the others unaffected. On a server with no pins, every tool is
 // [StateNew].
 func (f *File) Check(server string, tools []*mcp.Tool) []Result {
@@ -63,23 +63,15 @@ func (f *File) Check(server string, tools []*mcp.Tool) []Result {
 	results := make([]Result, 0, len(tools))
 	seen := make(map[string]bool, len(tools))
 	for _, t := range tools {
+		if t == nil {
+			continue
+		}
 		if seen[t.Name] {
 			results = append(results, Result{Tool: t.Name, State: StateDuplicate})
 			continue
 		}
 		seen[t.Name] = true
-		e, ok := pinned[t.Name]
-		pin, err := f.pinFast(server, t, e.Pin)
-		switch {
-		case err != nil:
-			results = append(results, Result{Tool: t.Name, State: StateInvalid, Err: err})
-		case !ok:
-			results = append(results, Result{Tool: t.Name, State: StateNew, Pin: pin})
-		case e.Pin != pin:
-			results = append(results, Result{Tool: t.Name, State: StateChanged, Pin: pin})
-		default:
-			results = append(results, Result{Tool: t.Name, State: StatePinned, Pin: pin})
-		}
+		results = append(results, f.CheckTool(server, t))
 	}
 	var removed []string
 	for name := range pinned {
@@ -92,6 +84,23 @@ func (f *File) Check(server string, tools []*mcp.Tool) []Result {
 		results = append(results, Result{Tool: name, State: StateRemoved})
 	}
 	return results
+}
+
+// CheckTool tells how one of server's tools stands against its pin:
+// pinned, changed, new or invalid. It knows nothing of the rest of the
+// list: whether the name is listed twice, or which pins are not listed.
+func (f *File) CheckTool(server string, t *mcp.Tool) Result {
+	e, ok := f.Lookup(server, t.Name)
+	pin, err := f.pinFast(server, t, e.Pin)
+	switch {
+	case err != nil:
+		return Result{Tool: t.Name, State: StateInvalid, Err: err}
+	case !ok:
+		return Result{Tool: t.Name, State: StateNew, Pin: pin}
+	case e.Pin != pin:
+		return Result{Tool: t.Name, State: StateChanged, Pin: pin}
+	}
+	return Result{Tool: t.Name, State: StatePinned, Pin: pin}
 }
 
 // quickKey names a tool in [File.quick].
