@@ -675,7 +675,7 @@ func (m *Manager) Close() error {
 	}
 	m.perSession.close()
 	m.events.Close()
-	m.pins.close() // after the events goroutine, which pins on first use
+	m.pins.close()   // after the events goroutine, which pins on first use
 	m.search.close() // after the events goroutine, which follows the views into it
 	if m.writes != nil {
 		m.writes.close()

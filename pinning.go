@@ -491,7 +491,6 @@ func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 	return tp
 }
 
-
 var pinStates = [...]PinState{
 	pins.StatePinned: PinPinned, pins.StateChanged: PinChanged, pins.StateNew: PinNew,
 	pins.StateRemoved: PinRemoved, pins.StateDuplicate: PinDuplicate, pins.StateInvalid: PinInvalid,

@@ -33,11 +33,11 @@ type view struct {
 	prepared      map[*mcp.Tool]*mcp.Tool // each raw tool of tools, prepared; kept for the next view
 	// pins is how the tools of each server under pinning stand against
 	// their pins; held maps the public name a held tool would have to it.
-	pins          map[string]*serverPins
-	held          map[string]heldTool
-	prompts       *catalog.PromptView
-	resources     *catalog.ResourceView
-	statuses      []ServerStatus // configured order, then the rejected entries
+	pins      map[string]*serverPins
+	held      map[string]heldTool
+	prompts   *catalog.PromptView
+	resources *catalog.ResourceView
+	statuses  []ServerStatus // configured order, then the rejected entries
 }
 
 // unknownServer is the error of op on name, which names no server: an
