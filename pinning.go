@@ -77,6 +77,11 @@ type ToolPin struct {
 
 	pin           string // the listed definition's pin
 	replayablePin bool   // the pinned annotations let a call run twice
+	// strict is the listed definition with the stricter of its pinned and
+	// listed annotations, for a changed tool whose hints became laxer:
+	// what warn exposes in its place, so that no client trusts a
+	// readOnlyHint that a person never saw.
+	strict *mcp.Tool
 }
 
 // ApproveCommand returns the command line that approves the tool as its
@@ -198,6 +203,8 @@ type serverPins struct {
 	// are shared with later checks of the same definitions: never changed.
 	tools []*ToolPin
 	held  int // how many are held
+	// loosened counts the tools exposed with stricter hints than listed.
+	loosened int
 	// pinnedListed counts the listed tools that have a pin.
 	pinnedListed int
 	// noReplay are the tools whose pinned annotations do not let a call
@@ -410,6 +417,9 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		if tp.Held {
 			sp.held++
 		}
+		if tp.strict != nil {
+			sp.loosened++
+		}
 		if tp.State == PinChanged && !tp.replayablePin {
 			if sp.noReplay == nil {
 				sp.noReplay = make(map[string]bool)
@@ -439,16 +449,62 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 			sp.tools = append(sp.tools, &ToolPin{Server: server, Tool: name, State: PinRemoved, Pinned: e.Definition.Tool(), PinnedAt: e.PinnedAt})
 		}
 	}
-	if sp.held > 0 {
+	if sp.held > 0 || sp.loosened > 0 {
 		sp.visible = make([]*mcp.Tool, 0, len(tools)-sp.held)
 		for i, t := range tools {
-			if sp.at[i] < 0 || !sp.tools[sp.at[i]].Held {
+			switch {
+			case sp.at[i] < 0:
+				sp.visible = append(sp.visible, t)
+			case sp.tools[sp.at[i]].Held:
+			case sp.tools[sp.at[i]].strict != nil:
+				sp.visible = append(sp.visible, sp.tools[sp.at[i]].strict)
+			default:
 				sp.visible = append(sp.visible, t)
 			}
 		}
 	}
 	return sp
 }
+
+// stricter returns t with the stricter of its annotations and pinned ones,
+// hint by hint, or nil if t's are as strict: read-only and idempotent only
+// if both say so; destructive and open-world unless both say not (unset
+// means true).
+func stricter(t *mcp.Tool, pinned *pins.Annotations) *mcp.Tool {
+	var was mcp.ToolAnnotations
+	if pinned != nil {
+		was = mcp.ToolAnnotations{ReadOnlyHint: pinned.ReadOnlyHint, IdempotentHint: pinned.IdempotentHint,
+			DestructiveHint: pinned.DestructiveHint, OpenWorldHint: pinned.OpenWorldHint}
+	}
+	var now mcp.ToolAnnotations
+	if t.Annotations != nil {
+		now = *t.Annotations
+	}
+	both := func(a, b *bool) *bool {
+		if a != nil && b != nil && !*a && !*b {
+			return a
+		}
+		if a != nil && *a || b != nil && *b {
+			yes := true
+			return &yes
+		}
+		return nil
+	}
+	strict := now
+	strict.ReadOnlyHint = was.ReadOnlyHint && now.ReadOnlyHint
+	strict.IdempotentHint = was.IdempotentHint && now.IdempotentHint
+	strict.DestructiveHint = both(was.DestructiveHint, now.DestructiveHint)
+	strict.OpenWorldHint = both(was.OpenWorldHint, now.OpenWorldHint)
+	if strict.ReadOnlyHint == now.ReadOnlyHint && strict.IdempotentHint == now.IdempotentHint &&
+		ptrBoolEqual(strict.DestructiveHint, now.DestructiveHint) && ptrBoolEqual(strict.OpenWorldHint, now.OpenWorldHint) {
+		return nil
+	}
+	c := *t
+	c.Annotations = &strict
+	return &c
+}
+
+func ptrBoolEqual(a, b *bool) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // find returns the pin state sp found for t, listed at position i, if sp
 // checked the same definition: at the same position, or anywhere.
@@ -479,6 +535,7 @@ func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 	case PinChanged:
 		tp.Pinned = e.Definition.Tool()
 		tp.replayablePin = e.Definition.Replayable()
+		tp.strict = stricter(t, e.Definition.Annotations)
 		if d, _, err := pins.NewDefinition(t); err == nil {
 			tp.Fields = pins.Compare(e.Definition, d).Fields
 		}

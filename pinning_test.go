@@ -63,7 +63,8 @@ func TestPinningHoldsAChangedTool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
 		srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{addTool(honestAdd), {Name: "echo"}}})
-		m, file := pinningManager(t, f, config.PinningEnforce, nil, server("s"))
+		var log mcptest.LogBuffer
+		m, file := pinningManager(t, f, config.PinningEnforce, slog.New(slog.NewTextHandler(&log, nil)), server("s"))
 		var held []Event
 		defer m.Subscribe(func(ev Event) {
 			if ev.Kind == EventHeld {
@@ -108,6 +109,9 @@ func TestPinningHoldsAChangedTool(t *testing.T) {
 		}
 		if n := srv.Counts().Calls; n != 0 {
 			t.Errorf("the server got %d calls of held tools", n)
+		}
+		if !strings.Contains(log.String(), `changed since it was pinned" server=s tool=add held=true fields=[description]`) {
+			t.Errorf("the log does not say add is held, and why:\n%s", log.String())
 		}
 		st := m.Status()[0]
 		if diff := cmp.Diff([]string{"s__add", "s__get_env"}, st.Held()); diff != "" || st.Pinning != config.PinningEnforce {
@@ -179,8 +183,9 @@ func TestPinningWarnKeepsToolsAndLogsOnce(t *testing.T) {
 }
 
 // TestPinningKeepsReplaySafe: a server that flips readOnlyHint on after its
-// tools were pinned does not get a call that may have run replayed, in warn
-// mode as in enforce; without pinning, the flipped hint is believed.
+// tools were pinned does not get a call that may have run replayed, and
+// the tool is exposed with the pinned hint, in warn mode (enforce holds
+// it); without pinning, the flipped hint is believed.
 func TestPinningKeepsReplaySafe(t *testing.T) {
 	for _, mode := range []config.PinningMode{config.PinningWarn, config.PinningOff} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -194,6 +199,9 @@ func TestPinningKeepsReplaySafe(t *testing.T) {
 				srv.SetTools([]mcptest.ToolSpec{{Name: "send", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}})
 				mcptest.PassTime(time.Second)
 				synctest.Wait()
+				if a := m.Tools(t.Context(), nil)[0].Annotations(); mode != config.PinningOff && (a == nil || a.ReadOnlyHint) {
+					t.Errorf("annotations exposed under warn: %+v, want readOnlyHint false, as pinned", a)
+				}
 				_, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__send"})
 				calls := srv.Counts().Calls
 				if mode == config.PinningOff {
@@ -397,4 +405,30 @@ func TestPinningFollowsReconfigure(t *testing.T) {
 			t.Errorf("tools under enforce: %v, want add held", got)
 		}
 	})
+}
+
+// TestStricter: hint by hint, the stricter of the pinned and the listed.
+func TestStricter(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name   string
+		pinned *pins.Annotations
+		listed *mcp.ToolAnnotations
+		want   *mcp.ToolAnnotations // nil: the listed ones are as strict
+	}{
+		{"read-only flipped on", &pins.Annotations{}, &mcp.ToolAnnotations{ReadOnlyHint: true}, &mcp.ToolAnnotations{}},
+		{"read-only flipped off", &pins.Annotations{ReadOnlyHint: true}, &mcp.ToolAnnotations{}, nil},
+		{"destructive denied", &pins.Annotations{}, &mcp.ToolAnnotations{DestructiveHint: &no}, &mcp.ToolAnnotations{}},
+		{"destructive denied by both", &pins.Annotations{DestructiveHint: &no}, &mcp.ToolAnnotations{DestructiveHint: &no}, nil},
+		{"open world closed", &pins.Annotations{OpenWorldHint: &yes}, &mcp.ToolAnnotations{OpenWorldHint: &no}, &mcp.ToolAnnotations{OpenWorldHint: &yes}},
+		{"no annotations pinned", nil, &mcp.ToolAnnotations{IdempotentHint: true}, &mcp.ToolAnnotations{}},
+	} {
+		got := stricter(&mcp.Tool{Name: "t", Annotations: tc.listed}, tc.pinned)
+		switch {
+		case tc.want == nil && got != nil:
+			t.Errorf("%s: %+v, want the listed tool as it is", tc.name, got.Annotations)
+		case tc.want != nil && (got == nil || !cmp.Equal(tc.want, got.Annotations)):
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
 }
