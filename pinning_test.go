@@ -432,3 +432,16 @@ func TestStricter(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldToolErrorForTheModel: the model reads that the tool is held, not
+// to retry it, and what a person runs to approve it.
+func TestHeldToolErrorForTheModel(t *testing.T) {
+	err := &HeldToolError{ToolPin: ToolPin{Server: "s", Tool: "add", Name: "s__add", State: PinChanged, Fields: []string{"description"}}, Approve: "switchboard pins approve s/add"}
+	res := DefaultErrorFormatter(t.Context(), "s__add", err)
+	text := mcptest.Text(res)
+	for _, want := range []string{"held back by tool pinning", "Do not retry", "switchboard pins approve s/add"} {
+		if !res.IsError || !strings.Contains(text, want) {
+			t.Errorf("%q does not say %q", text, want)
+		}
+	}
+}
