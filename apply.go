@@ -106,7 +106,10 @@ func (e *events) apply(batch []queued) {
 		snap := ev.Snapshot
 		before, known := e.snaps[snap.Name]
 		e.snaps[snap.Name] = snap
-		lists = lists || !known || listsDiffer(before, snap)
+		// A server's first list, the same as its cached one, is pinned
+		// on first use: its check needs a new view.
+		pinNow := before.Cached && !snap.Cached && m.pins.modeOf(snap.Config) != config.PinningOff
+		lists = lists || !known || pinNow || listsDiffer(before, snap)
 		switch ev.Kind {
 		case upstream.EventState:
 			statuses = true

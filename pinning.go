@@ -373,6 +373,18 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		p.pinOnFirstUse(server, tools)
 		prev = nil
 	}
+	if p.file.Servers[server] == nil {
+		// Tools from the cache, of a server that has not listed its own
+		// yet: the first it lists will be pinned, whatever these are.
+		for i, t := range tools {
+			sp.at[i] = -1
+			if t != nil {
+				sp.at[i] = int32(len(sp.tools))
+				sp.tools = append(sp.tools, &ToolPin{Server: server, Tool: t.Name, State: PinNew, Listed: t})
+			}
+		}
+		return sp
+	}
 	// The definitions of prev, by position: a refresh lists most of them
 	// again, at the same place. A list that differs from prev anywhere
 	// needs its names counted, for a tool listed twice.
@@ -731,7 +743,8 @@ func (m *Manager) ReloadPins(ctx context.Context) error {
 // them, in the pins file, and returns what it pinned: a target "server"
 // pins all the server's tools (and forgets those it no longer lists),
 // "server/tool" one tool (the name its server gives it). No target means
-// every server under pinning. Held tools that now match their pins are
+// every server under pinning: one that is disabled, or has listed no
+// tools since it started, is an error then too. Held tools that now match their pins are
 // released before it returns.
 //
 // A server that is not under pinning ([ErrPinningOff]), or has not listed
@@ -747,7 +760,7 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 	v := m.view.Load()
 	if len(targets) == 0 {
 		for _, up := range v.servers {
-			if v.pins[up.Name()] != nil {
+			if m.pins.modeOf(up.Config()) != config.PinningOff {
 				targets = append(targets, up.Name())
 			}
 		}
@@ -769,7 +782,7 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 			errs = append(errs, fmt.Errorf("approve pins of %q: %w for it", server, ErrPinningOff))
 			continue
 		case sp == nil || up.Snapshot().Cached:
-			errs = append(errs, fmt.Errorf("approve pins of %q: it has not listed its tools yet (state %s); approve once it is connected", server, up.Snapshot().State))
+			errs = append(errs, fmt.Errorf("approve pins of %q: it has listed no tools since it started (state %s); approve once it is connected", server, up.Snapshot().State))
 			continue
 		}
 		found := false

@@ -445,3 +445,79 @@ func TestHeldToolErrorForTheModel(t *testing.T) {
 		}
 	}
 }
+
+// TestPinningCachedTools: the tools a server had last time, from the
+// persistent cache, are checked against its pins before it connects: a
+// changed one is held at once; a server never pinned shows them, and is
+// pinned once it lists its own.
+func TestPinningCachedTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("slow", mcptest.Script{Tools: []mcptest.ToolSpec{addTool(honestAdd)}})
+		f.add("fresh", mcptest.Script{Tools: tools("x")})
+		cacheDir, file := t.TempDir(), filepath.Join(t.TempDir(), "pins.json")
+		fresh := server("fresh")
+		fresh.Pinning = config.PinningOff // the first run pins it not
+		first := New(&config.Config{Servers: []config.Server{server("slow"), fresh}},
+			&Options{Dial: f.dial, CacheDir: cacheDir, Pinning: config.Pinning{Mode: config.PinningEnforce, File: file}})
+		if err := first.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetTools([]mcptest.ToolSpec{addTool(poisonedAdd)})
+		mcptest.PassTime(time.Second)
+		synctest.Wait()
+		first.Close()
+
+		f.delay("slow", 5*time.Second)
+		f.delay("fresh", 5*time.Second)
+		m := New(&config.Config{Servers: []config.Server{server("slow"), server("fresh")}},
+			&Options{Dial: f.dial, CacheDir: cacheDir, Pinning: config.Pinning{Mode: config.PinningEnforce, File: file}, StartupGate: time.Second})
+		defer m.Close()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"fresh__x"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("cached tools while connecting (-want +got):\n%s", diff)
+		}
+		if got := pinnedTools(t, file, "fresh"); len(got) != 0 {
+			t.Errorf("fresh pinned from the cache: %v", got)
+		}
+		mcptest.PassTime(10 * time.Second)
+		synctest.Wait()
+		if diff := cmp.Diff([]string{"x"}, pinnedTools(t, file, "fresh")); diff != "" {
+			t.Errorf("fresh once it listed (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"fresh__x"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools once connected (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestApprovePinsOfAServerThatNeverConnected: a server that failed before
+// it listed anything keeps its pins: none shows as removed, and an
+// approval of it is refused rather than forgetting them.
+func TestApprovePinsOfAServerThatNeverConnected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		f.add("s", mcptest.Script{Tools: tools("a")})
+		m, file := pinningManager(t, f, config.PinningEnforce, nil, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		f.fail("s", errors.New("refused"))
+		again := f.managerWith(&Options{Cache: CacheOff, Pinning: config.Pinning{Mode: config.PinningEnforce, File: file}}, server("s"))
+		if err := again.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := again.Pins(); len(got) != 0 {
+			t.Errorf("Pins() of a server that never listed: %+v", got)
+		}
+		if _, err := again.ApprovePins(t.Context()); err == nil || !strings.Contains(err.Error(), "listed no tools since it started") {
+			t.Errorf("approve: %v, want it refused", err)
+		}
+		if diff := cmp.Diff([]string{"a"}, pinnedTools(t, file, "s")); diff != "" {
+			t.Errorf("pins after the refusal (-want +got):\n%s", diff)
+		}
+	})
+}

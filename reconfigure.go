@@ -80,7 +80,7 @@ func (m *Manager) Reconfigure(ctx context.Context, cfg *config.Config) (Reconfig
 			set.added[srv.Name] = up.Snapshot()
 			started = append(started, up)
 			r.Added = append(r.Added, srv.Name)
-		case oldCfg.Fingerprint() != srv.Fingerprint():
+		case oldCfg.Fingerprint() != srv.Fingerprint() || oldCfg.Pinning != srv.Pinning:
 			m.readNotes(srv.Name, srv.Fingerprint())
 			keep(old)
 			changed = append(changed, old)

@@ -142,7 +142,9 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 			continue
 		}
 		listed := snap.Tools
-		if mode := m.pins.modeOf(cfg); mode != config.PinningOff {
+		// A server that never listed its tools (it failed at once, say)
+		// has nothing to check: its pins are not removed tools.
+		if mode := m.pins.modeOf(cfg); mode != config.PinningOff && (snap.State == upstream.Connected || len(snap.Tools) > 0) {
 			sp := m.pins.check(snap.Name, cfg.Source, mode, snap.Tools, snap.Cached)
 			v.pins[snap.Name] = sp
 			listed = sp.visible

@@ -297,12 +297,13 @@ func clonePtr[T any](p *T) *T {
 }
 
 // Fingerprint returns the hex SHA-256 of a canonical JSON encoding of the
-// unresolved entry, without Name and Source. It does not depend on the key
+// unresolved entry, without Name, Source and Pinning. It does not depend on the key
 // order or layout of the file, nor on the environment, and any change to a
 // field changes it. It keys caches of what a server offers.
 func (s *Server) Fingerprint() string {
 	c := s.Clone()
 	c.Type = s.TransportType()
+	c.Pinning = "" // what the server offers does not depend on it
 	// Empty and absent collections mean the same; encode them the same.
 	if len(c.Args) == 0 {
 		c.Args = nil

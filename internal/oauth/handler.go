@@ -418,11 +418,11 @@ func (e *LoginError) Command() string {
 // from the config file config ("" or the embedded default's: none given),
 // asking for scopes.
 func LoginCommand(name, config string, scopes []string) string {
-	var args []string
+	cmd := shell.Command("login", config, name)
 	if len(scopes) > 0 {
-		args = []string{"--scopes", strings.Join(scopes, ",")}
+		cmd += " --scopes " + shell.Quote(strings.Join(scopes, ","))
 	}
-	return shell.Command("login", config, append([]string{name}, args...)...)
+	return cmd
 }
 
 // refreshError describes a failed refresh by the authorization server's

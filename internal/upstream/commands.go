@@ -181,7 +181,7 @@ func (sv *supervisor) reconfigure(srv config.Server) {
 	} else {
 		sv.settings.Store(newSettings(srv))
 	}
-	if old.Fingerprint() == srv.Fingerprint() {
+	if old.Fingerprint() == srv.Fingerprint() && old.Pinning == srv.Pinning {
 		return // only the source moved
 	}
 	same := connectionKey(old) == connectionKey(srv)
@@ -203,8 +203,7 @@ func (sv *supervisor) reconfigure(srv config.Server) {
 // config without what only the manager uses.
 func connectionKey(srv config.Server) string {
 	srv.Prefix, srv.Tools, srv.Required, srv.Enabled, srv.Source, srv.AlwaysLoad, srv.Description, srv.AuditPayloads = nil, config.ToolFilter{}, false, nil, "", false, "", false
-	srv.Pinning = ""
-	return srv.Fingerprint()
+	return srv.Fingerprint() // without Pinning
 }
 
 // killMargin is how long before Close's deadline the stops in progress skip
