@@ -60,6 +60,9 @@ type env struct {
 	// executable is the switchboard binary that the embedded default config
 	// runs as its demo servers; "" means this process's own.
 	executable string
+	// pinsVerb marks a pins verb, which prints the changes of tool pinning
+	// itself: the manager's warnings of them would say it twice.
+	pinsVerb bool
 }
 
 // run runs the verb of args. It is main without the exit, for tests.

@@ -117,7 +117,9 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 			}
 		}
 	}
-	m, err := e.connect(ctx, cfg, *timeout, everyServer)
+	quiet := *e
+	quiet.pinsVerb = true
+	m, err := quiet.connect(ctx, cfg, *timeout, everyServer)
 	if err != nil {
 		return err
 	}
@@ -269,7 +271,7 @@ type pinsJSON struct {
 type pinsServerJSON struct {
 	Name    string             `json:"name"`
 	Pinning config.PinningMode `json:"pinning"`
-	State   switchboard.State  `json:"state"`
+	State   string             `json:"state"`
 	// Checked reports whether its tools were checked: it is under pinning
 	// and connected.
 	Checked bool          `json:"checked"`
@@ -323,7 +325,7 @@ func (r *pinsRun) list(asJSON bool) error {
 			out.FileError = ferr.Error()
 		}
 		for _, s := range r.st {
-			sj := pinsServerJSON{Name: s.Name, Pinning: s.Pinning, State: s.State, Tools: []toolPinJSON{}}
+			sj := pinsServerJSON{Name: s.Name, Pinning: s.Pinning, State: s.State.String(), Tools: []toolPinJSON{}}
 			if s.Rejected {
 				sj.Pinning = ""
 			}
@@ -378,8 +380,9 @@ func (r *pinsRun) list(asJSON bool) error {
 		fmt.Fprintf(r.stdout, "\n%s\n", strings.Join(lines, "\n"))
 	}
 	if notPinned > 0 {
-		fmt.Fprintf(r.stdout, "\n%s not as pinned: '%s' shows what changed; '%s' pins what a server lists now.\n",
-			count(notPinned, "tool"), shell.Command("pins diff", r.cfgSource()), shell.Command("pins approve", r.cfgSource(), "SERVER[/TOOL]"))
+		approve := strings.Replace(shell.Command("pins approve", r.cfgSource()), "pins approve", "pins approve SERVER[/TOOL]...", 1)
+		fmt.Fprintf(r.stdout, "\n%s not as pinned.\nWhat changed:     %s\nTo approve it:    %s\n",
+			count(notPinned, "tool"), printableLine(shell.Command("pins diff", r.cfgSource())), printableLine(approve))
 	}
 	return failure
 }
@@ -664,7 +667,9 @@ func writeIndented(w io.Writer, v any, prefix string) {
 		fmt.Fprintf(w, "%s[cannot encode: %v]\n", prefix, err)
 		return
 	}
-	fmt.Fprintf(w, "%s%s\n", prefix, visible(string(b)))
+	for l := range strings.Lines(prefix + string(b)) {
+		fmt.Fprintln(w, visible(strings.TrimSuffix(l, "\n")))
+	}
 }
 
 // maxDiffCells bounds the work of lineDiff: past it (two texts of over a
