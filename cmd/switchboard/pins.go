@@ -17,7 +17,6 @@ import (
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/pins"
-	"github.com/switchboard-mcp/switchboard/internal/shell"
 )
 
 const pinsSynopsis = "[diff [SERVER[/TOOL]]... | approve SERVER[/TOOL]... | approve --all] [--config F]... [--json] [--timeout D]"
@@ -353,14 +352,18 @@ func (r *pinsRun) list(asJSON bool) error {
 	}
 	tw := tabwriter.NewWriter(r.stdout, 0, 4, 2, ' ', 0)
 	rows, notPinned := 0, 0
+	var first *switchboard.ToolPin // the first tool an approval would pin
 	for _, s := range r.st {
 		for _, tp := range byServer[s.Name] {
 			if rows == 0 {
 				fmt.Fprintln(tw, "\nSERVER\tTOOL\tSTATE\tPINNED\tNOTES")
 			}
 			rows++
-			if tp.State != switchboard.PinPinned {
+			if tp.ApproveCommand("") != "" {
 				notPinned++
+				if first == nil {
+					first = &tp
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printableLine(tp.Server), printableLine(tp.Tool), tp.State, r.pinnedAt(tp), printableLine(pinNotes(tp)))
 		}
@@ -379,23 +382,15 @@ func (r *pinsRun) list(asJSON bool) error {
 	if len(lines) > 0 {
 		fmt.Fprintf(r.stdout, "\n%s\n", strings.Join(lines, "\n"))
 	}
-	if notPinned > 0 {
-		approve := strings.Replace(shell.Command("pins approve", r.cfgSource()), "pins approve", "pins approve SERVER[/TOOL]...", 1)
-		fmt.Fprintf(r.stdout, "\n%s not as pinned.\nWhat changed:     %s\nTo approve it:    %s\n",
-			count(notPinned, "tool"), printableLine(shell.Command("pins diff", r.cfgSource())), printableLine(approve))
+	if first != nil {
+		// Commands for one of them, as an example: TOOL, SERVER and --all
+		// work alike.
+		approve := first.ApproveCommand(r.source(first.Server))
+		diff := strings.Replace(approve, "switchboard pins approve ", "switchboard pins diff ", 1)
+		fmt.Fprintf(r.stdout, "\n%s not as pinned. See what changed, and approve it, with (SERVER/TOOL, SERVER or --all):\n  %s\n  %s\n",
+			count(notPinned, "tool"), printableLine(diff), printableLine(approve))
 	}
 	return failure
-}
-
-// cfgSource is the config file to name in the commands the verbs print:
-// the one named with --config, if one was.
-func (r *pinsRun) cfgSource() string {
-	for _, s := range r.st {
-		if s.Source != "" {
-			return s.Source
-		}
-	}
-	return ""
 }
 
 func itsTheir(n int) string {

@@ -93,7 +93,7 @@ func TestPinsFirstUseThenChange(t *testing.T) {
 	if !lineWith(out, "greet", "changed", "changed: description", "!! suspicious") || lineWith(out, "greet", "HELD") {
 		t.Errorf("pins after a change (warn): want greet changed in its description, suspicious, not held:\n%s", out)
 	}
-	if !strings.Contains(out, "To approve it:    switchboard pins approve SERVER[/TOOL]... --config") {
+	if !strings.Contains(out, "  switchboard pins approve srv/greet --config") {
 		t.Errorf("pins after a change does not say how to approve:\n%s", out)
 	}
 
