@@ -353,7 +353,11 @@ var commandPinning = config.Pinning{Mode: config.PinningWarn}
 // reports it as such. The caller closes the manager.
 func (e *env) connect(ctx context.Context, cfg *config.Config, timeout time.Duration, rule waitRule) (*switchboard.Manager, error) {
 	deadline := time.Now().Add(timeout)
-	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(slog.LevelWarn), Pinning: commandPinning})
+	level := slog.LevelWarn
+	if e.pinsVerb {
+		level = slog.LevelError
+	}
+	m := switchboard.New(cfg, &switchboard.Options{Client: implementation(), Logger: e.logger(level), Pinning: commandPinning})
 	if err := m.Connect(ctx); err != nil {
 		m.Close()
 		return nil, err

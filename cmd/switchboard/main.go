@@ -12,6 +12,9 @@
 //	switchboard status  [--config F]... [--json] [--timeout D]
 //	switchboard status  --gateway URL [--auth-token-env NAME] [--json]
 //	switchboard check   [--config F]... [--timeout D]
+//	switchboard pins    [--config F]... [--json] [--timeout D]
+//	switchboard pins diff [SERVER[/TOOL]]... [--config F]... [--json]
+//	switchboard pins approve SERVER[/TOOL]... | --all [--config F]...
 //	switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
 //	switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
 //	switchboard logout  NAME
@@ -57,6 +60,9 @@ type env struct {
 	// executable is the switchboard binary that the embedded default config
 	// runs as its demo servers; "" means this process's own.
 	executable string
+	// pinsVerb marks a pins verb, which prints the changes of tool pinning
+	// itself: the manager's warnings of them would say it twice.
+	pinsVerb bool
 }
 
 // run runs the verb of args. It is main without the exit, for tests.
@@ -77,6 +83,8 @@ func (e *env) run(ctx context.Context, args []string) error {
 		return e.status(ctx, rest)
 	case "check":
 		return e.check(ctx, rest)
+	case "pins":
+		return e.pins(ctx, rest)
 	case "reconnect":
 		return e.reconnect(ctx, rest)
 	case "login":
@@ -92,6 +100,10 @@ func (e *env) run(ctx context.Context, args []string) error {
 	case "version":
 		return e.version(rest)
 	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 && rest[0] == "pins" {
+			fmt.Fprint(e.stdout, pinsHelp)
+			return nil
+		}
 		fmt.Fprint(e.stdout, usage)
 		return nil
 	default:
@@ -110,6 +122,9 @@ Usage:
   switchboard status  [--config F]... [--json] [--timeout D]
   switchboard status  --gateway URL [--auth-token-env NAME] [--json]
   switchboard check   [--config F]... [--timeout D]
+  switchboard pins    [--config F]... [--json] [--timeout D]
+  switchboard pins diff [SERVER[/TOOL]]... [--config F]... [--json]
+  switchboard pins approve SERVER[/TOOL]... | --all [--config F]...
   switchboard reconnect NAME [--gateway URL] [--auth-token-env NAME]
   switchboard login   NAME [--config F]... [--scopes S,...] [--no-browser] [--wait D]
   switchboard logout  NAME
@@ -137,7 +152,9 @@ $XDG_STATE_HOME/switchboard/oauth (else ~/.local/state/...), where serve
 and the other verbs find them; logout forgets them. audit verify checks
 the hash chain of an audit log, its rotated files oldest first (exit
 status 0 when intact, 1 naming the first line that breaks it, 2 when a
-file cannot be read).
+file cannot be read). pins lists each tool against the definition first
+trusted (kept in the pins file, under $XDG_STATE_HOME/switchboard/pins by
+default); 'switchboard help pins' tells more.
 `
 
 // errUsage reports a usage error whose message was already printed.
