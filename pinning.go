@@ -548,9 +548,7 @@ func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 		tp.Pinned = e.Definition.Tool()
 		tp.replayablePin = e.Definition.Replayable()
 		tp.strict = stricter(t, e.Definition.Annotations)
-		if d, _, err := pins.NewDefinition(t); err == nil {
-			tp.Fields = pins.Compare(e.Definition, d).Fields
-		}
+		tp.Fields = pins.Compare(e.Definition, r.Definition).Fields
 		tp.Suspicious = pins.Suspicious(e.Definition.Description, t.Description)
 	case PinNew:
 		tp.Suspicious = pins.Suspicious("", t.Description)

@@ -3,6 +3,8 @@ package pins
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,6 +50,10 @@ type Result struct {
 	Pin string
 	// Err says why an invalid tool cannot be pinned; it names the tool.
 	Err error
+	// Definition is the listed tool's definition in canonical form, for
+	// a changed or new tool from [File.CheckTool] (to [Compare] with its
+	// pin's, without canonicalising it again).
+	Definition Definition
 }
 
 // Check tells how each of server's listed tools stands against its pins:
@@ -91,39 +97,48 @@ func (f *File) Check(server string, tools []*mcp.Tool) []Result {
 // list: whether the name is listed twice, or which pins are not listed.
 func (f *File) CheckTool(server string, t *mcp.Tool) Result {
 	e, ok := f.Lookup(server, t.Name)
-	pin, err := f.pinFast(server, t, e.Pin)
+	pin, c, err := f.pinFast(server, t, e.Pin)
+	r := Result{Tool: t.Name, State: StatePinned, Pin: pin}
 	switch {
 	case err != nil:
 		return Result{Tool: t.Name, State: StateInvalid, Err: err}
 	case !ok:
-		return Result{Tool: t.Name, State: StateNew, Pin: pin}
+		r.State = StateNew
 	case e.Pin != pin:
-		return Result{Tool: t.Name, State: StateChanged, Pin: pin}
+		r.State = StateChanged
+	default:
+		return r
 	}
-	return Result{Tool: t.Name, State: StatePinned, Pin: pin}
+	// The canonical form decodes into a Definition whose schemas are
+	// canonical too, as NewDefinition makes it.
+	if err := json.Unmarshal(c, &r.Definition); err != nil {
+		return Result{Tool: t.Name, State: StateInvalid, Err: fmt.Errorf("tool %q: %w", t.Name, err)}
+	}
+	return r
 }
 
 // quickKey names a tool in [File.quick].
 type quickKey struct{ server, tool string }
 
-// pinFast returns t's pin, as [Pin] does, but without canonicalising t when
+// pinFast returns t's pin, as [Pin] does, and its canonical form if it made
+// it, but without canonicalising t when
 // its definition is, byte for byte, the one last seen to give the pin want:
 // the canonical form is a function of the definition's encoding, so the
 // same bytes give the same pin. Most refreshes list tools unchanged; this
 // makes checking them cost little more than encoding them.
-func (f *File) pinFast(server string, t *mcp.Tool, want string) (string, error) {
+func (f *File) pinFast(server string, t *mcp.Tool, want string) (string, []byte, error) {
 	d, err := definitionOf(t)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	k := quickKey{server, t.Name}
 	sum := plainHash(d)
 	if want != "" && f.quick[k] == (quickEntry{sum, want}) {
-		return want, nil // passed the limits when it was remembered
+		return want, nil, nil // passed the limits when it was remembered
 	}
 	c, err := d.canonical()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	pin := hashOf(c)
 	if pin == want {
@@ -132,7 +147,7 @@ func (f *File) pinFast(server string, t *mcp.Tool, want string) (string, error) 
 		}
 		f.quick[k] = quickEntry{sum, pin}
 	}
-	return pin, nil
+	return pin, c, nil
 }
 
 // plainHash is the SHA-256 of d's fields as they are, each prefixed by its

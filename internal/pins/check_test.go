@@ -36,8 +36,13 @@ func TestCheck(t *testing.T) {
 		{Tool: "deep", State: StateInvalid},
 		{Tool: "gone", State: StateRemoved},
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Err")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(Result{}, "Err", "Definition")); diff != "" {
 		t.Errorf("Check (-want +got):\n%s", diff)
+	}
+	// A changed tool comes with its canonical definition, as NewDefinition
+	// makes it.
+	if d, pin, err := NewDefinition(changed); err != nil || pin != got[1].Pin || !cmp.Equal(d, got[1].Definition) {
+		t.Errorf("changed tool's Definition = %+v, want %+v (%v)", got[1].Definition, d, err)
 	}
 	if !errors.Is(got[4].Err, ErrTooDeep) {
 		t.Errorf("invalid tool's Err = %v, want ErrTooDeep", got[4].Err)
