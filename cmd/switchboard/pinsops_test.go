@@ -141,6 +141,31 @@ func TestServeFollowsThePinsFile(t *testing.T) {
 	if names := toolNames(t, cs); slices.Contains(names, "alpha__echo") || !slices.Contains(names, "alpha__other") {
 		t.Fatalf("tools with echo held: %v", names)
 	}
+	// /status, /metrics and switchboard status --gateway show it held.
+	var report struct {
+		Servers []struct {
+			Name       string
+			Pinning    string
+			Held       int
+			PinChanges []struct{ Name, State, Approve string } `json:"pin_changes"`
+		}
+		Pins struct{ File, Error string }
+	}
+	if err := json.Unmarshal([]byte(fetch(t, g.url+"/status", "application/json")), &report); err != nil {
+		t.Fatal(err)
+	}
+	if s := report.Servers; len(s) != 1 || s[0].Pinning != "enforce" || s[0].Held != 1 || len(s[0].PinChanges) != 1 ||
+		s[0].PinChanges[0].Name != "alpha__echo" || s[0].PinChanges[0].State != "changed" || !strings.HasPrefix(s[0].PinChanges[0].Approve, "switchboard pins approve ") ||
+		report.Pins.File != pinsFile || report.Pins.Error != "" {
+		t.Errorf("/status with echo held: %+v", report)
+	}
+	if text := fetch(t, g.url+"/metrics", ""); !strings.Contains(text, `switchboard_tools_held{server="alpha"} 1`) ||
+		!strings.Contains(text, `switchboard_tools_unpinned{server="alpha"} 1`) {
+		t.Errorf("/metrics with echo held:\n%s", grepLines(text, "switchboard_tools"))
+	}
+	if out, _, _ := cli(t, "status", "--gateway", g.url); !strings.Contains(out, "alpha: 1 tool held until a person approves it (--json gives the commands): alpha__echo") {
+		t.Errorf("status --gateway with echo held:\n%s", out)
+	}
 
 	// Approved by another process: released, with no restart.
 	pinTools(t, pinsFile, "alpha", listed[:1], nil)
@@ -156,6 +181,10 @@ func TestServeFollowsThePinsFile(t *testing.T) {
 	}
 	g.waitLog(t, regexp.MustCompile(`msg="tool pinning: the pins file cannot be read`))
 	waitTools(t, cs, changed, "echo held while the pins file cannot be read", hasNot("alpha__echo"))
+	if out, _, _ := cli(t, "status", "--gateway", g.url); !strings.Contains(out, "the pins file cannot be read (the tools of servers under enforce are held): ") ||
+		!strings.Contains(out, pinsFile) {
+		t.Errorf("status --gateway with an unreadable pins file:\n%s", out)
+	}
 	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil { // reads it again
 		t.Fatal(err)
 	}
@@ -177,4 +206,89 @@ func TestServeFollowsThePinsFile(t *testing.T) {
 		t.Errorf("the unreadable pins file was logged %d times, want once:\n%s", n, g.log.String())
 	}
 	assertNoSurvivors(t, state)
+}
+
+// TestStatusShowsHeldTools: switchboard status, under enforce, says which
+// tools are held, and under warn which are not as pinned; --json gives
+// each server's pinning, its held tools and the commands that approve them.
+func TestStatusShowsHeldTools(t *testing.T) {
+	isolate(t)
+	spec := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Description: "Echoes."}, {Name: "other"}}}
+	path := writeConfig(t, map[string]mcptest.Script{"alpha": spec, "beta": spec}, nil)
+	var cfg map[string]any
+	data, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg["mcpServers"].(map[string]any)["beta"].(map[string]any)["pinning"] = "warn"
+	cfg["pinning"] = map[string]any{"mode": "enforce", "file": "pins.json"}
+	if data, err = json.Marshal(cfg); err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, path, data)
+	pinsFile := filepath.Join(filepath.Dir(path), "pins.json")
+	listed := listedTools(t, spec)
+	for _, server := range []string{"alpha", "beta"} {
+		pinTools(t, pinsFile, server, listed, func(tool *mcp.Tool) {
+			if tool.Name == "echo" {
+				tool.Description = "Echoes its text."
+			}
+		})
+	}
+
+	out, stderr, code := cli(t, "status", "--config", path)
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"alpha: 1 tool held until a person approves it (--json gives the commands): alpha__echo",
+		"beta: 1 tool not as pinned, not held (warn): beta__echo",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	out, stderr, code = cli(t, "status", "--config", path, "--json")
+	if code != 0 {
+		t.Fatalf("status --json: exit %d\n%s", code, stderr)
+	}
+	var servers []struct {
+		Name       string
+		Pinning    string
+		Held       []string
+		PinChanges []struct {
+			Name, State, Approve string
+			Held                 bool
+			Fields               []string
+		}
+		PinsError string
+	}
+	if err := json.Unmarshal([]byte(out), &servers); err != nil || len(servers) != 2 {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	alpha, beta := servers[0], servers[1]
+	if alpha.Pinning != "enforce" || !slices.Equal(alpha.Held, []string{"alpha__echo"}) || len(alpha.PinChanges) != 1 ||
+		!alpha.PinChanges[0].Held || !slices.Equal(alpha.PinChanges[0].Fields, []string{"description"}) ||
+		!strings.Contains(alpha.PinChanges[0].Approve, "switchboard pins approve alpha/echo") {
+		t.Errorf("status --json, alpha: %+v", alpha)
+	}
+	if beta.Pinning != "warn" || len(beta.Held) != 0 || len(beta.PinChanges) != 1 || beta.PinChanges[0].Held {
+		t.Errorf("status --json, beta: %+v", beta)
+	}
+
+	// A pins file that cannot be read.
+	if err := os.WriteFile(pinsFile, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = cli(t, "status", "--config", path)
+	if !strings.Contains(out, "the pins file cannot be read (the tools of servers under enforce are held): ") || !strings.Contains(out, pinsFile) {
+		t.Errorf("status with an unreadable pins file:\n%s", out)
+	}
+	out, _, _ = cli(t, "status", "--config", path, "--json")
+	if !strings.Contains(out, `"pinsError": "`) {
+		t.Errorf("status --json with an unreadable pins file:\n%s", out)
+	}
 }
