@@ -104,8 +104,8 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	}
 	// followPins follows the manager's pins file, if it is another one
 	// than the file followed: its directory is watched instead (unless a
-	// config file is there too).
-	followPins := func() {
+	// config file is there too). It reports whether it is another one.
+	followPins := func() bool {
 		path, _ := m.PinsFile()
 		if path != "" {
 			if abs, err := filepath.Abs(path); err == nil {
@@ -115,7 +115,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		mu.Lock()
 		defer mu.Unlock()
 		if path == pinsFile {
-			return
+			return false
 		}
 		if old := filepath.Dir(pinsFile); pinsFile != "" && watcher != nil && !configDirs[old] && old != filepath.Dir(path) {
 			if !missing[old] {
@@ -129,6 +129,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 			pinsInfo[path], _ = os.Stat(path)
 			watchDir(filepath.Dir(path))
 		}
+		return true
 	}
 	followPins()
 	// appeared watches the missing directories that an event created (or
@@ -148,13 +149,13 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		return found
 	}
 	// what tells whether ev changed the config, the pins file, or both.
-	what := func(ev fsnotify.Event) (cfgChanged, pinsChanged bool) {
+	what := func(ev fsnotify.Event) (configHit, pinsHit bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		dirs := appeared(ev)
-		cfgChanged = changedFiles(files, ev) || slices.ContainsFunc(dirs, func(d string) bool { return configDirs[d] })
-		pinsChanged = changedFiles(pinsInfo, ev) || pinsFile != "" && slices.Contains(dirs, filepath.Dir(pinsFile))
-		return cfgChanged, pinsChanged
+		configHit = changedFiles(files, ev) || slices.ContainsFunc(dirs, func(d string) bool { return configDirs[d] })
+		pinsHit = changedFiles(pinsInfo, ev) || pinsFile != "" && slices.Contains(dirs, filepath.Dir(pinsFile))
+		return configHit, pinsHit
 	}
 	var wg sync.WaitGroup
 	if watcher != nil {
@@ -165,11 +166,11 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 					if !ok {
 						return
 					}
-					cfgChanged, pinsFileChanged := what(ev)
-					if cfgChanged {
+					configHit, pinsHit := what(ev)
+					if configHit {
 						signalOnce(changed)
 					}
-					if pinsFileChanged {
+					if pinsHit {
 						signalOnce(pinsChanged)
 					}
 				case err, ok := <-watcher.Errors:
@@ -198,7 +199,10 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 				quiet.Reset(reloadQuiet)
 			case <-quiet.C:
 				e.reload(ctx, paths, m, logger, "file changed", reloaded)
-				followPins()
+				if followPins() {
+					// The manager read the new file before it was watched.
+					_ = m.ReloadPins(ctx)
+				}
 			case <-pinsChanged:
 				pinsQuiet.Reset(reloadQuiet)
 			case <-pinsQuiet.C:
