@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-mcp/switchboard"
+	"github.com/switchboard-mcp/switchboard/config"
 	"github.com/switchboard-mcp/switchboard/internal/identity"
 )
 
@@ -32,7 +33,7 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 {{with .ToolSearch}}{{if ne .Setting "off"}}<p id="tool-search">tool search {{if .On}}<span class="state ok">on</span>: {{.Tools}} tools behind search_tools{{else}}<span class="state off">off</span>: {{.Tools}} tools listed{{end}} (setting {{.Setting}})</p>{{end}}{{end}}
 {{with .Reload}}<p id="reload">config reloaded at {{.At.Format "15:04:05 MST"}}{{if .Error}}: <span class="state bad">{{.Error}}</span>{{else}}: <span class="state ok">ok</span>{{end}}</p>{{end}}
 <table id="servers"><thead><tr><th>server</th><th>state</th><th>transport</th><th>tools</th><th>reconnects</th><th>pid</th><th>calls</th><th>p50</th><th>p99</th><th>last error</th></tr></thead><tbody>
-{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}{{with .SkippedLines}}<br><small class="skipped" title="lines the server wrote to stdout that are not JSON-RPC">skipped stdout lines: {{.}}</small>{{end}}</td><td class="n">{{.Tools}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
+{{range .Servers}}<tr data-server="{{.Name}}" data-state="{{.State}}"><td>{{.Name}}</td><td><span class="state {{.Class}}">{{.State}}</span></td><td>{{.Transport}}{{with .SkippedLines}}<br><small class="skipped" title="lines the server wrote to stdout that are not JSON-RPC">skipped stdout lines: {{.}}</small>{{end}}</td><td class="n">{{.Tools}}{{with .Held}}<br><small class="held">{{.}} held</small>{{end}}</td><td class="n">{{.Reconnects}}</td><td class="n">{{if .PID}}{{.PID}}{{end}}</td><td class="n">{{.Calls}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="err">{{.Error}}</td></tr>
 {{end}}</tbody></table>
 {{with .Policies}}<h2>Policies</h2>
 <table id="policies"><thead><tr><th>effect</th><th>servers</th><th>tools</th><th>prompts</th><th>resources</th><th>when</th></tr></thead><tbody>
@@ -43,6 +44,11 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
 <table id="identities"><thead><tr><th>subject</th><th>client</th><th>groups</th><th>scopes</th><th>sessions</th><th>servers it may use</th><th>tools</th></tr></thead><tbody>
 {{range .}}<tr data-subject="{{.Subject}}"><td>{{.Subject}}</td><td>{{.Client}}</td><td>{{range $i, $g := .Groups}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td>{{range $i, $g := .Scopes}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td class="n">{{.Sessions}}</td><td>{{range $i, $g := .Servers}}{{if $i}}, {{end}}{{$g}}{{end}}</td><td class="n">{{.Tools}}</td></tr>
 {{end}}</tbody></table>{{end}}{{with .MoreIdentities}}<p>and {{.}} more identities</p>{{end}}{{end}}
+{{if or .Pins .Pinned}}<h2>Tool pinning</h2>
+{{with .Pins}}<p id="pins">pins file <code>{{.File}}</code>{{if .Error}}: <span class="state bad">{{.Error}}</span>{{end}}</p>{{end}}
+{{with .Pinned}}<table id="pin-changes"><thead><tr><th>server</th><th>mode</th><th>tool</th><th>state</th><th>fields</th><th>suspicious</th><th>approve with</th></tr></thead><tbody>
+{{range .}}{{$s := .}}{{range .PinChanges}}<tr data-server="{{$s.Name}}" data-tool="{{.Name}}"><td>{{$s.Name}}</td><td>{{$s.Pinning}}</td><td>{{.Name}}</td><td><span class="state {{if .Held}}bad{{else}}wait{{end}}">{{.State}}{{if .Held}}, held{{end}}</span></td><td>{{range $i, $f := .Fields}}{{if $i}}, {{end}}{{$f}}{{end}}</td><td>{{range $i, $f := .Suspicious}}{{if $i}}; {{end}}{{$f}}{{end}}</td><td>{{with .Approve}}<code>{{.}}</code>{{else}}<span class="err">{{.Error}}</span>{{end}}</td></tr>
+{{end}}{{end}}</tbody></table>{{end}}{{end}}
 {{with .Collided}}<h2>Resource collisions</h2>
 <p>A resource URI that several servers offer is served by the one configured first. These servers offer URIs that another one serves:</p>
 <ul id="collisions">{{range .}}<li data-server="{{.Name}}">{{.Name}}: {{range $i, $uri := .Collisions}}{{if $i}}, {{end}}<code>{{$uri}}</code>{{end}}</li>
@@ -77,6 +83,40 @@ type StatusRow struct {
 	// Trespasses are the tools and prompts that the server lists in
 	// another server's namespace, which it may not expose.
 	Trespasses []string `json:"trespasses,omitempty"`
+	// Pinning is the server's tool pinning mode: off, warn or enforce.
+	Pinning string `json:"pinning,omitempty"`
+	// Held counts the server's tools that pinning holds (enforce).
+	Held int `json:"held,omitempty"`
+	// PinChanges are the server's tools that are not as pinned: changed,
+	// new, removed, or that cannot be pinned or checked.
+	PinChanges []PinRow `json:"pin_changes,omitempty"`
+}
+
+// A PinRow is one tool that is not as pinned (see
+// switchboard.ToolPin): what changed, not the definitions themselves.
+type PinRow struct {
+	Name  string `json:"name"` // the public name
+	Tool  string `json:"tool"` // the name on its server
+	State string `json:"state"`
+	// Held reports a tool that is not exposed until a person approves it.
+	Held bool `json:"held"`
+	// Fields are the fields of a changed tool that differ from its pin.
+	Fields []string `json:"fields,omitempty"`
+	// Suspicious says why a changed or new description looks like an
+	// instruction to the model.
+	Suspicious []string `json:"suspicious,omitempty"`
+	// Approve is the command that approves the tool as listed now, if one
+	// can.
+	Approve string `json:"approve,omitempty"`
+	// Error says why the tool cannot be pinned or checked.
+	Error string `json:"error,omitempty"`
+}
+
+// A PinsRow is the pins file of the gateway, and why it cannot be read if
+// it cannot.
+type PinsRow struct {
+	File  string `json:"file"`
+	Error string `json:"error,omitempty"`
 }
 
 // A StatusReport is what /status answers to a client that accepts JSON
@@ -93,6 +133,10 @@ type StatusReport struct {
 	ToolSearch ToolSearchRow `json:"tool_search"`
 	// Policies, if the gateway has them, are the rules and who uses them.
 	Policies *PolicyReport `json:"policies,omitempty"`
+	// Pins is the pins file, while some server's tool pinning is on.
+	Pins *PinsRow `json:"pins,omitempty"`
+	// Pinned are the servers with PinChanges, for the page.
+	Pinned []StatusRow `json:"-"`
 }
 
 // A ToolSearchRow says whether tool search is on, by its setting ("on",
@@ -139,6 +183,20 @@ func (e *endpoints) statusReport() StatusReport {
 		if s.State == switchboard.StateNeedsAuth {
 			row.Action = s.LoginCommand()
 		}
+		if s.Pinning != "" && s.Pinning != config.PinningOff {
+			row.Pinning = string(s.Pinning)
+		}
+		for _, tp := range s.PinChanges {
+			pr := PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
+				Approve: tp.ApproveCommand(s.Source)}
+			if tp.Err != nil {
+				pr.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
+			}
+			if tp.Held {
+				row.Held++
+			}
+			row.PinChanges = append(row.PinChanges, pr)
+		}
 		if e.opts.Latency != nil {
 			if p50, p99, n := e.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)
@@ -151,6 +209,15 @@ func (e *endpoints) statusReport() StatusReport {
 		report.Servers = append(report.Servers, row)
 		if len(row.Collisions) > 0 {
 			report.Collided = append(report.Collided, row)
+		}
+		if len(row.PinChanges) > 0 {
+			report.Pinned = append(report.Pinned, row)
+		}
+	}
+	if file, err := e.m.PinsFile(); file != "" || err != nil {
+		report.Pins = &PinsRow{File: file}
+		if err != nil {
+			report.Pins.Error = switchboard.ServerStatus{Err: err}.ErrorText()
 		}
 	}
 	if r := e.reload.Load(); r != nil {

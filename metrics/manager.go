@@ -31,11 +31,12 @@ func (x *Metrics) Observer() *switchboard.Observer {
 // reconnects, failed attempts and list fetches, and the tools they expose.
 // Called before the manager's first subscriber, it hears of the events
 // that came before it too (see [switchboard.Manager.Subscribe]). A scrape
-// reads the counts of skipped stdout lines from m's status. Follow one
+// reads the counts of skipped stdout lines, and of tools held and not as
+// pinned, from m's status. Follow one
 // manager at a time.
 func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
 	statusOf := func() []switchboard.ServerStatus { return m.Status() }
-	x.skippedLines.status.Store(&statusOf)
+	x.fromStatus.status.Store(&statusOf)
 	status := m.Status()
 	x.follow(status)
 	x.countTools(status, m.Tools(context.Background(), nil))
@@ -62,6 +63,6 @@ func (x *Metrics) Follow(m *switchboard.Manager) (stop func()) {
 	})
 	return func() {
 		unsubscribe()
-		x.skippedLines.status.CompareAndSwap(&statusOf, nil)
+		x.fromStatus.status.CompareAndSwap(&statusOf, nil)
 	}
 }

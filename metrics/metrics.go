@@ -42,7 +42,7 @@ type Metrics struct {
 	refreshes       *prometheus.CounterVec
 	exposed         *prometheus.GaugeVec
 	inFlight        *prometheus.GaugeVec
-	skippedLines    *skippedLines
+	fromStatus      *fromStatus
 	reloads         *prometheus.CounterVec
 	reloadOK        prometheus.Gauge
 	sessionsDropped *prometheus.CounterVec
@@ -89,8 +89,7 @@ func New() *Metrics {
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "switchboard_calls_in_flight", Help: "Tool calls in flight, by server.",
 		}, []string{"server"}),
-		skippedLines: &skippedLines{desc: prometheus.NewDesc("switchboard_upstream_stdout_skipped_lines_total",
-			"Lines a stdio server wrote to stdout that were not JSON-RPC messages, skipped.", []string{"server"}, nil)},
+		fromStatus: newFromStatus(),
 	}
 	x.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "switchboard_config_reloads_total", Help: "Reloads of the config, by outcome: ok, rejected_entries (applied but for some entries), refused (the config did not load; the running one stays) or error.",
@@ -109,7 +108,7 @@ func New() *Metrics {
 		Name: "switchboard_rate_limit_local_fallback_total", Help: "Requests the rate limits decided by this replica's own buckets because their Redis did not answer or had no free connection.",
 	})
 	x.reg.MustRegister(x.reloads, x.reloadOK, x.sessionsDropped, x.rateLimited, x.localFallback)
-	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.skippedLines,
+	x.reg.MustRegister(x.state, x.calls, x.duration, x.reconnects, x.connectFailures, x.refreshes, x.exposed, x.inFlight, x.fromStatus,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	x.vecs = []*prometheus.MetricVec{x.state.MetricVec, x.calls.MetricVec, x.duration.MetricVec, x.reconnects.MetricVec,
 		x.connectFailures.MetricVec, x.refreshes.MetricVec, x.exposed.MetricVec, x.inFlight.MetricVec, x.rateLimited.MetricVec}
@@ -262,24 +261,57 @@ func quantile(h *dto.Histogram, q float64) time.Duration {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// skippedLines reports each stdio server's count of skipped stdout lines
-// as the manager's status has it at the scrape: the lines are counted where
-// they are read, and a noisy server costs no event per line.
-type skippedLines struct {
-	desc   *prometheus.Desc
-	status atomic.Pointer[func() []switchboard.ServerStatus] // set by Follow, until stop
+// fromStatus reports what the manager's status has at the scrape: each
+// stdio server's count of skipped stdout lines (counted where they are
+// read: a noisy server costs no event per line), and, for each server under
+// tool pinning, its tools held and its tools that are not as pinned.
+type fromStatus struct {
+	skipped, held, unpinned *prometheus.Desc
+	status                  atomic.Pointer[func() []switchboard.ServerStatus] // set by Follow, until stop
 }
 
-func (c *skippedLines) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func newFromStatus() *fromStatus {
+	return &fromStatus{
+		skipped: prometheus.NewDesc("switchboard_upstream_stdout_skipped_lines_total",
+			"Lines a stdio server wrote to stdout that were not JSON-RPC messages, skipped.", []string{"server"}, nil),
+		held: prometheus.NewDesc("switchboard_tools_held",
+			"Tools that tool pinning holds until a person approves them (enforce), by server.", []string{"server"}, nil),
+		unpinned: prometheus.NewDesc("switchboard_tools_unpinned",
+			"Tools a server lists that are not as pinned (changed, new, or that cannot be pinned or checked), held or not, by server under tool pinning.", []string{"server"}, nil),
+	}
+}
 
-func (c *skippedLines) Collect(ch chan<- prometheus.Metric) {
+func (c *fromStatus) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.skipped
+	ch <- c.held
+	ch <- c.unpinned
+}
+
+func (c *fromStatus) Collect(ch chan<- prometheus.Metric) {
 	status := c.status.Load()
 	if status == nil {
 		return
 	}
 	for _, s := range (*status)() {
-		if s.Transport == config.Stdio && !s.Rejected {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(s.SkippedLines), s.Name)
+		if s.Rejected {
+			continue
 		}
+		if s.Transport == config.Stdio {
+			ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(s.SkippedLines), s.Name)
+		}
+		if s.Pinning == "" || s.Pinning == config.PinningOff {
+			continue
+		}
+		held, unpinned := 0, 0
+		for _, tp := range s.PinChanges {
+			if tp.Held {
+				held++
+			}
+			if tp.State != switchboard.PinRemoved {
+				unpinned++
+			}
+		}
+		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(held), s.Name)
+		ch <- prometheus.MustNewConstMetric(c.unpinned, prometheus.GaugeValue, float64(unpinned), s.Name)
 	}
 }

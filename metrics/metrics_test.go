@@ -337,3 +337,59 @@ func TestRateLimited(t *testing.T) {
 		t.Errorf("local fallback = %v, want 1", got)
 	}
 }
+
+// TestToolsHeldAndUnpinned: switchboard_tools_held counts a server's held
+// tools (enforce), and switchboard_tools_unpinned its tools not as pinned,
+// held or not (warn holds none); a server whose pinning is off has
+// neither, and an approval brings both back to 0.
+func TestToolsHeldAndUnpinned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tools := []mcptest.ToolSpec{{Name: "echo", Description: "Echoes."}, {Name: "same"}}
+		ups := map[string]*mcptest.Server{}
+		var cfg config.Config
+		for _, name := range []string{"enforced", "warned", "off"} {
+			ups[name] = mcptest.NewServer(mcptest.Script{Tools: tools})
+			defer ups[name].Close()
+			cfg.Servers = append(cfg.Servers, config.Server{Name: name, Command: "in-memory"})
+		}
+		cfg.Servers[1].Pinning, cfg.Servers[2].Pinning = config.PinningWarn, config.PinningOff
+		x := New()
+		m := switchboard.New(&cfg, &switchboard.Options{
+			StartupGate: -1, Cache: switchboard.CacheOff, Observer: x.Observer(),
+			Pinning: config.Pinning{Mode: config.PinningEnforce, File: t.TempDir() + "/pins.json"},
+			Dial: func(ctx context.Context, s config.Server) (mcp.Transport, error) {
+				return ups[s.Name].ConnectInMemory(ctx)
+			},
+		})
+		defer m.Close()
+		defer x.Follow(m)()
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // pinned on first use
+		check := func(when string, want map[string][2]float64) {
+			t.Helper()
+			families, _ := scrape(t, x)
+			for _, server := range []string{"enforced", "warned", "off"} {
+				held, hok := value(families, "switchboard_tools_held", map[string]string{"server": server})
+				unpinned, uok := value(families, "switchboard_tools_unpinned", map[string]string{"server": server})
+				w, ok := want[server]
+				if hok != ok || uok != ok || held != w[0] || unpinned != w[1] {
+					t.Errorf("%s, %s: held %v (present %v), unpinned %v (present %v); want %v (present %v)", when, server, held, hok, unpinned, uok, w, ok)
+				}
+			}
+		}
+		check("as pinned", map[string][2]float64{"enforced": {0, 0}, "warned": {0, 0}})
+		changed := []mcptest.ToolSpec{{Name: "echo", Description: "Echoes, now better."}, {Name: "same"}, {Name: "extra"}}
+		for _, srv := range ups {
+			srv.SetTools(changed)
+		}
+		time.Sleep(time.Second) // in the bubble: past the debounces of list_changed, at once
+		synctest.Wait()
+		check("changed and new", map[string][2]float64{"enforced": {2, 2}, "warned": {0, 2}})
+		if _, err := m.ApprovePins(t.Context(), "enforced", "warned/echo"); err != nil {
+			t.Fatal(err)
+		}
+		check("approved", map[string][2]float64{"enforced": {0, 0}, "warned": {0, 1}})
+	})
+}

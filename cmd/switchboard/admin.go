@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/gateway"
 )
 
@@ -139,7 +140,13 @@ func (e *env) gatewayStatus(ctx context.Context, gatewayURL, tokenEnv string, as
 	}
 	notes := make([]statusNote, len(report.Servers))
 	for i, s := range report.Servers {
-		notes[i] = statusNote{s.Name, s.Collisions, s.Trespasses, s.SkippedLines}
+		notes[i] = statusNote{name: s.Name, collisions: s.Collisions, trespasses: s.Trespasses, skipped: s.SkippedLines}
+		for _, p := range s.PinChanges {
+			notes[i].addPin(p.Name, p.Held, p.State != string(switchboard.PinRemoved))
+		}
+	}
+	if p := report.Pins; p != nil && p.Error != "" {
+		notes = append(notes, statusNote{pinsFile: p.File, pinsError: p.Error})
 	}
 	if err := printNotes(e.stdout, notes); err != nil {
 		return err

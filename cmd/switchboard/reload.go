@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -31,11 +32,19 @@ const reloadQuiet = 200 * time.Millisecond
 // line that names the file and the problem; the running one stays. Each
 // reload ends with a call of reloaded, with the config loaded (nil if none
 // did) and its error if any.
+//
+// It follows the pins file (m.PinsFile) the same way: a change to it, or
+// SIGHUP, has m read it again (Manager.ReloadPins), which releases the tools
+// that a person approved, or holds those whose pins went away. After a
+// config reload that names another pins file, it follows the new one. A
+// pins file that cannot be read is the manager's to log, once; the gateway
+// serves on.
 func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Manager, logger *slog.Logger, reloaded func(*config.Config, error)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	changed := make(chan struct{}, 1)
+	pinsChanged := make(chan struct{}, 1)
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
 		hint := "SIGHUP reloads them"
@@ -44,7 +53,15 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 		}
 		logger.Warn("config files not watched; "+hint, "error", err)
 	}
+	// mu guards the following: the events' goroutine reads them, and a
+	// reload that names another pins file changes them.
+	var mu sync.Mutex
 	files := make(map[string]os.FileInfo)
+	configDirs := make(map[string]bool)
+	// pinsFile is the pins file followed ("" for none); pinsInfo has it,
+	// as it was last seen, if it is watched.
+	var pinsFile string
+	pinsInfo := make(map[string]os.FileInfo)
 	// missing are the config directories that do not exist yet, each
 	// watched through its nearest ancestor that does, until it appears.
 	missing := make(map[string]bool)
@@ -73,32 +90,72 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	if watcher != nil {
 		// Watch the directories: an atomic save replaces the file, which a
 		// watch of the file itself would lose.
-		dirs := make(map[string]bool)
 		for _, f := range config.Files(&config.LoadOptions{Paths: paths}) {
 			abs, err := filepath.Abs(f)
 			if err != nil {
 				continue
 			}
 			files[abs], _ = os.Stat(abs)
-			if dir := filepath.Dir(abs); !dirs[dir] {
-				dirs[dir] = true
+			if dir := filepath.Dir(abs); !configDirs[dir] {
+				configDirs[dir] = true
 				watchDir(dir)
 			}
 		}
 	}
-	// appeared watches the missing directories that an event created (or
-	// created an ancestor of), and reports whether one now is.
-	appeared := func(ev fsnotify.Event) bool {
-		if ev.Op&fsnotify.Create == 0 {
+	// followPins follows the manager's pins file, if it is another one
+	// than the file followed: its directory is watched instead (unless a
+	// config file is there too). It reports whether it is another one.
+	followPins := func() bool {
+		path, _ := m.PinsFile()
+		if path != "" {
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if path == pinsFile {
 			return false
 		}
-		found := false
+		if old := filepath.Dir(pinsFile); pinsFile != "" && watcher != nil && !configDirs[old] && old != filepath.Dir(path) {
+			if !missing[old] {
+				_ = watcher.Remove(old) // it may be gone
+			}
+			delete(missing, old)
+		}
+		pinsFile = path
+		clear(pinsInfo)
+		if path != "" && watcher != nil {
+			pinsInfo[path], _ = os.Stat(path)
+			watchDir(filepath.Dir(path))
+		}
+		return true
+	}
+	followPins()
+	// appeared watches the missing directories that an event created (or
+	// created an ancestor of), and returns those that now are.
+	appeared := func(ev fsnotify.Event) []string {
+		if ev.Op&fsnotify.Create == 0 {
+			return nil
+		}
+		var found []string
 		for dir := range missing {
 			if name := filepath.Clean(ev.Name); dir == name || strings.HasPrefix(dir, name+string(filepath.Separator)) {
-				found = watchDir(dir) || found
+				if watchDir(dir) {
+					found = append(found, dir)
+				}
 			}
 		}
 		return found
+	}
+	// what tells whether ev changed the config, the pins file, or both.
+	what := func(ev fsnotify.Event) (configHit, pinsHit bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		dirs := appeared(ev)
+		configHit = changedFiles(files, ev) || slices.ContainsFunc(dirs, func(d string) bool { return configDirs[d] })
+		pinsHit = changedFiles(pinsInfo, ev) || pinsFile != "" && slices.Contains(dirs, filepath.Dir(pinsFile))
+		return configHit, pinsHit
 	}
 	var wg sync.WaitGroup
 	if watcher != nil {
@@ -109,8 +166,12 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 					if !ok {
 						return
 					}
-					if appeared(ev) || changedFiles(files, ev) {
+					configHit, pinsHit := what(ev)
+					if configHit {
 						signalOnce(changed)
+					}
+					if pinsHit {
+						signalOnce(pinsChanged)
 					}
 				case err, ok := <-watcher.Errors:
 					if !ok {
@@ -126,14 +187,26 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 	wg.Go(func() {
 		quiet := time.NewTimer(reloadQuiet)
 		quiet.Stop()
+		pinsQuiet := time.NewTimer(reloadQuiet)
+		pinsQuiet.Stop()
 		for {
 			select {
 			case <-hup:
 				e.reload(ctx, paths, m, logger, "SIGHUP", reloaded)
+				followPins()
+				_ = m.ReloadPins(ctx) // the manager logs a file it cannot read
 			case <-changed:
 				quiet.Reset(reloadQuiet)
 			case <-quiet.C:
 				e.reload(ctx, paths, m, logger, "file changed", reloaded)
+				if followPins() {
+					// The manager read the new file before it was watched.
+					_ = m.ReloadPins(ctx)
+				}
+			case <-pinsChanged:
+				pinsQuiet.Reset(reloadQuiet)
+			case <-pinsQuiet.C:
+				_ = m.ReloadPins(ctx) // the manager logs a file it cannot read
 			case <-ctx.Done():
 				return
 			}

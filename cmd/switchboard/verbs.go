@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-mcp/switchboard"
 	"github.com/switchboard-mcp/switchboard/config"
+	"github.com/switchboard-mcp/switchboard/gateway"
 	"github.com/switchboard-mcp/switchboard/internal/demo"
 )
 
@@ -337,7 +338,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	fs.Var(&paths, "config", "config `file` (repeatable)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := timeoutFlag(fs, statusTimeout, "the servers, or with --gateway for its answer; a server that takes longer shows as connecting")
-	gateway := fs.String("gateway", "", "ask the running gateway at `URL` (such as http://127.0.0.1:7777) instead")
+	gatewayURL := fs.String("gateway", "", "ask the running gateway at `URL` (such as http://127.0.0.1:7777) instead")
 	tokenEnv := fs.String("auth-token-env", "", "with --gateway, send 'Authorization: Bearer TOKEN', with TOKEN read from the environment variable `NAME`")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -348,7 +349,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	if err := checkTimeout("status", *timeout); err != nil {
 		return err
 	}
-	if *gateway != "" {
+	if *gatewayURL != "" {
 		if len(paths) > 0 {
 			return usageErrorf("status: --config and --gateway: the gateway has its own config; give one or the other")
 		}
@@ -357,7 +358,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			ctx, cancel = context.WithTimeout(ctx, *timeout)
 			defer cancel()
 		}
-		return e.gatewayStatus(ctx, *gateway, *tokenEnv, *asJSON)
+		return e.gatewayStatus(ctx, *gatewayURL, *tokenEnv, *asJSON)
 	}
 	if *tokenEnv != "" {
 		return usageErrorf("status: --auth-token-env is for --gateway")
@@ -393,11 +394,27 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			// Trespasses are the tools and prompts, in another server's
 			// namespace, that the server lists and is not let expose.
 			Trespasses []string `json:"trespasses,omitempty"`
+			// Pinning is the server's tool pinning mode, unless off;
+			// Held the public names of its held tools, and PinChanges
+			// its tools not as pinned. PinsError says why the pins file
+			// cannot be read.
+			Pinning    string           `json:"pinning,omitempty"`
+			Held       []string         `json:"held,omitempty"`
+			PinChanges []gateway.PinRow `json:"pinChanges,omitempty"`
+			PinsError  string           `json:"pinsError,omitempty"`
 		}
+		_, pinsErr := m.PinsFile()
 		out := make([]jsonStatus, 0, len(statuses))
 		for _, s := range statuses {
-			out = append(out, jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
-				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions, Trespasses: s.Trespasses})
+			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
+				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions, Trespasses: s.Trespasses}
+			if pinned(s) {
+				js.Pinning, js.Held, js.PinChanges = string(s.Pinning), s.Held(), pinRows(s)
+				if pinsErr != nil {
+					js.PinsError = switchboard.ServerStatus{Err: pinsErr}.ErrorText()
+				}
+			}
+			out = append(out, js)
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -416,20 +433,62 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 	}
 	notes := make([]statusNote, len(statuses))
 	for i, s := range statuses {
-		notes[i] = statusNote{s.Name, s.Collisions, s.Trespasses, s.SkippedLines}
+		notes[i] = statusNote{name: s.Name, collisions: s.Collisions, trespasses: s.Trespasses, skipped: s.SkippedLines}
+		for _, tp := range s.PinChanges {
+			notes[i].addPin(tp.Name, tp.Held, tp.State != switchboard.PinRemoved)
+		}
+	}
+	if file, err := m.PinsFile(); err != nil {
+		notes = append(notes, statusNote{pinsFile: file, pinsError: switchboard.ServerStatus{Err: err}.ErrorText()})
 	}
 	return printNotes(e.stdout, notes)
 }
 
+// pinned reports whether s is under tool pinning.
+func pinned(s switchboard.ServerStatus) bool {
+	return s.Pinning != "" && s.Pinning != config.PinningOff
+}
+
+// pinRows returns the tools of s that are not as pinned, as /status shows
+// them.
+func pinRows(s switchboard.ServerStatus) []gateway.PinRow {
+	var out []gateway.PinRow
+	for _, tp := range s.PinChanges {
+		row := gateway.PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
+			Approve: tp.ApproveCommand(s.Source)}
+		if tp.Err != nil {
+			row.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
 // A statusNote is what a status table says below it about one server: the
 // resource URIs it offers that another server, configured first, serves,
-// the names it lists in another server's namespace, and how many lines it
-// wrote on stdout that are not JSON-RPC.
+// the names it lists in another server's namespace, how many lines it
+// wrote on stdout that are not JSON-RPC, and its tools that tool pinning
+// holds, or would (warn). A note with pinsError, and no name, says why the
+// pins file cannot be read.
 type statusNote struct {
 	name       string
 	collisions []string
 	trespasses []string
 	skipped    uint64
+	held       []string // public names
+	unpinned   []string // listed, not as pinned, not held
+	pinsFile   string
+	pinsError  string
+}
+
+// addPin notes a tool that is not as pinned: held, or listed and not held.
+func (n *statusNote) addPin(name string, held, listed bool) {
+	switch {
+	case held:
+		n.held = append(n.held, name)
+	case listed:
+		n.unpinned = append(n.unpinned, name)
+	}
 }
 
 // shownCollisions is how many of a server's colliding resource URIs, or of
@@ -460,6 +519,15 @@ func printNotes(w io.Writer, notes []statusNote) error {
 		if n.skipped > 0 {
 			lines = append(lines, fmt.Sprintf("%s: skipped %s on stdout (not JSON-RPC)", n.name, count(int(n.skipped), "line")))
 		}
+		if names := n.held; len(names) > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %s held until a person approves %s (--json gives the commands): %s", n.name, count(len(names), "tool"), themIt(len(names)), shownList(names)))
+		}
+		if names := n.unpinned; len(names) > 0 {
+			lines = append(lines, fmt.Sprintf("%s: %s not as pinned, not held (warn): %s", n.name, count(len(names), "tool"), shownList(names)))
+		}
+		if n.pinsError != "" {
+			lines = append(lines, fmt.Sprintf("the pins file cannot be read (the tools of servers under enforce are held): %s", n.pinsError))
+		}
 	}
 	if len(lines) == 0 {
 		return nil
@@ -469,6 +537,14 @@ func printNotes(w io.Writer, notes []statusNote) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", strings.Join(lines, "\n"))
 	return err
+}
+
+// themIt returns "them", or "it" for one.
+func themIt(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // check exits 0 only if every enabled server connects.
