@@ -80,7 +80,7 @@ func (e *env) watchConfig(ctx context.Context, paths []string, m *switchboard.Ma
 				missing[dir] = true
 				return false
 			case !errors.Is(err, fs.ErrNotExist) || filepath.Dir(d) == d:
-				logger.Warn("config directory not watched; SIGHUP reloads", "dir", dir, "error", err)
+				logger.Warn("directory of the config or the pins file not watched; SIGHUP reloads them", "dir", dir, "error", err)
 				return false
 			default:
 				d = filepath.Dir(d)
