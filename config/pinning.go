@@ -87,6 +87,9 @@ func pinning(file string, v *hujson.Value) (_ Pinning, field string, _ error) {
 			p.File = lit.String()
 			if !filepath.IsAbs(p.File) && file != EmbeddedSource {
 				p.File = filepath.Join(filepath.Dir(file), p.File)
+				if abs, err := filepath.Abs(p.File); err == nil {
+					p.File = abs // a config named by a relative path
+				}
 			}
 		default:
 			return Pinning{}, name, fmt.Errorf(`%w: unknown field; want "mode" or "file"`, ErrPinning)

@@ -44,6 +44,10 @@ func TestPinning(t *testing.T) {
 			t.Errorf("%s: %v, want ErrPinning with %q", tc.in, err, tc.want)
 		}
 	}
+	t.Chdir(dir)
+	if cfg, err := Parse("mcp.json", []byte(`{"mcpServers": {}, "pinning": {"mode": "warn", "file": "pins.json"}}`)); err != nil || cfg.Pinning.File != filepath.Join(dir, "pins.json") {
+		t.Errorf("a config named by a relative path: %+v, %v; want the file made absolute", cfg.Pinning, err)
+	}
 	if cfg, err := Parse(file, []byte(`{"mcpServers": {}}`)); err != nil || cfg.Pinning != (Pinning{}) {
 		t.Errorf("no pinning: %+v, %v; want the zero Pinning (the host's default)", cfg.Pinning, err)
 	}
