@@ -384,7 +384,7 @@ func TestToolsHeldAndUnpinned(t *testing.T) {
 		for _, srv := range ups {
 			srv.SetTools(changed)
 		}
-		time.Sleep(time.Second) // in the bubble: past the debounces of list_changed, at once
+		mcptest.PassTime(time.Second) // past the debounces of list_changed
 		synctest.Wait()
 		check("changed and new", map[string][2]float64{"enforced": {2, 2}, "warned": {0, 2}})
 		if _, err := m.ApprovePins(t.Context(), "enforced", "warned/echo"); err != nil {

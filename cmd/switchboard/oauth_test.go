@@ -45,9 +45,7 @@ func editConfig(t *testing.T, path string, edit func(cfg map[string]any)) {
 	}
 	edit(cfg)
 	b, _ = json.Marshal(cfg)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, path, b) // whole, as an editor saves it
 }
 
 type bearerTransport struct {

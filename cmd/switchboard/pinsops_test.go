@@ -91,20 +91,7 @@ func hasNot(name string) func([]string) bool {
 
 // withPinning writes the config at path again with a top-level "pinning".
 func withPinning(t *testing.T, path string, pinning any) {
-	t.Helper()
-	var cfg map[string]any
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(data, &cfg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg["pinning"] = pinning
-	if data, err = json.Marshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	replaceFile(t, path, data)
+	editConfig(t, path, func(cfg map[string]any) { cfg["pinning"] = pinning })
 }
 
 // TestServeFollowsThePinsFile: under enforce, a tool whose definition
@@ -215,20 +202,10 @@ func TestStatusShowsHeldTools(t *testing.T) {
 	isolate(t)
 	spec := mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "echo", Description: "Echoes."}, {Name: "other"}}}
 	path := writeConfig(t, map[string]mcptest.Script{"alpha": spec, "beta": spec}, nil)
-	var cfg map[string]any
-	data, err := os.ReadFile(path)
-	if err == nil {
-		err = json.Unmarshal(data, &cfg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg["mcpServers"].(map[string]any)["beta"].(map[string]any)["pinning"] = "warn"
-	cfg["pinning"] = map[string]any{"mode": "enforce", "file": "pins.json"}
-	if data, err = json.Marshal(cfg); err != nil {
-		t.Fatal(err)
-	}
-	replaceFile(t, path, data)
+	editConfig(t, path, func(cfg map[string]any) {
+		cfg["mcpServers"].(map[string]any)["beta"].(map[string]any)["pinning"] = "warn"
+		cfg["pinning"] = map[string]any{"mode": "enforce", "file": "pins.json"}
+	})
 	pinsFile := filepath.Join(filepath.Dir(path), "pins.json")
 	listed := listedTools(t, spec)
 	for _, server := range []string{"alpha", "beta"} {
