@@ -48,6 +48,16 @@
 // attempts. Every event names its server. An [Observer] hears of calls, for
 // metrics and logs.
 //
+// # Tool pinning
+//
+// With [Options].Pinning (or a config's "pinning") on, the manager keeps
+// the pin of each tool's definition in a pins file, pinning a server's
+// tools as it first lists them, and checks every list against it: a tool
+// that changed or is new is logged once and shown in [ServerStatus]
+// (warn), or held out of every list and call until [Manager.ApprovePins]
+// pins it or it changes back (enforce), with an [EventHeld] either way.
+// Prompts and resources are not pinned.
+//
 // # Queries
 //
 // Queries and calls take the caller's [*Query]: [Options].Filter,
