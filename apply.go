@@ -148,7 +148,12 @@ func (e *events) apply(batch []queued) {
 		if lists {
 			m.search.follow(next)
 			out = append(append(out, Event{Kind: eventRevised}), changes(prev, next)...)
-			out = append(out, heldChanges(prev, next)...)
+			for _, ev := range heldChanges(prev, next) {
+				if len(ev.Tools.Removed) > 0 {
+					m.opts.Logger.Info("tool pinning: released", "server", ev.Server, "tools", ev.Tools.Removed)
+				}
+				out = append(out, ev)
+			}
 		}
 	}
 	for _, ev := range out {

@@ -1,6 +1,7 @@
 package switchboard
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -74,26 +75,19 @@ type ToolPin struct {
 	// Err says why an invalid tool cannot be pinned, or an unchecked one
 	// checked.
 	Err error
+	// Approve is the command line that pins the tool as it is listed now,
+	// naming its pin (srv/tool@pin), so that it approves this definition
+	// and no later one; "" when approving cannot help (a duplicate, an
+	// invalid or an unchecked tool, or a server not pinned yet).
+	Approve string
 
-	pin           string // the listed definition's pin
-	replayablePin bool   // the pinned annotations let a call run twice
+	pin        string // the listed definition's pin
+	replayable bool   // the stricter of the pinned and listed hints let a call run twice
 	// strict is the listed definition with the stricter of its pinned and
 	// listed annotations, for a changed tool whose hints became laxer:
 	// what warn exposes in its place, so that no client trusts a
 	// readOnlyHint that a person never saw.
 	strict *mcp.Tool
-}
-
-// ApproveCommand returns the command line that approves the tool as its
-// server lists it now, or "" when approving cannot help (a duplicate, an
-// invalid or an unchecked tool). source is the config file of the server
-// (ServerStatus.Source).
-func (p ToolPin) ApproveCommand(source string) string {
-	switch p.State {
-	case PinChanged, PinNew, PinRemoved:
-		return shell.Command("pins approve", source, p.Server+"/"+p.Tool)
-	}
-	return ""
 }
 
 func (p ToolPin) clone() ToolPin {
@@ -121,8 +115,6 @@ var ErrPinningOff = errors.New("tool pinning is off")
 // the server.
 type HeldToolError struct {
 	ToolPin
-	// Approve is the command line that approves the tool, or "".
-	Approve string
 }
 
 func (e *HeldToolError) Error() string {
@@ -154,7 +146,7 @@ type pinner struct {
 	logger *slog.Logger
 	// changed queues a new view, after the file changed.
 	changed func()
-	writes  *fifo.Queue[string] // servers pinned on first use, to save
+	writes  *fifo.Queue[firstUsePins] // servers pinned on first use, to save
 
 	mu     sync.Mutex
 	mode   config.PinningMode // the servers' default
@@ -166,6 +158,17 @@ type pinner struct {
 	gen    uint64 // counts the changes of file
 	memo   map[string]pinMemo
 	logged map[pinLogKey]bool
+	// pinned are the servers this pinner saw with pins: if their pins go
+	// (the file is deleted, say), their tools are new, never pinned on
+	// first use again while it runs, lest a held tool be trusted so.
+	pinned map[string]bool
+	// files are the config files, for the approve commands.
+	files []string
+	// writeErr is why the pins taken on first use could not be written.
+	writeErr error
+	// pending are the pins taken on first use and not written yet: a file
+	// read meanwhile (after another server's were written) keeps them.
+	pending map[string]*pins.Server
 }
 
 // maxPinLogKeys bounds the changes remembered as logged: a server that
@@ -207,8 +210,8 @@ type serverPins struct {
 	loosened int
 	// pinnedListed counts the listed tools that have a pin.
 	pinnedListed int
-	// noReplay are the tools whose pinned annotations do not let a call
-	// run twice, though the listed ones do.
+	// noReplay are the changed tools whose pinned and listed hints,
+	// together, do not let a call run twice.
 	noReplay map[string]bool
 	// count is how often list has each name; shared, never changed.
 	count map[string]int
@@ -218,7 +221,7 @@ type serverPins struct {
 }
 
 func newPinner(logger *slog.Logger) *pinner {
-	p := &pinner{logger: logger, changed: func() {}, memo: map[string]pinMemo{}, logged: map[pinLogKey]bool{}}
+	p := &pinner{logger: logger, changed: func() {}, memo: map[string]pinMemo{}, logged: map[pinLogKey]bool{}, pinned: map[string]bool{}, pending: map[string]*pins.Server{}}
 	p.writes = fifo.New(p.save)
 	return p
 }
@@ -226,7 +229,7 @@ func newPinner(logger *slog.Logger) *pinner {
 // configure applies the pinning of cfg, over the host's defaults: the mode
 // of the servers without their own, and the file. A new file is read.
 func (p *pinner) configure(cfg *config.Config, defaults config.Pinning, lookupEnv func(string) (string, bool)) {
-	mode := cmpOr(cfg.Pinning.Mode, defaults.Mode, config.PinningOff)
+	mode := cmp.Or(cfg.Pinning.Mode, defaults.Mode, config.PinningOff)
 	active := mode != config.PinningOff || slices.ContainsFunc(cfg.Servers, func(s config.Server) bool {
 		return s.Pinning != "" && s.Pinning != config.PinningOff
 	})
@@ -235,13 +238,25 @@ func (p *pinner) configure(cfg *config.Config, defaults config.Pinning, lookupEn
 	if active {
 		path, err = cfg.PinsFile(defaults.File, lookupEnv)
 	}
+	var files []string
+	for _, f := range cfg.Files {
+		if f != config.EmbeddedSource {
+			files = append(files, f)
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mode, p.active = mode, active
+	if !slices.Equal(files, p.files) {
+		p.files = files
+		p.gen++ // the approve commands name them
+	}
 	if path == p.path && err == nil && (p.file != nil || p.err != nil) {
 		return
 	}
 	p.path, p.sum = path, [sha256.Size]byte{}
+	clear(p.pending) // taken for the file no longer followed
+	clear(p.pinned)  // a file a person chose instead: its own first use
 	switch {
 	case !active:
 		p.file, p.err = nil, nil
@@ -253,16 +268,6 @@ func (p *pinner) configure(cfg *config.Config, defaults config.Pinning, lookupEn
 	default:
 		p.loadLocked()
 	}
-}
-
-func cmpOr[T comparable](vals ...T) T {
-	var zero T
-	for _, v := range vals {
-		if v != zero {
-			return v
-		}
-	}
-	return zero
 }
 
 // modeOf returns the pinning mode of a server with config srv.
@@ -299,6 +304,16 @@ func (p *pinner) loadLocked() bool {
 	}
 	was := p.err
 	p.file, p.err = f, err
+	if f != nil {
+		for name := range f.Servers {
+			p.pinned[name] = true
+		}
+		for name, pending := range p.pending {
+			if f.Servers[name] == nil {
+				f.Servers[name] = pending
+			}
+		}
+	}
 	switch {
 	case err != nil && (was == nil || was.Error() != err.Error()):
 		p.logger.Error("tool pinning: the pins file cannot be read; the tools of servers under enforce are held, and nothing is written to it",
@@ -322,11 +337,11 @@ func (p *pinner) reload() error {
 	return err
 }
 
-// state returns the pins file and why it cannot be read.
+// state returns the pins file and why it cannot be read, or written.
 func (p *pinner) state() (path string, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.path, p.err
+	return p.path, cmp.Or(p.err, p.writeErr)
 }
 
 // check returns how a server's listed tools stand against their pins, in
@@ -369,11 +384,15 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		}
 		return sp
 	}
-	if p.file.Servers[server] == nil && !cached && slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil }) {
+	firstUse := p.file.Servers[server] == nil && !p.pinned[server]
+	if firstUse && !cached && slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil }) {
 		p.pinOnFirstUse(server, tools)
-		prev = nil
+		prev, firstUse = nil, false
 	}
-	if p.file.Servers[server] == nil {
+	if p.file.Servers[server] != nil {
+		p.pinned[server] = true
+	}
+	if firstUse {
 		// Tools from the cache, of a server that has not listed its own
 		// yet: the first it lists will be pinned, whatever these are.
 		for i, t := range tools {
@@ -386,8 +405,8 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		return sp
 	}
 	// The definitions of prev, by position: a refresh lists most of them
-	// again, at the same place. A list that differs from prev anywhere
-	// needs its names counted, for a tool listed twice.
+	// again, at the same place. A list with another name at any place
+	// needs its names counted again, for a tool listed twice.
 	reused := make([]*ToolPin, len(tools))
 	renamed := prev == nil || len(prev.list) != len(tools)
 	for i, t := range tools {
@@ -398,7 +417,7 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		if prev != nil {
 			reused[i] = prev.find(i, t)
 		}
-		renamed = renamed || reused[i] == nil && (prev.list[i] == nil || prev.list[i].Name != t.Name)
+		renamed = renamed || prev.list[i] != t && (prev.list[i] == nil || prev.list[i].Name != t.Name)
 	}
 	if renamed {
 		sp.count = make(map[string]int, len(tools))
@@ -424,7 +443,7 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 				tp = p.checkTool(server, t)
 			}
 			tp.Held = enforce && tp.State != PinPinned
-			p.logChange(tp, source)
+			p.logChange(tp)
 		}
 		if tp.Held {
 			sp.held++
@@ -432,7 +451,7 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		if tp.strict != nil {
 			sp.loosened++
 		}
-		if tp.State == PinChanged && !tp.replayablePin {
+		if tp.State == PinChanged && !tp.replayable {
 			if sp.noReplay == nil {
 				sp.noReplay = make(map[string]bool)
 			}
@@ -458,7 +477,9 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		slices.Sort(removed)
 		for _, name := range removed {
 			e := s.Tools[name]
-			sp.tools = append(sp.tools, &ToolPin{Server: server, Tool: name, State: PinRemoved, Pinned: e.Definition.Tool(), PinnedAt: e.PinnedAt})
+			tp := &ToolPin{Server: server, Tool: name, State: PinRemoved, Pinned: e.Definition.Tool(), PinnedAt: e.PinnedAt}
+			tp.Approve = p.approveCommand(tp)
+			sp.tools = append(sp.tools, tp)
 		}
 	}
 	if sp.held > 0 || sp.loosened > 0 {
@@ -539,6 +560,7 @@ func (sp *serverPins) find(i int, t *mcp.Tool) *ToolPin {
 func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 	r := p.file.CheckTool(server, t)
 	tp := &ToolPin{Server: server, Tool: t.Name, State: pinStates[r.State], Listed: t, pin: r.Pin}
+	defer func() { tp.Approve = p.approveCommand(tp) }()
 	e, pinned := p.file.Lookup(server, t.Name)
 	if pinned {
 		tp.PinnedAt = e.PinnedAt
@@ -546,10 +568,15 @@ func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 	switch tp.State {
 	case PinChanged:
 		tp.Pinned = e.Definition.Tool()
-		tp.replayablePin = e.Definition.Replayable()
 		tp.strict = stricter(t, e.Definition.Annotations)
+		strict := t
+		if tp.strict != nil {
+			strict = tp.strict
+		}
+		tp.replayable = strict.Annotations != nil && (strict.Annotations.ReadOnlyHint || strict.Annotations.IdempotentHint)
 		tp.Fields = pins.Compare(e.Definition, r.Definition).Fields
 		tp.Suspicious = pins.Suspicious(e.Definition.Description, t.Description)
+		tp.Suspicious = append(tp.Suspicious, laxerHints(tp.strict, t)...)
 	case PinNew:
 		tp.Suspicious = pins.Suspicious("", t.Description)
 	case PinInvalid:
@@ -557,6 +584,25 @@ func (p *pinner) checkTool(server string, t *mcp.Tool) *ToolPin {
 	}
 	return tp
 }
+
+// approveCommand returns tp's Approve.
+func (p *pinner) approveCommand(tp *ToolPin) string {
+	target := tp.Server + "/" + tp.Tool
+	switch tp.State {
+	case PinChanged, PinNew:
+		target += "@" + shortPin(tp.pin)
+	case PinRemoved:
+	default:
+		return ""
+	}
+	return shell.Command("pins approve", p.files, target)
+}
+
+// shortPinLen is how much of a pin an approve command names: 64 bits, more
+// than a server could match by trying definitions.
+const shortPinLen = 16
+
+func shortPin(pin string) string { return pin[:min(len(pin), shortPinLen)] }
 
 var pinStates = [...]PinState{
 	pins.StatePinned: PinPinned, pins.StateChanged: PinChanged, pins.StateNew: PinNew,
@@ -567,32 +613,41 @@ var pinStates = [...]PinState{
 // first use), and queues the file's update.
 func (p *pinner) pinOnFirstUse(server string, tools []*mcp.Tool) {
 	p.file.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+	p.pending[server] = p.file.Servers[server]
 	now := time.Now()
 	seen := make(map[string]int, len(tools))
 	for _, t := range tools {
-		seen[t.Name]++
+		if t != nil {
+			seen[t.Name]++
+		}
 	}
 	n := 0
 	for _, t := range tools {
-		if seen[t.Name] == 1 && p.file.Set(server, t, now) == nil {
+		if t != nil && seen[t.Name] == 1 && p.file.Set(server, t, now) == nil {
 			n++
 		}
 	}
 	p.gen++
 	p.logger.Info("tool pinning: tools pinned on first use", "server", server, "tools", n, "file", p.path)
-	p.writes.Push(server)
+	p.writes.Push(firstUsePins{p.path, server})
 }
+
+// firstUsePins names a server pinned on first use, and the pins file.
+type firstUsePins struct{ path, server string }
 
 // save writes the pins of servers pinned on first use to the file, under
 // its lock, leaving alone a server that another process pinned in the
 // meantime, then reads the file back.
-func (p *pinner) save(servers []string) {
+func (p *pinner) save(batch []firstUsePins) {
 	p.mu.Lock()
-	path, file := p.path, p.file
-	ours := make(map[string]*pins.Server, len(servers))
-	for _, name := range servers {
-		if file != nil && file.Servers[name] != nil {
-			ours[name] = &pins.Server{Tools: maps.Clone(file.Servers[name].Tools)}
+	path := p.path
+	ours := make(map[string]*pins.Server, len(batch))
+	taken := make(map[string]*pins.Server, len(batch))
+	for _, w := range batch {
+		// Pins taken for a file no longer followed are not its.
+		if s := p.pending[w.server]; w.path == path && s != nil {
+			ours[w.server] = &pins.Server{Tools: maps.Clone(s.Tools)}
+			taken[w.server] = s
 		}
 	}
 	p.mu.Unlock()
@@ -607,6 +662,17 @@ func (p *pinner) save(servers []string) {
 		}
 		return nil
 	})
+	p.mu.Lock()
+	p.writeErr = nil
+	for name, s := range taken {
+		if err == nil && p.pending[name] == s {
+			delete(p.pending, name)
+		}
+	}
+	if err != nil {
+		p.writeErr = fmt.Errorf("%w; the pins taken on first use are kept in memory only, until the next start", err)
+	}
+	p.mu.Unlock()
 	if err != nil {
 		p.logger.Error("tool pinning: the pins file was not written; the pins taken on first use are kept in memory only", "file", path, "error", err)
 		return
@@ -615,7 +681,7 @@ func (p *pinner) save(servers []string) {
 }
 
 // logChange logs a tool that is not as pinned, once for each definition.
-func (p *pinner) logChange(tp *ToolPin, source string) {
+func (p *pinner) logChange(tp *ToolPin) {
 	var msg string
 	switch tp.State {
 	case PinChanged:
@@ -647,8 +713,8 @@ func (p *pinner) logChange(tp *ToolPin, source string) {
 	if tp.Err != nil {
 		attrs = append(attrs, "error", tp.Err)
 	}
-	if cmd := tp.ApproveCommand(source); cmd != "" {
-		attrs = append(attrs, "approve", cmd)
+	if tp.Approve != "" {
+		attrs = append(attrs, "approve", tp.Approve)
 	}
 	p.logger.Warn(msg, attrs...)
 }
@@ -693,10 +759,19 @@ func heldNames(v *view, server string) []string {
 	return out
 }
 
-// heldError is the error of a call of the held tool h.
-func (v *view) heldError(h heldTool) error {
+// heldError is the error of a call of the held tool h for q: unknown, if
+// Options.Filter hides it from q, which may not learn of it.
+func (m *Manager) heldError(ctx context.Context, q *Query, v *view, h heldTool) error {
 	tp := v.named(h.server, []ToolPin{v.pins[h.server].tools[h.i].clone()})[0]
-	return fmt.Errorf("call tool: %w", &HeldToolError{ToolPin: tp, Approve: tp.ApproveCommand(v.byName[h.server].Config().Source)})
+	if keep := m.toolFilter(q); keep != nil && tp.Listed != nil {
+		named := *tp.Listed
+		named.Name = tp.Name
+		t := Tool{Name: tp.Name, Server: tp.Server, Original: tp.Tool, def: &named}
+		if len(catalog.Filter(ctx, []Tool{t}, "tool", func(t Tool) (string, string) { return t.Server, t.Original }, keep, m.opts.Logger)) == 0 {
+			return m.unknownTool(ctx, q, tp.Name)
+		}
+	}
+	return fmt.Errorf("call tool: %w", &HeldToolError{ToolPin: tp})
 }
 
 // Pins returns how the tools of every server under pinning stand against
@@ -720,8 +795,10 @@ func (m *Manager) Pins() []ToolPin {
 	return out
 }
 
-// PinsFile returns the pins file, and why it cannot be read if it cannot;
-// "" if no server's pinning is on.
+// PinsFile returns the pins file, and why it cannot be read if it cannot,
+// or why the pins taken on first use could not be written to it; "" if no
+// server's pinning is on. Pins taken on first use are written in the
+// background: [Manager.ReloadPins] waits for them.
 func (m *Manager) PinsFile() (string, error) { return m.pins.state() }
 
 // ReloadPins reads the pins file again, as a gateway does when it changes:
@@ -730,6 +807,9 @@ func (m *Manager) PinsFile() (string, error) { return m.pins.state() }
 // if it cannot: then, until it can, every tool of a server under enforce is
 // held, and under warn none is.
 func (m *Manager) ReloadPins(ctx context.Context) error {
+	if err := m.pins.writes.Flush(ctx); err != nil {
+		return err
+	}
 	err := m.pins.reload()
 	if ferr := m.events.Flush(ctx); ferr != nil {
 		return ferr
@@ -740,14 +820,19 @@ func (m *Manager) ReloadPins(ctx context.Context) error {
 // ApprovePins pins the tools that the named servers list now, as they list
 // them, in the pins file, and returns what it pinned: a target "server"
 // pins all the server's tools (and forgets those it no longer lists),
-// "server/tool" one tool (the name its server gives it). No target means
-// every server under pinning: one that is disabled, or has listed no
-// tools since it started, is an error then too. Held tools that now match their pins are
-// released before it returns.
+// "server/tool" one tool (the name its server gives it; or the tool's
+// public name), and "server/tool@pin" the tool only if its listed
+// definition still has that pin (a prefix of it, as [ToolPin.Approve]
+// names it), so that a person approves what they saw and not what the
+// server lists a moment later. No target means every server under
+// pinning: one that is disabled, or has listed no tools since it started,
+// is an error then too. Held tools that now match their pins are released
+// before it returns.
 //
 // A server that is not under pinning ([ErrPinningOff]), or has not listed
 // its tools yet, is an error; so is a tool the server lists twice, or that
-// is too large to pin: the other targets are pinned all the same.
+// is too large to pin, and a pin that is not the listed one: the other
+// targets are pinned all the same.
 func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin, error) {
 	if err := m.open("approve pins", strings.Join(targets, " ")); err != nil {
 		return nil, err
@@ -763,52 +848,22 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 			}
 		}
 	}
-	// What to pin, by server: every tool (nil), or the named ones.
-	plan := make(map[string][]ToolPin)
-	whole := make(map[string]bool)
-	var approved []ToolPin
+	plan := make(map[string][]ToolPin) // what to pin (or forget, if removed), by server
 	var errs []error
 	for _, target := range targets {
-		server, tool, one := strings.Cut(target, "/")
-		up := v.byName[server]
-		sp := v.pins[server]
-		switch {
-		case up == nil:
-			errs = append(errs, v.unknownServer("approve pins", server))
-			continue
-		case m.pins.modeOf(up.Config()) == config.PinningOff:
-			errs = append(errs, fmt.Errorf("approve pins of %q: %w for it", server, ErrPinningOff))
-			continue
-		case sp == nil || up.Snapshot().Cached:
-			errs = append(errs, fmt.Errorf("approve pins of %q: it has listed no tools since it started (state %s); approve once it is connected", server, up.Snapshot().State))
-			continue
+		tps, err := m.approvable(v, target)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("approve pins of %q: %w", target, err))
 		}
-		found := false
-		for _, tp := range sp.tools {
-			if one && tp.Tool != tool {
-				continue
-			}
-			found = true
-			switch tp.State {
-			case PinDuplicate, PinInvalid, PinUnchecked:
-				errs = append(errs, &HeldToolError{ToolPin: v.named(server, []ToolPin{tp.clone()})[0]})
-				continue
-			}
-			plan[server] = append(plan[server], *tp)
-		}
-		if !one {
-			whole[server] = true
-		} else if !found {
-			errs = append(errs, fmt.Errorf("approve pins of %q: server %q neither lists nor pinned a tool %q", target, server, tool))
+		for _, tp := range tps {
+			plan[tp.Server] = append(plan[tp.Server], tp)
 		}
 	}
-	path, _ := m.pins.state()
-	if len(plan) > 0 || len(whole) > 0 {
+	var approved []ToolPin
+	if len(plan) > 0 {
+		path, _ := m.pins.state()
 		now := time.Now()
 		err := pins.Update(path, func(f *pins.File) error {
-			for server := range whole {
-				f.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
-			}
 			for server, tps := range plan {
 				if f.Servers[server] == nil {
 					f.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
@@ -828,6 +883,9 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 		}
 		for server, tps := range plan {
 			approved = append(approved, v.named(server, cloneAll(tps))...)
+			for _, tp := range tps {
+				m.opts.Logger.Info("tool pinning: approved", "server", server, "tool", tp.Tool, "was", tp.State, "file", path)
+			}
 		}
 		if err := m.ReloadPins(ctx); err != nil {
 			errs = append(errs, err)
@@ -837,10 +895,98 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 	return approved, errors.Join(errs...)
 }
 
+// approvable returns the tools that target (see ApprovePins) pins in v:
+// those not as pinned (a removed one, to forget), and why any it names
+// cannot be pinned.
+func (m *Manager) approvable(v *view, target string) ([]ToolPin, error) {
+	target, wantPin, exact := strings.Cut(target, "@")
+	server, tool, one := strings.Cut(target, "/")
+	if !one && v.byName[server] == nil {
+		// A public name, as lists show it.
+		for name, sp := range v.pins {
+			for _, tp := range v.named(name, derefAll(sp.tools)) {
+				if tp.Name == target && tp.Listed != nil {
+					server, tool, one = name, tp.Tool, true
+				}
+			}
+		}
+	}
+	up := v.byName[server]
+	switch {
+	case up == nil:
+		return nil, v.unknownServer("server", server)
+	case m.pins.modeOf(up.Config()) == config.PinningOff:
+		return nil, fmt.Errorf("%w for server %q", ErrPinningOff, server)
+	case exact && !one:
+		return nil, fmt.Errorf("a pin names one tool: want SERVER/TOOL@PIN")
+	}
+	sp := v.pins[server]
+	if snap := up.Snapshot(); sp == nil || snap.Cached {
+		return nil, fmt.Errorf("server %q has listed no tools since it started (state %s); approve once it is connected", server, snap.State)
+	}
+	var out []ToolPin
+	var errs []error
+	found := false
+	for _, tp := range sp.tools {
+		if one && tp.Tool != tool {
+			continue
+		}
+		found = true
+		switch {
+		case tp.State == PinPinned:
+		case tp.State == PinDuplicate:
+			errs = append(errs, fmt.Errorf("server %q lists two tools named %q: neither can be pinned until it lists one", server, tp.Tool))
+		case tp.State == PinInvalid || tp.State == PinUnchecked:
+			errs = append(errs, fmt.Errorf("tool %q cannot be pinned: %w", tp.Tool, tp.Err))
+		case exact && (len(wantPin) < 8 || !strings.HasPrefix(tp.pin, wantPin)):
+			errs = append(errs, fmt.Errorf("server %q lists tool %q now with pin %s, not %s: it changed again; see switchboard pins diff %s/%s",
+				server, tp.Tool, shortPin(tp.pin), wantPin, server, tp.Tool))
+		default:
+			out = append(out, *tp)
+		}
+	}
+	if one && !found {
+		errs = append(errs, fmt.Errorf("server %q neither lists nor pinned a tool %q", server, tool))
+	}
+	return out, errors.Join(errs...)
+}
+
+func derefAll(tps []*ToolPin) []ToolPin {
+	out := make([]ToolPin, len(tps))
+	for i, tp := range tps {
+		out[i] = *tp
+	}
+	return out
+}
+
 func cloneAll(tps []ToolPin) []ToolPin {
 	out := make([]ToolPin, len(tps))
 	for i, tp := range tps {
 		out[i] = tp.clone()
+	}
+	return out
+}
+
+// laxerHints says which hints t lists laxer than the stricter definition
+// strict (nil: none): what a client or safe replay would trust that no one
+// approved.
+func laxerHints(strict, t *mcp.Tool) []string {
+	if strict == nil || t.Annotations == nil {
+		return nil
+	}
+	s, l := strict.Annotations, t.Annotations
+	var out []string
+	if l.ReadOnlyHint && !s.ReadOnlyHint {
+		out = append(out, "annotations: readOnlyHint became true")
+	}
+	if l.IdempotentHint && !s.IdempotentHint {
+		out = append(out, "annotations: idempotentHint became true")
+	}
+	if l.DestructiveHint != nil && !*l.DestructiveHint && !ptrBoolEqual(s.DestructiveHint, l.DestructiveHint) {
+		out = append(out, "annotations: destructiveHint became false")
+	}
+	if l.OpenWorldHint != nil && !*l.OpenWorldHint && !ptrBoolEqual(s.OpenWorldHint, l.OpenWorldHint) {
+		out = append(out, "annotations: openWorldHint became false")
 	}
 	return out
 }

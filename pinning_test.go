@@ -85,18 +85,19 @@ func TestPinningHoldsAChangedTool(t *testing.T) {
 		if diff := cmp.Diff([]string{"s__echo"}, names(m.Tools(t.Context(), nil))); diff != "" {
 			t.Errorf("tools with add changed and get_env new (-want +got):\n%s", diff)
 		}
-		if matches, err := m.SearchTools(t.Context(), "add two numbers", nil); err != nil || len(matches) > 0 && matches[0].Tool.Name == "s__add" {
+		matches, err := m.SearchTools(t.Context(), "add two numbers", nil)
+		if err != nil || slices.ContainsFunc(matches, func(m ToolMatch) bool { return m.Tool.Name == "s__add" }) {
 			t.Errorf("search finds the held tool: %v, %v", matches, err)
 		}
 		if len(held) != 1 || !cmp.Equal(held[0].Tools.Added, []string{"s__add", "s__get_env"}) {
 			t.Errorf("held events %v, want one holding s__add and s__get_env", held)
 		}
-		_, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__add", Arguments: map[string]any{"sidenote": "x"}})
+		_, err = m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__add", Arguments: map[string]any{"sidenote": "x"}})
 		var he *HeldToolError
 		if !errors.As(err, &he) || !errors.Is(err, ErrToolHeld) {
 			t.Fatalf("call of the changed tool: %v, want a HeldToolError", err)
 		}
-		if he.State != PinChanged || !cmp.Equal(he.Fields, []string{"description"}) || he.Approve != "switchboard pins approve s/add" || len(he.Suspicious) == 0 {
+		if he.State != PinChanged || !cmp.Equal(he.Fields, []string{"description"}) || !strings.HasPrefix(he.Approve, "switchboard pins approve s/add@") || len(he.Suspicious) == 0 {
 			t.Errorf("held error %+v, want changed description, suspicious, and its approve command", he)
 		}
 		for _, want := range []string{`tool "s__add" is held`, `server "s" changed its definition of "add"`, "(description)", "switchboard pins approve s/add"} {
@@ -176,7 +177,7 @@ func TestPinningWarnKeepsToolsAndLogsOnce(t *testing.T) {
 		if n := strings.Count(log.String(), "changed since it was pinned"); n != 1 {
 			t.Errorf("the change was logged %d times, want once:\n%s", n, log.String())
 		}
-		if !strings.Contains(log.String(), "suspicious=") || !strings.Contains(log.String(), "approve=\"switchboard pins approve s/add\"") {
+		if !strings.Contains(log.String(), "suspicious=") || !strings.Contains(log.String(), "approve=\"switchboard pins approve s/add@") {
 			t.Errorf("the log line lacks the signal or the command:\n%s", log.String())
 		}
 	})
@@ -361,14 +362,15 @@ func TestApprovePinsErrors(t *testing.T) {
 		if err := m.Connect(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		srv.SetTools(tools("a", "c"))
+		srv.SetTools([]mcptest.ToolSpec{{Name: "a", Description: "changed"}, {Name: "c"}})
 		mcptest.PassTime(time.Second)
 		synctest.Wait()
-		approved, err := m.ApprovePins(t.Context(), "nobody", "free", "s/zzz", "s/c")
+		approved, err := m.ApprovePins(t.Context(), "nobody", "free", "s/zzz", "s__c", "s/a@0123456789abcdef")
 		if len(approved) != 1 || approved[0].Tool != "c" {
-			t.Errorf("approved %+v, want s/c", approved)
+			t.Errorf("approved %+v, want s/c, by its public name", approved)
 		}
-		for _, want := range []string{`"nobody": unknown server`, `"free": tool pinning is off`, `"s/zzz": server "s" neither lists nor pinned a tool "zzz"`} {
+		for _, want := range []string{`"nobody": server "nobody": unknown server`, `"free": tool pinning is off`,
+			`"s/zzz": server "s" neither lists nor pinned a tool "zzz"`, `"s/a@0123456789abcdef": server "s" lists tool "a" now with pin`} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v does not say %q", err, want)
 			}
@@ -376,8 +378,14 @@ func TestApprovePinsErrors(t *testing.T) {
 		if diff := cmp.Diff([]string{"a", "c"}, pinnedTools(t, file, "s")); diff != "" {
 			t.Errorf("pinned (-want +got):\n%s", diff)
 		}
-		if got := m.Pins(); len(got) != 2 || got[1].Name != "s__c" || got[1].State != PinPinned {
-			t.Errorf("Pins() = %+v", got)
+		got := m.Pins()
+		if len(got) != 2 || got[1].Name != "s__c" || got[1].State != PinPinned || got[0].State != PinChanged {
+			t.Fatalf("Pins() = %+v", got)
+		}
+		// The command the manager gives approves a's definition as listed.
+		target := strings.Fields(got[0].Approve)[3]
+		if approved, err := m.ApprovePins(t.Context(), target); err != nil || len(approved) != 1 {
+			t.Errorf("approve %s: %+v, %v", target, approved, err)
 		}
 	})
 }
@@ -436,7 +444,7 @@ func TestStricter(t *testing.T) {
 // TestHeldToolErrorForTheModel: the model reads that the tool is held, not
 // to retry it, and what a person runs to approve it.
 func TestHeldToolErrorForTheModel(t *testing.T) {
-	err := &HeldToolError{ToolPin: ToolPin{Server: "s", Tool: "add", Name: "s__add", State: PinChanged, Fields: []string{"description"}}, Approve: "switchboard pins approve s/add"}
+	err := &HeldToolError{ToolPin: ToolPin{Server: "s", Tool: "add", Name: "s__add", State: PinChanged, Fields: []string{"description"}, Approve: "switchboard pins approve s/add"}}
 	res := DefaultErrorFormatter(t.Context(), "s__add", err)
 	text := mcptest.Text(res)
 	for _, want := range []string{"held back by tool pinning", "Do not retry", "switchboard pins approve s/add"} {
@@ -520,4 +528,131 @@ func TestApprovePinsOfAServerThatNeverConnected(t *testing.T) {
 			t.Errorf("pins after the refusal (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestPinsFileDeletedWhileRunning: a server whose pins go while the
+// manager runs is not pinned on first use again: its held tools stay held
+// (as new) until a person approves them.
+func TestPinsFileDeletedWhileRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{addTool(honestAdd)}})
+		m, file := pinningManager(t, f, config.PinningEnforce, nil, server("s"))
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetTools([]mcptest.ToolSpec{addTool(poisonedAdd)})
+		mcptest.PassTime(time.Second)
+		synctest.Wait()
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.ReloadPins(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if got := names(m.Tools(t.Context(), nil)); len(got) != 0 {
+			t.Errorf("tools after the pins file went: %v, want add still held", got)
+		}
+		if _, err := os.Stat(file); err == nil {
+			t.Errorf("the poisoned definition was pinned on first use: %s", pinnedTools(t, file, "s"))
+		}
+		if _, err := m.ApprovePins(t.Context(), "s"); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"s__add"}, names(m.Tools(t.Context(), nil))); diff != "" {
+			t.Errorf("tools after the approval (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// TestPinsNotWritten: pins taken on first use that cannot be written are
+// kept in memory, and PinsFile says so.
+func TestPinsNotWritten(t *testing.T) {
+	f := newFleet(t)
+	f.add("s", mcptest.Script{Tools: tools("a")})
+	file := filepath.Join(t.TempDir(), "pins.json")
+	if err := os.Mkdir(file+".lock", 0o700); err != nil { // its lock cannot be taken, even by root
+		t.Fatal(err)
+	}
+	m := f.managerWith(&Options{Cache: CacheOff, Pinning: config.Pinning{Mode: config.PinningEnforce, File: file}}, server("s"))
+	if err := m.Connect(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ReloadPins(t.Context()); err != nil { // waits for the write
+		t.Errorf("ReloadPins: %v; the file can be read", err)
+	}
+	if _, err := m.PinsFile(); err == nil || !strings.Contains(err.Error(), "kept in memory only") {
+		t.Errorf("PinsFile error %v, want it to say the pins are in memory only", err)
+	}
+	if diff := cmp.Diff([]string{"s__a"}, names(m.Tools(t.Context(), nil))); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+// TestPinnerOddLists: a nil tool in a first list, a definition met again
+// at another place beside a new one of its name, and hints that are only
+// together laxer than pinned.
+func TestPinnerOddLists(t *testing.T) {
+	p := newPinner(slog.New(slog.DiscardHandler))
+	defer p.close()
+	p.configure(&config.Config{}, config.Pinning{Mode: config.PinningEnforce, File: filepath.Join(t.TempDir(), "pins.json")}, nil)
+	obj := map[string]any{"type": "object"}
+	a := &mcp.Tool{Name: "a", InputSchema: obj}
+	b := &mcp.Tool{Name: "b", InputSchema: obj, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
+	sp := p.check("s", "", config.PinningEnforce, []*mcp.Tool{nil, a, b}, false)
+	if len(sp.tools) != 2 || sp.tools[0].State != PinPinned || sp.tools[1].State != PinPinned {
+		t.Fatalf("first list with a nil tool: %+v", sp.tools)
+	}
+	otherB := &mcp.Tool{Name: "b", Description: "another", InputSchema: obj}
+	sp = p.check("s", "", config.PinningEnforce, []*mcp.Tool{b, otherB}, false)
+	var got []string
+	for _, tp := range sp.tools {
+		got = append(got, tp.Tool+" "+string(tp.State))
+	}
+	if diff := cmp.Diff([]string{"b duplicate", "b duplicate", "a removed"}, got); diff != "" {
+		t.Errorf("b met again at another place beside another b (-want +got):\n%s", diff)
+	}
+	// Pinned read-only, listed idempotent: neither alone says a call may
+	// run twice under both.
+	idem := &mcp.Tool{Name: "b", InputSchema: obj, Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}
+	sp = p.check("s", "", config.PinningWarn, []*mcp.Tool{a, idem}, false)
+	if !sp.noReplay["b"] {
+		t.Error("a call of b would be replayed")
+	}
+	if tp := sp.tools[1]; tp.State != PinChanged || !slices.Contains(tp.Suspicious, "annotations: idempotentHint became true") {
+		t.Errorf("b: %+v, want changed, with the laxer hint as a signal", tp)
+	}
+}
+
+// TestPinsTakenOnFirstUseSurviveAReload: pins taken on first use and not
+// written yet are kept when the file is read meanwhile (after another
+// server's, or another process's, were written), and then written.
+func TestPinsTakenOnFirstUseSurviveAReload(t *testing.T) {
+	p := newPinner(slog.New(slog.DiscardHandler))
+	defer p.close()
+	file := filepath.Join(t.TempDir(), "pins.json")
+	p.configure(&config.Config{}, config.Pinning{Mode: config.PinningEnforce, File: file}, nil)
+	release := p.writes.Hold()
+	a := []*mcp.Tool{{Name: "x", InputSchema: map[string]any{"type": "object"}}}
+	p.check("a", "", config.PinningEnforce, a, false)
+	if err := pins.Update(file, func(f *pins.File) error { return f.Set("z", &mcp.Tool{Name: "y"}, time.Now()) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.reload(); err != nil {
+		t.Fatal(err)
+	}
+	if sp := p.check("a", "", config.PinningEnforce, slices.Clone(a), false); sp.held != 0 || sp.tools[0].State != PinPinned {
+		t.Errorf("a after the file was read again: %+v, want pinned", sp.tools[0])
+	}
+	release()
+	if err := p.writes.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pinnedTools(t, file, "a"); !cmp.Equal(got, []string{"x"}) {
+		t.Errorf("a's pins in the file: %v", got)
+	}
+	if got := pinnedTools(t, file, "z"); !cmp.Equal(got, []string{"y"}) {
+		t.Errorf("z's pins in the file: %v", got)
+	}
 }

@@ -62,8 +62,10 @@ type ServerStatus struct {
 	// Pinning is the server's tool pinning mode: off, warn or enforce.
 	Pinning config.PinningMode
 	// PinChanges are the server's tools that are not as pinned: changed,
-	// new, removed, or that cannot be pinned; under enforce, all but the
-	// removed ones are Held. Empty when every tool is as pinned.
+	// new, removed, or that cannot be pinned, without their definitions
+	// (see [Manager.Pins]). Under enforce all but the removed ones are
+	// Held, except the cached tools of a server not pinned yet, which it
+	// pins when it lists its own. Empty when every tool is as pinned.
 	PinChanges []ToolPin
 	// Reconnects counts the connections made after the first.
 	Reconnects uint64

@@ -157,12 +157,12 @@ func (m *Manager) callTool(ctx context.Context, q *Query, params *mcp.CallToolPa
 	i, ok := v.exposedByName[name]
 	if !ok {
 		if h, held := v.held[name]; held {
-			return nil, v.heldError(h)
+			return nil, m.heldError(ctx, q, v, h)
 		}
 		if v, ok = m.awaitOwner(ctx, name); ok {
 			i = v.exposedByName[name]
 		} else if h, held := v.held[name]; held {
-			return nil, v.heldError(h)
+			return nil, m.heldError(ctx, q, v, h)
 		} else if err := m.unavailable(v, name); err != nil {
 			return nil, err
 		} else {

@@ -325,7 +325,10 @@ func (v *view) pinChanges(server string) []ToolPin {
 	var out []ToolPin
 	for _, tp := range sp.tools {
 		if tp.State != PinPinned {
-			out = append(out, tp.clone())
+			c := *tp
+			c.Pinned, c.Listed = nil, nil // Manager.Pins has them; a status is copied often
+			c.Fields, c.Suspicious = slices.Clone(c.Fields), slices.Clone(c.Suspicious)
+			out = append(out, c)
 		}
 	}
 	return v.named(server, out)

@@ -188,7 +188,7 @@ func (e *endpoints) statusReport() StatusReport {
 		}
 		for _, tp := range s.PinChanges {
 			pr := PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
-				Approve: tp.ApproveCommand(s.Source)}
+				Approve: tp.Approve}
 			if tp.Err != nil {
 				pr.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
 			}

@@ -197,7 +197,14 @@ func TestStatusShowsPinning(t *testing.T) {
 			Changes []PinRow
 		}
 		got := map[string]pinning{}
+		pinned := regexp.MustCompile(`@[0-9a-f]{16}$`) // the listed definition's pin, which the command approves
 		for _, s := range report.Servers {
+			for i, c := range s.PinChanges {
+				if !pinned.MatchString(c.Approve) {
+					t.Errorf("%s: approve command %q names no pin", c.Name, c.Approve)
+				}
+				s.PinChanges[i].Approve = pinned.ReplaceAllString(c.Approve, "")
+			}
 			got[s.Name] = pinning{s.Pinning, s.Held, s.PinChanges}
 		}
 		want := map[string]pinning{
@@ -226,8 +233,8 @@ func TestStatusShowsPinning(t *testing.T) {
 		for _, want := range []*regexp.Regexp{
 			regexp.MustCompile(`<tr data-server="a" data-state="connected">.*<td class="n">1<br><small class="held">2 held</small></td>`),
 			regexp.MustCompile(`<p id="pins">pins file <code>` + regexp.QuoteMeta(file) + `</code></p>`),
-			regexp.MustCompile(`<tr data-server="a" data-tool="a__echo"><td>a</td><td>enforce</td><td>a__echo</td><td><span class="state bad">changed, held</span></td><td>description</td><td>[^<]+</td><td><code>switchboard pins approve a/echo</code></td></tr>`),
-			regexp.MustCompile(`<tr data-server="b" data-tool="b__echo"><td>b</td><td>warn</td><td>b__echo</td><td><span class="state wait">changed</span></td><td>description</td><td></td><td><code>switchboard pins approve b/echo</code></td></tr>`),
+			regexp.MustCompile(`<tr data-server="a" data-tool="a__echo"><td>a</td><td>enforce</td><td>a__echo</td><td><span class="state bad">changed, held</span></td><td>description</td><td>[^<]+</td><td><code>switchboard pins approve a/echo@[0-9a-f]{16}</code></td></tr>`),
+			regexp.MustCompile(`<tr data-server="b" data-tool="b__echo"><td>b</td><td>warn</td><td>b__echo</td><td><span class="state wait">changed</span></td><td>description</td><td></td><td><code>switchboard pins approve b/echo@[0-9a-f]{16}</code></td></tr>`),
 		} {
 			if !want.MatchString(page) {
 				t.Errorf("/status lacks %s\n%s", want, page)

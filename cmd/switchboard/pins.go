@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -90,7 +91,7 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 		return usageErrorf("pins approve: want SERVER[/TOOL]... to approve, or --all for every server")
 	}
 	for _, t := range targets {
-		if server, tool, one := strings.Cut(t, "/"); server == "" || one && tool == "" {
+		if server, tool, one := splitTarget(t); server == "" || one && tool == "" {
 			return usageErrorf("pins %s: %q: want SERVER or SERVER/TOOL", cmd, t)
 		}
 	}
@@ -138,7 +139,11 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 func onlyServers(cfg *config.Config, targets []string, op string) (*config.Config, error) {
 	want := map[string]bool{}
 	for _, t := range targets {
-		server, _, _ := strings.Cut(t, "/")
+		server, _, one := splitTarget(t)
+		if !one && !slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Name == server }) &&
+			!slices.ContainsFunc(cfg.Rejected, func(r config.Rejected) bool { return r.Name == server }) && strings.Contains(server, "__") {
+			return cfg, nil // a tool's public name: which server lists it is known once they are connected
+		}
 		want[server] = true
 	}
 	only := *cfg
@@ -196,12 +201,6 @@ type pinsRun struct {
 // firstUse reports whether tp was pinned by this run, on first use.
 func (r *pinsRun) firstUse(tp switchboard.ToolPin) bool {
 	return tp.State == switchboard.PinPinned && !r.hadPins[tp.Server]
-}
-
-// source is the config file of server, for the commands to print.
-func (r *pinsRun) source(server string) string {
-	s, _ := r.st.Server(server)
-	return s.Source
 }
 
 // unchecked says why the tools of s are not checked, or "" if they are.
@@ -293,7 +292,7 @@ type toolPinJSON struct {
 
 func (r *pinsRun) toolJSON(tp switchboard.ToolPin) toolPinJSON {
 	j := toolPinJSON{Tool: tp.Tool, Name: tp.Name, State: tp.State, Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
-		FirstUse: r.firstUse(tp), Approve: tp.ApproveCommand(r.source(tp.Server))}
+		FirstUse: r.firstUse(tp), Approve: tp.Approve}
 	if !tp.PinnedAt.IsZero() {
 		at := tp.PinnedAt.UTC()
 		j.PinnedAt = &at
@@ -359,7 +358,7 @@ func (r *pinsRun) list(asJSON bool) error {
 				fmt.Fprintln(tw, "\nSERVER\tTOOL\tSTATE\tPINNED\tNOTES")
 			}
 			rows++
-			if tp.ApproveCommand("") != "" {
+			if tp.Approve != "" {
 				notPinned++
 				if first == nil {
 					first = &tp
@@ -385,8 +384,8 @@ func (r *pinsRun) list(asJSON bool) error {
 	if first != nil {
 		// Commands for one of them, as an example: TOOL, SERVER and --all
 		// work alike.
-		approve := first.ApproveCommand(r.source(first.Server))
-		diff := strings.Replace(approve, "switchboard pins approve ", "switchboard pins diff ", 1)
+		approve := first.Approve
+		diff := pinSuffix.ReplaceAllString(strings.Replace(approve, "switchboard pins approve ", "switchboard pins diff ", 1), "")
 		fmt.Fprintf(r.stdout, "\n%s not as pinned. See what changed, and approve it, with (SERVER/TOOL, SERVER or --all):\n  %s\n  %s\n",
 			count(notPinned, "tool"), printableLine(diff), printableLine(approve))
 	}
@@ -463,7 +462,7 @@ func (r *pinsRun) diff(targets []string, asJSON bool) error {
 	}
 	tps := r.pins()
 	for _, t := range targets {
-		server, tool, one := strings.Cut(t, "/")
+		server, tool, one := splitTarget(t)
 		s, _ := r.st.Server(server)
 		if why := r.unchecked(s); why != "" {
 			errs = append(errs, fmt.Errorf("pins diff %q: server %q: %s", t, server, why))
@@ -527,8 +526,8 @@ func matches(targets []string, tp switchboard.ToolPin) bool {
 		return true
 	}
 	for _, t := range targets {
-		server, tool, one := strings.Cut(t, "/")
-		if server == tp.Server && (!one || tool == tp.Tool) {
+		server, tool, one := splitTarget(t)
+		if server == tp.Server && (!one || tool == tp.Tool) || !one && server == tp.Name {
 			return true
 		}
 	}
@@ -553,7 +552,7 @@ func definitions(tp switchboard.ToolPin) (pinned, listed *pins.Definition) {
 
 func (r *pinsRun) diffJSON(tp switchboard.ToolPin) diffJSON {
 	j := diffJSON{Server: tp.Server, Tool: tp.Tool, Name: tp.Name, State: tp.State, Held: tp.Held, Suspicious: tp.Suspicious,
-		Approve: tp.ApproveCommand(r.source(tp.Server))}
+		Approve: tp.Approve}
 	j.Pinned, j.Listed = definitions(tp)
 	if j.Pinned != nil && j.Listed != nil {
 		c := pins.Compare(*j.Pinned, *j.Listed)
@@ -587,7 +586,7 @@ func (r *pinsRun) printDiff(w io.Writer, tp switchboard.ToolPin) {
 	case pinned != nil && listed != nil:
 		printChange(w, pins.Compare(*pinned, *listed))
 	}
-	if cmd := tp.ApproveCommand(r.source(tp.Server)); cmd != "" {
+	if cmd := tp.Approve; cmd != "" {
 		fmt.Fprintf(w, "  approve with: %s\n", visible(cmd))
 	}
 }
@@ -796,9 +795,9 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 		}
 	}
 	for _, t := range targets {
-		server, _, _ := strings.Cut(t, "/")
-		s, _ := r.st.Server(server)
-		if s.State != switchboard.StateConnected && !s.Rejected && s.Pinning != config.PinningOff {
+		server, _, _ := splitTarget(t)
+		s, known := r.st.Server(server)
+		if known && s.State != switchboard.StateConnected && !s.Rejected && s.Pinning != config.PinningOff {
 			errs = append(errs, fmt.Errorf("pins approve %q: server %q: %s", t, server, r.unchecked(s)))
 			continue
 		}
@@ -811,11 +810,24 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 	}
 	err = errors.Join(append(errs, err)...)
 	path, _ := r.m.PinsFile()
+	// The tools of the whole servers approved that were as pinned already.
+	whole := map[string]bool{}
+	for _, t := range ready {
+		if server, _, one := splitTarget(t); !one {
+			whole[server] = true
+		}
+	}
 	already := 0
-	for _, tp := range approved {
-		switch tp.State {
-		case switchboard.PinPinned:
+	for _, tp := range r.m.Pins() {
+		if whole[tp.Server] && tp.State == switchboard.PinPinned {
 			already++
+		}
+	}
+	for _, tp := range approved {
+		if whole[tp.Server] && tp.State != switchboard.PinRemoved {
+			already--
+		}
+		switch tp.State {
 		case switchboard.PinRemoved:
 			fmt.Fprintf(r.stdout, "forgot   %s (was removed: the server no longer lists it)\n", visible(tp.Server+"/"+tp.Tool))
 		default:
@@ -833,3 +845,14 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 	}
 	return err
 }
+
+// splitTarget splits a target of the pins verbs, SERVER[/TOOL][@PIN], into
+// its server and tool; one reports a tool. The pin is the library's to
+// check.
+func splitTarget(t string) (server, tool string, one bool) {
+	t, _, _ = strings.Cut(t, "@")
+	return strings.Cut(t, "/")
+}
+
+// pinSuffix is the pin an approve command names, which diff does not take.
+var pinSuffix = regexp.MustCompile(`@[0-9a-f]+`)

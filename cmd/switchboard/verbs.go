@@ -455,7 +455,7 @@ func pinRows(s switchboard.ServerStatus) []gateway.PinRow {
 	var out []gateway.PinRow
 	for _, tp := range s.PinChanges {
 		row := gateway.PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
-			Approve: tp.ApproveCommand(s.Source)}
+			Approve: tp.Approve}
 		if tp.Err != nil {
 			row.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
 		}

@@ -418,7 +418,7 @@ func (e *LoginError) Command() string {
 // from the config file config ("" or the embedded default's: none given),
 // asking for scopes.
 func LoginCommand(name, config string, scopes []string) string {
-	cmd := shell.Command("login", config, name)
+	cmd := shell.Command("login", []string{config}, name)
 	if len(scopes) > 0 {
 		cmd += " --scopes " + shell.Quote(strings.Join(scopes, ","))
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,7 +106,7 @@ func Parse(path string, b []byte) (*File, error) {
 		Version *int `json:"version"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("pins file %s: %w: %w", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("pins file %s: %w: %s", path, ErrCorrupt, jsonProblem(b, err))
 	}
 	switch {
 	case v.Version == nil:
@@ -117,7 +118,7 @@ func Parse(path string, b []byte) (*File, error) {
 	}
 	f := New()
 	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("pins file %s: %w: %w", path, ErrCorrupt, err)
+		return nil, fmt.Errorf("pins file %s: %w: %s", path, ErrCorrupt, jsonProblem(b, err))
 	}
 	if f.Servers == nil {
 		f.Servers = map[string]*Server{}
@@ -137,6 +138,12 @@ func Parse(path string, b []byte) (*File, error) {
 			// NewDefinition makes them.
 			e.Definition.InputSchema = compact(e.Definition.InputSchema)
 			e.Definition.OutputSchema = compact(e.Definition.OutputSchema)
+			// A pin that is not its definition's was edited by hand (or
+			// the definition was): which one a person approved is unknown.
+			if pin, err := e.Definition.Pin(); err != nil || pin != e.Pin || e.Definition.Name != tool {
+				return nil, fmt.Errorf("pins file %s: %w: server %q, tool %q: the pin is not the definition's (edited by hand?); approve the tool again",
+					path, ErrCorrupt, name, tool)
+			}
 			s.Tools[tool] = e
 		}
 	}
@@ -273,4 +280,46 @@ func Update(path string, fn func(*File) error) error {
 		}
 	}
 	return save(path, f)
+}
+
+// jsonProblem says what is wrong with the JSON b, as err tells it, in words
+// for a person who edits the file: where, by line and column, and what was
+// expected, not Go's type names.
+func jsonProblem(b []byte, err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		line, col := position(b, syntax.Offset-1) // the offset is past the bad byte
+		return fmt.Sprintf("line %d, column %d: %v", line, col, err)
+	case errors.As(err, &typ):
+		line, col := position(b, typ.Offset)
+		field := strings.TrimPrefix(typ.Field, ".")
+		return fmt.Sprintf("line %d, column %d: %s: want %s, not a JSON %s", line, col, field, kindOf(typ.Type.Kind().String()), typ.Value)
+	}
+	return err.Error()
+}
+
+// kindOf names a Go kind as JSON does.
+func kindOf(kind string) string {
+	switch {
+	case strings.HasPrefix(kind, "int"), strings.HasPrefix(kind, "uint"), strings.HasPrefix(kind, "float"):
+		return "a number"
+	case kind == "string":
+		return "a string"
+	case kind == "bool":
+		return "true or false"
+	case kind == "slice" || kind == "array":
+		return "an array"
+	}
+	return "an object"
+}
+
+// position returns the line and column (from 1) of byte offset in b.
+func position(b []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(b)))
+	before := b[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
 }

@@ -310,3 +310,31 @@ func TestUpdateErrorLeavesFile(t *testing.T) {
 		t.Error("a failed Update changed the file")
 	}
 }
+
+// TestParseSaysWhereAndWhat: a file edited by hand that is not JSON, or not
+// of the shape, is an error that says where, in JSON's words; a pin that
+// is not its definition's is corrupt.
+func TestParseSaysWhereAndWhat(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\n  \"version\": 1,\n  \"servers\": {,}\n}", "line 3, column 15: invalid character ','"},
+		{`{"version": "1"}`, `line 1, column 16: version: want a number, not a JSON string`},
+		{`{"version": 1, "servers": {"s": {"tools": []}}}`, `servers.tools: want an object, not a JSON array`},
+	} {
+		_, err := Parse("pins.json", []byte(tc.in))
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "Go struct") {
+			t.Errorf("%s: %v, want ErrCorrupt saying %q", tc.in, err, tc.want)
+		}
+	}
+	f := New()
+	if err := f.Set("s", &mcp.Tool{Name: "t", Description: "honest"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	f.Servers["s"].Tools["t"] = Entry{Definition: Definition{Name: "t", Description: "honest"}, Pin: strings.Repeat("0", 64)}
+	b, err := f.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("pins.json", b); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `tool "t": the pin is not the definition's`) {
+		t.Errorf("a pin edited by hand: %v", err)
+	}
+}

@@ -2,7 +2,10 @@
 // shell as they are: the commands that error messages tell users to run.
 package shell
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Quote quotes s for a POSIX shell, where it needs it: a word of letters,
 // digits and /._-+:@%,= is left as it is.
@@ -17,17 +20,23 @@ func Quote(s string) string {
 }
 
 // Command returns the switchboard command line of verb with args, each
-// quoted, and --config FILE when the config came from a file that it is not
-// found without the flag ("" or a source in angle brackets, such as
-// "<embedded>", needs none).
-func Command(verb string, configFile string, args ...string) string {
+// quoted, then --config FILE for each of configFiles, made absolute, so
+// that it can be pasted in any directory. A source in angle brackets
+// ("<embedded>") is found without a flag, and "" is no file.
+func Command(verb string, configFiles []string, args ...string) string {
 	var b strings.Builder
 	b.WriteString("switchboard " + verb)
 	for _, a := range args {
 		b.WriteString(" " + Quote(a))
 	}
-	if configFile != "" && !strings.HasPrefix(configFile, "<") {
-		b.WriteString(" --config " + Quote(configFile))
+	for _, f := range configFiles {
+		if f == "" || strings.HasPrefix(f, "<") {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			f = abs
+		}
+		b.WriteString(" --config " + Quote(f))
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package shell
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -23,14 +25,20 @@ func TestQuote(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		verb, config string
-		args         []string
-		want         string
+		verb   string
+		config []string
+		args   []string
+		want   string
 	}{
-		{"login", "", []string{"web"}, "switchboard login web"},
-		{"pins approve", "/a b/mcp.json", []string{"srv/add"}, "switchboard pins approve srv/add --config '/a b/mcp.json'"},
-		{"pins approve", "<embedded>", []string{"x;y"}, "switchboard pins approve 'x;y'"},
+		{"login", []string{""}, []string{"web"}, "switchboard login web"},
+		{"pins approve", []string{"/a b/mcp.json", "/c/.mcp.json"}, []string{"srv/add@0123"}, "switchboard pins approve srv/add@0123 --config '/a b/mcp.json' --config /c/.mcp.json"},
+		{"pins approve", []string{"<embedded>"}, []string{"x;y"}, "switchboard pins approve 'x;y'"},
+		{"login", []string{"t1/fs.json"}, []string{"fs"}, "switchboard login fs --config " + Quote(filepath.Join(wd, "t1/fs.json"))},
 	} {
 		if got := Command(tc.verb, tc.config, tc.args...); got != tc.want {
 			t.Errorf("Command(%q, %q, %q) = %s, want %s", tc.verb, tc.config, tc.args, got, tc.want)
