@@ -462,7 +462,7 @@ func (d *entryDecoder) fields(obj *hujson.Object) {
 			if s, ok := d.strOK(field, v); ok {
 				mode, err := ParsePinningMode(s)
 				if err != nil {
-					d.fail(field, `want "off", "warn" or "enforce"`)
+					d.fail(field, fmt.Sprintf(`%q: want "off", "warn" or "enforce"`, s))
 				}
 				d.s.Pinning = mode
 			}

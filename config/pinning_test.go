@@ -66,7 +66,7 @@ func TestServerPinning(t *testing.T) {
 	if len(cfg.Servers) != 2 || cfg.Servers[0].Pinning != PinningOff || cfg.Servers[1].Pinning != "" {
 		t.Errorf("servers %+v, want a off and b unset", cfg.Servers)
 	}
-	if len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), `pinning: want "off", "warn" or "enforce"`) {
+	if len(cfg.Rejected) != 1 || !strings.Contains(cfg.Rejected[0].Err.Error(), `pinning: "strict": want "off", "warn" or "enforce"`) {
 		t.Errorf("rejected %v, want c, naming pinning", cfg.Rejected)
 	}
 }
