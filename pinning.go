@@ -280,28 +280,56 @@ func (p *pinner) modeOf(srv config.Server) config.PinningMode {
 	return p.mode
 }
 
-// loadLocked reads the file, and reports whether it changed since it was
-// last read or written.
-func (p *pinner) loadLocked() bool {
-	b, err := os.ReadFile(p.path)
+// pinsRead is what reading the pins file found.
+type pinsRead struct {
+	path string
+	sum  [sha256.Size]byte
+	file *pins.File // nil if err, or unchanged
+	err  error
+}
+
+// read reads and parses the pins file at path, unless its content is the
+// one whose hash is known (then file and err are nil). It takes no lock:
+// a large file takes a while to check.
+func readPins(path string, known [sha256.Size]byte) pinsRead {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		b, err = nil, nil
 	}
-	sum := sha256.Sum256(b)
-	if err == nil && sum == p.sum && p.file != nil {
-		return false
-	}
-	p.sum = sum
-	p.gen++
-	var f *pins.File
+	r := pinsRead{path: path, sum: sha256.Sum256(b)}
 	switch {
 	case err != nil:
-		err = fmt.Errorf("pins file: %w", err) // *PathError names the file
+		r.err = fmt.Errorf("pins file: %w", err) // *PathError names the file
+	case r.sum == known:
 	case b == nil:
-		f = pins.New()
+		r.file = pins.New()
 	default:
-		f, err = pins.Parse(p.path, b)
+		r.file, r.err = pins.Parse(path, b)
 	}
+	return r
+}
+
+// loadLocked reads the file, and reports whether it changed since it was
+// last read or written.
+func (p *pinner) loadLocked() bool { return p.installLocked(readPins(p.path, p.knownSum())) }
+
+// knownSum is the hash of the file as last read, if it could be read.
+func (p *pinner) knownSum() [sha256.Size]byte {
+	if p.file == nil {
+		return [sha256.Size]byte{} // read it again, whatever it holds
+	}
+	return p.sum
+}
+
+// installLocked makes r the file, if it is of the file followed and
+// changed, and reports whether it did.
+func (p *pinner) installLocked(r pinsRead) bool {
+	if r.path != p.path || r.err == nil && r.file == nil && p.file != nil && r.sum == p.sum {
+		return false
+	}
+	p.sum = r.sum
+	p.gen++
+	f, err := r.file, r.err
 	was := p.err
 	p.file, p.err = f, err
 	if f != nil {
@@ -328,7 +356,14 @@ func (p *pinner) loadLocked() bool {
 // returns why it cannot be read, if it cannot.
 func (p *pinner) reload() error {
 	p.mu.Lock()
-	changed := p.active && p.loadLocked()
+	active, path, known := p.active, p.path, p.knownSum()
+	p.mu.Unlock()
+	var r pinsRead
+	if active {
+		r = readPins(path, known)
+	}
+	p.mu.Lock()
+	changed := active && p.installLocked(r)
 	err := p.err
 	p.mu.Unlock()
 	if changed {
