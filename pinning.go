@@ -442,17 +442,10 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 	// The definitions of prev, by position: a refresh lists most of them
 	// again, at the same place. A list with another name at any place
 	// needs its names counted again, for a tool listed twice.
-	reused := make([]*ToolPin, len(tools))
 	renamed := prev == nil || len(prev.list) != len(tools)
-	for i, t := range tools {
-		if t == nil {
-			renamed = renamed || prev.list[i] != nil
-			continue
-		}
-		if prev != nil {
-			reused[i] = prev.find(i, t)
-		}
-		renamed = renamed || prev.list[i] != t && (prev.list[i] == nil || prev.list[i].Name != t.Name)
+	for i := 0; !renamed && i < len(tools); i++ {
+		t, was := tools[i], prev.list[i]
+		renamed = t != was && (t == nil || was == nil || t.Name != was.Name)
 	}
 	if renamed {
 		sp.count = make(map[string]int, len(tools))
@@ -470,7 +463,11 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		if t == nil {
 			continue
 		}
-		tp, twice := reused[i], count[t.Name] > 1
+		var tp *ToolPin
+		if prev != nil {
+			tp = prev.find(i, t)
+		}
+		twice := count[t.Name] > 1
 		if tp == nil || twice != (tp.State == PinDuplicate) {
 			if twice {
 				tp = &ToolPin{Server: server, Tool: t.Name, State: PinDuplicate, Listed: t}
@@ -575,10 +572,14 @@ func stricter(t *mcp.Tool, pinned *pins.Annotations) *mcp.Tool {
 func ptrBoolEqual(a, b *bool) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // find returns the pin state sp found for t, listed at position i, if sp
-// checked the same definition: at the same position, or anywhere.
+// checked the same definition: at the same position, or anywhere. A new
+// definition of the tool sp had at i, the usual change, is new anywhere.
 func (sp *serverPins) find(i int, t *mcp.Tool) *ToolPin {
 	if i < len(sp.list) && sp.list[i] == t {
 		return sp.tools[sp.at[i]]
+	}
+	if i < len(sp.list) && sp.list[i] != nil && sp.list[i].Name == t.Name {
+		return nil
 	}
 	if sp.byTool == nil {
 		sp.byTool = make(map[*mcp.Tool]*ToolPin, len(sp.list))
