@@ -186,17 +186,8 @@ func (e *endpoints) statusReport() StatusReport {
 		if s.Pinning != "" && s.Pinning != config.PinningOff {
 			row.Pinning = string(s.Pinning)
 		}
-		for _, tp := range s.PinChanges {
-			pr := PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
-				Approve: tp.Approve}
-			if tp.Err != nil {
-				pr.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
-			}
-			if tp.Held {
-				row.Held++
-			}
-			row.PinChanges = append(row.PinChanges, pr)
-		}
+		row.PinChanges = PinRows(s)
+		row.Held = len(s.Held())
 		if e.opts.Latency != nil {
 			if p50, p99, n := e.opts.Latency(s.Name); n > 0 {
 				row.Calls, row.P50, row.P99 = n, roundLatency(p50), roundLatency(p99)
@@ -355,4 +346,19 @@ func (e *endpoints) policyReport() *PolicyReport {
 		return nil // nothing to show: no rules, no one connected with a token
 	}
 	return report
+}
+
+// PinRows returns the tools of s that are not as pinned, as /status shows
+// them.
+func PinRows(s switchboard.ServerStatus) []PinRow {
+	var out []PinRow
+	for _, tp := range s.PinChanges {
+		row := PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
+			Approve: tp.Approve}
+		if tp.Err != nil {
+			row.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
+		}
+		out = append(out, row)
+	}
+	return out
 }

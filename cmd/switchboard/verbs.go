@@ -409,7 +409,7 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 			js := jsonStatus{Name: s.Name, State: s.State, Transport: string(s.Transport), Source: s.Source, Required: s.Required,
 				Tools: s.Tools, Cached: cached[s.Name], Skipped: s.SkippedLines, Server: s.ServerInfo, Error: s.ErrorText(), Collisions: s.Collisions, Trespasses: s.Trespasses}
 			if pinned(s) {
-				js.Pinning, js.Held, js.PinChanges = string(s.Pinning), s.Held(), pinRows(s)
+				js.Pinning, js.Held, js.PinChanges = string(s.Pinning), s.Held(), gateway.PinRows(s)
 				if pinsErr != nil {
 					js.PinsError = switchboard.ServerStatus{Err: pinsErr}.ErrorText()
 				}
@@ -447,21 +447,6 @@ func (e *env) status(ctx context.Context, args []string) (err error) {
 // pinned reports whether s is under tool pinning.
 func pinned(s switchboard.ServerStatus) bool {
 	return s.Pinning != "" && s.Pinning != config.PinningOff
-}
-
-// pinRows returns the tools of s that are not as pinned, as /status shows
-// them.
-func pinRows(s switchboard.ServerStatus) []gateway.PinRow {
-	var out []gateway.PinRow
-	for _, tp := range s.PinChanges {
-		row := gateway.PinRow{Name: tp.Name, Tool: tp.Tool, State: string(tp.State), Held: tp.Held, Fields: tp.Fields, Suspicious: tp.Suspicious,
-			Approve: tp.Approve}
-		if tp.Err != nil {
-			row.Error = switchboard.ServerStatus{Err: tp.Err}.ErrorText()
-		}
-		out = append(out, row)
-	}
-	return out
 }
 
 // A statusNote is what a status table says below it about one server: the
