@@ -969,14 +969,14 @@ func (m *Manager) approvable(v *view, target string) ([]ToolPin, error) {
 		}
 		found = true
 		switch {
-		case tp.State == PinPinned:
 		case tp.State == PinDuplicate:
 			errs = append(errs, fmt.Errorf("server %q lists two tools named %q: neither can be pinned until it lists one", server, tp.Tool))
 		case tp.State == PinInvalid || tp.State == PinUnchecked:
 			errs = append(errs, fmt.Errorf("tool %q cannot be pinned: %w", tp.Tool, tp.Err))
-		case exact && (len(wantPin) < 8 || !strings.HasPrefix(tp.pin, wantPin)):
+		case exact && tp.Listed != nil && (len(wantPin) < 8 || !strings.HasPrefix(tp.pin, wantPin)):
 			errs = append(errs, fmt.Errorf("server %q lists tool %q now with pin %s, not %s: it changed again; see switchboard pins diff %s/%s",
 				server, tp.Tool, shortPin(tp.pin), wantPin, server, tp.Tool))
+		case tp.State == PinPinned:
 		default:
 			out = append(out, *tp)
 		}

@@ -387,6 +387,10 @@ func TestApprovePinsErrors(t *testing.T) {
 		if approved, err := m.ApprovePins(t.Context(), target); err != nil || len(approved) != 1 {
 			t.Errorf("approve %s: %+v, %v", target, approved, err)
 		}
+		// A pin that is not the listed one is refused, pinned or not.
+		if _, err := m.ApprovePins(t.Context(), "s/c@0123456789abcdef"); err == nil || !strings.Contains(err.Error(), "it changed again") {
+			t.Errorf("approve s/c with another pin: %v", err)
+		}
 	})
 }
 

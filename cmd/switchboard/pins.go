@@ -841,7 +841,7 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 		fmt.Fprintf(r.stdout, "Pins file: %s\n", printableLine(path))
 	}
 	if err == nil && len(approved) == 0 {
-		fmt.Fprintln(r.stdout, "Nothing to approve: the servers list no tools.")
+		fmt.Fprintln(r.stdout, "Nothing to approve: what was named is already as pinned, or not listed.")
 	}
 	return err
 }
