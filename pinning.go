@@ -169,6 +169,11 @@ type pinner struct {
 	// pending are the pins taken on first use and not written yet: a file
 	// read meanwhile (after another server's were written) keeps them.
 	pending map[string]*pins.Server
+	// read is the file as last read, without the pending.
+	read *pins.File
+	// reading serializes the reads of the file: one that began earlier
+	// must not install its content over a later one's.
+	reading sync.Mutex
 }
 
 // maxPinLogKeys bounds the changes remembered as logged: a server that
@@ -244,6 +249,8 @@ func (p *pinner) configure(cfg *config.Config, defaults config.Pinning, lookupEn
 			files = append(files, f)
 		}
 	}
+	p.reading.Lock()
+	defer p.reading.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mode, p.active = mode, active
@@ -332,7 +339,9 @@ func (p *pinner) installLocked(r pinsRead) bool {
 	f, err := r.file, r.err
 	was := p.err
 	p.file, p.err = f, err
+	p.read = nil
 	if f != nil {
+		p.read = &pins.File{Servers: maps.Clone(f.Servers)} // as read, before the pending are merged
 		for name := range f.Servers {
 			p.pinned[name] = true
 		}
@@ -355,6 +364,8 @@ func (p *pinner) installLocked(r pinsRead) bool {
 // reload reads the file again, queues a new view if it changed, and
 // returns why it cannot be read, if it cannot.
 func (p *pinner) reload() error {
+	p.reading.Lock()
+	defer p.reading.Unlock()
 	p.mu.Lock()
 	active, path, known := p.active, p.path, p.knownSum()
 	p.mu.Unlock()
@@ -370,6 +381,17 @@ func (p *pinner) reload() error {
 		p.changed()
 	}
 	return err
+}
+
+// pendingOf returns a copy of the pins taken for server and not written
+// yet, or nil.
+func (p *pinner) pendingOf(server string) *pins.Server {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.pending[server]; s != nil {
+		return &pins.Server{Tools: maps.Clone(s.Tools)}
+	}
+	return nil
 }
 
 // state returns the pins file and why it cannot be read, or written.
@@ -420,9 +442,19 @@ func (p *pinner) checkLocked(server, source string, mode config.PinningMode, too
 		return sp
 	}
 	firstUse := p.file.Servers[server] == nil && !p.pinned[server]
-	if firstUse && !cached && slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil }) {
+	switch {
+	case firstUse && !cached && slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return t != nil }):
 		p.pinOnFirstUse(server, tools)
 		prev, firstUse = nil, false
+	case p.file.Servers[server] == nil && p.pinned[server]:
+		// Its pins went (the file was deleted, say): it is written back
+		// with none, so that no process pins its tools on first use, as
+		// they are now, without a person.
+		p.file.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+		p.pending[server] = p.file.Servers[server]
+		p.gen++
+		p.logger.Warn("tool pinning: a pinned server's pins are gone from the pins file; its tools are new until approved", "server", server, "file", p.path)
+		p.writes.Push(firstUsePins{p.path, server})
 	}
 	if p.file.Servers[server] != nil {
 		p.pinned[server] = true
@@ -700,11 +732,6 @@ func (p *pinner) save(batch []firstUsePins) {
 	})
 	p.mu.Lock()
 	p.writeErr = nil
-	for name, s := range taken {
-		if err == nil && p.pending[name] == s {
-			delete(p.pending, name)
-		}
-	}
 	if err != nil {
 		p.writeErr = fmt.Errorf("%w; the pins taken on first use are kept in memory only, until the next start", err)
 	}
@@ -714,6 +741,15 @@ func (p *pinner) save(batch []firstUsePins) {
 		return
 	}
 	_ = p.reload() // its errors are logged
+	// Pending no more once the file read back has them: a read that
+	// began before the write may have been installed meanwhile.
+	p.mu.Lock()
+	for name, s := range taken {
+		if p.pending[name] == s && p.read != nil && p.read.Servers[name] != nil {
+			delete(p.pending, name)
+		}
+	}
+	p.mu.Unlock()
 }
 
 // logChange logs a tool that is not as pinned, once for each definition.
@@ -818,13 +854,9 @@ func (m *Manager) Pins() []ToolPin {
 	v := m.view.Load()
 	var out []ToolPin
 	for _, up := range v.servers {
-		sp := v.pins[up.Name()]
-		if sp == nil {
-			continue
-		}
-		tps := make([]ToolPin, len(sp.tools))
-		for i, tp := range sp.tools {
-			tps[i] = tp.clone()
+		tps := v.shown(up.Name())
+		for i := range tps {
+			tps[i] = tps[i].clone()
 		}
 		out = append(out, v.named(up.Name(), tps)...)
 	}
@@ -876,6 +908,9 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 	if err := m.events.Flush(ctx); err != nil {
 		return nil, err
 	}
+	if err := m.pins.writes.Flush(ctx); err != nil { // the pins taken on first use first
+		return nil, err
+	}
 	v := m.view.Load()
 	if len(targets) == 0 {
 		for _, up := range v.servers {
@@ -899,10 +934,14 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 	if len(plan) > 0 {
 		path, _ := m.pins.state()
 		now := time.Now()
+		pending := make(map[string]*pins.Server)
+		for server := range plan {
+			pending[server] = m.pins.pendingOf(server) // not written: the file could not be
+		}
 		err := pins.Update(path, func(f *pins.File) error {
 			for server, tps := range plan {
 				if f.Servers[server] == nil {
-					f.Servers[server] = &pins.Server{Tools: map[string]pins.Entry{}}
+					f.Servers[server] = cmp.Or(pending[server], &pins.Server{Tools: map[string]pins.Entry{}})
 				}
 				for _, tp := range tps {
 					if tp.Listed == nil {
@@ -935,14 +974,17 @@ func (m *Manager) ApprovePins(ctx context.Context, targets ...string) ([]ToolPin
 // those not as pinned (a removed one, to forget), and why any it names
 // cannot be pinned.
 func (m *Manager) approvable(v *view, target string) ([]ToolPin, error) {
-	target, wantPin, exact := strings.Cut(target, "@")
-	server, tool, one := strings.Cut(target, "/")
+	server, tool, wantPin, one := pins.SplitTarget(target, slices.Collect(maps.Keys(v.byName)))
+	exact := wantPin != ""
 	if !one && v.byName[server] == nil {
-		// A public name, as lists show it.
-		for name, sp := range v.pins {
-			for _, tp := range v.named(name, derefAll(sp.tools)) {
-				if tp.Name == target && tp.Listed != nil {
-					server, tool, one = name, tp.Tool, true
+		// A public name, as lists show it: the first server's, in
+		// configured order, that has it.
+	find:
+		for _, up := range v.servers {
+			for _, tp := range v.named(up.Name(), v.shown(up.Name())) {
+				if tp.Name == server && tp.Listed != nil {
+					server, tool, one = up.Name(), tp.Tool, true
+					break find
 				}
 			}
 		}
@@ -973,7 +1015,9 @@ func (m *Manager) approvable(v *view, target string) ([]ToolPin, error) {
 			errs = append(errs, fmt.Errorf("server %q lists two tools named %q: neither can be pinned until it lists one", server, tp.Tool))
 		case tp.State == PinInvalid || tp.State == PinUnchecked:
 			errs = append(errs, fmt.Errorf("tool %q cannot be pinned: %w", tp.Tool, tp.Err))
-		case exact && tp.Listed != nil && (len(wantPin) < 8 || !strings.HasPrefix(tp.pin, wantPin)):
+		case exact && tp.Listed == nil:
+			errs = append(errs, fmt.Errorf("server %q no longer lists tool %q: approve %s/%s, without a pin, to forget its pin", server, tp.Tool, server, tp.Tool))
+		case exact && !strings.HasPrefix(tp.pin, wantPin):
 			errs = append(errs, fmt.Errorf("server %q lists tool %q now with pin %s, not %s: it changed again; see switchboard pins diff %s/%s",
 				server, tp.Tool, shortPin(tp.pin), wantPin, server, tp.Tool))
 		case tp.State == PinPinned:
@@ -987,10 +1031,20 @@ func (m *Manager) approvable(v *view, target string) ([]ToolPin, error) {
 	return out, errors.Join(errs...)
 }
 
-func derefAll(tps []*ToolPin) []ToolPin {
-	out := make([]ToolPin, len(tps))
-	for i, tp := range tps {
-		out[i] = *tp
+// shown returns the pin states of server's tools that its config's allow
+// and deny lists let it expose: one it may never expose is neither held
+// nor shown.
+func (v *view) shown(server string) []ToolPin {
+	sp := v.pins[server]
+	if sp == nil {
+		return nil
+	}
+	filter := v.byName[server].Config().Tools
+	out := make([]ToolPin, 0, len(sp.tools))
+	for _, tp := range sp.tools {
+		if catalog.Allowed(tp.Tool, filter.Allow, filter.Deny) {
+			out = append(out, *tp)
+		}
 	}
 	return out
 }

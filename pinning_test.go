@@ -535,8 +535,9 @@ func TestApprovePinsOfAServerThatNeverConnected(t *testing.T) {
 }
 
 // TestPinsFileDeletedWhileRunning: a server whose pins go while the
-// manager runs is not pinned on first use again: its held tools stay held
-// (as new) until a person approves them.
+// manager runs is not pinned on first use again, by it or by another
+// process (it is written back with no pins): its held tools stay held (as
+// new) until a person approves them.
 func TestPinsFileDeletedWhileRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFleet(t)
@@ -558,8 +559,20 @@ func TestPinsFileDeletedWhileRunning(t *testing.T) {
 		if got := names(m.Tools(t.Context(), nil)); len(got) != 0 {
 			t.Errorf("tools after the pins file went: %v, want add still held", got)
 		}
-		if _, err := os.Stat(file); err == nil {
-			t.Errorf("the poisoned definition was pinned on first use: %s", pinnedTools(t, file, "s"))
+		if err := m.ReloadPins(t.Context()); err != nil { // waits for the file to be written back
+			t.Fatal(err)
+		}
+		if got := pinnedTools(t, file, "s"); len(got) != 0 {
+			t.Errorf("the poisoned definition was pinned on first use: %s", got)
+		}
+		// Another process (a verb) does not pin it on first use either: the
+		// server is in the file, with no pins.
+		other := f.managerWith(&Options{Cache: CacheOff, Pinning: config.Pinning{Mode: config.PinningEnforce, File: file}}, server("s"))
+		if err := other.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if got := other.Pins(); len(got) != 1 || got[0].State != PinNew || !got[0].Held {
+			t.Errorf("another process: %+v, want add new and held", got)
 		}
 		if _, err := m.ApprovePins(t.Context(), "s"); err != nil {
 			t.Fatal(err)
@@ -659,4 +672,32 @@ func TestPinsTakenOnFirstUseSurviveAReload(t *testing.T) {
 	if got := pinnedTools(t, file, "z"); !cmp.Equal(got, []string{"y"}) {
 		t.Errorf("z's pins in the file: %v", got)
 	}
+}
+
+// TestPinningLeavesDeniedToolsAlone: a tool the config's deny list hides is
+// never exposed, so it is neither held nor shown, and a call of it is of an
+// unknown tool, whatever its server does to it.
+func TestPinningLeavesDeniedToolsAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "ok"}, {Name: "secret"}}})
+		cfg := server("s")
+		cfg.Tools.Deny = []string{"secret"}
+		m, _ := pinningManager(t, f, config.PinningEnforce, nil, cfg)
+		if err := m.Connect(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetTools([]mcptest.ToolSpec{{Name: "ok"}, {Name: "secret", Description: "now poisoned"}})
+		mcptest.PassTime(time.Second)
+		synctest.Wait()
+		if held := m.Status()[0].Held(); len(held) != 0 {
+			t.Errorf("held: %v, want none", held)
+		}
+		if slices.ContainsFunc(m.Pins(), func(tp ToolPin) bool { return tp.Tool == "secret" }) {
+			t.Error("Pins shows the denied tool")
+		}
+		if _, err := m.CallTool(t.Context(), nil, &mcp.CallToolParams{Name: "s__secret"}); !errors.Is(err, ErrUnknownTool) {
+			t.Errorf("call of the denied tool: %v, want unknown", err)
+		}
+	})
 }

@@ -149,7 +149,7 @@ func (m *Manager) buildCatalogs(v *view, snaps map[string]upstream.Snapshot, pre
 			v.pins[snap.Name] = sp
 			listed = sp.visible
 			for i := 0; sp.held > 0 && i < len(sp.tools); i++ {
-				if sp.tools[i].Held {
+				if sp.tools[i].Held && catalog.Allowed(sp.tools[i].Tool, cfg.Tools.Allow, cfg.Tools.Deny) {
 					v.held[catalog.PublicName(prefix, sp.tools[i].Tool)] = heldTool{snap.Name, i}
 				}
 			}
@@ -322,9 +322,10 @@ func (v *view) pinChanges(server string) []ToolPin {
 	if sp == nil {
 		return nil
 	}
+	filter := v.byName[server].Config().Tools
 	var out []ToolPin
 	for _, tp := range sp.tools {
-		if tp.State != PinPinned {
+		if tp.State != PinPinned && catalog.Allowed(tp.Tool, filter.Allow, filter.Deny) {
 			c := *tp
 			c.Pinned, c.Listed = nil, nil // Manager.Pins has them; a status is copied often
 			c.Fields, c.Suspicious = slices.Clone(c.Fields), slices.Clone(c.Suspicious)

@@ -91,7 +91,7 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 		return usageErrorf("pins approve: want SERVER[/TOOL]... to approve, or --all for every server")
 	}
 	for _, t := range targets {
-		if server, tool, one := splitTarget(t); server == "" || one && tool == "" {
+		if server, tool, _, one := pins.SplitTarget(t, nil); server == "" || one && tool == "" {
 			return usageErrorf("pins %s: %q: want SERVER or SERVER/TOOL", cmd, t)
 		}
 	}
@@ -125,6 +125,9 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 	}
 	defer e.closeManager(m, &err)
 	r := &pinsRun{env: e, m: m, cfg: cfg, st: m.Status(), hadPins: hadPins, timeout: *timeout}
+	if targets, err = r.resolve(targets, "pins "+cmd); err != nil {
+		return err
+	}
 	switch cmd {
 	case "diff":
 		return r.diff(targets, *asJSON)
@@ -138,11 +141,11 @@ func (e *env) pins(ctx context.Context, args []string) (err error) {
 // error naming a server it does not have.
 func onlyServers(cfg *config.Config, targets []string, op string) (*config.Config, error) {
 	want := map[string]bool{}
+	names := configNames(cfg)
 	for _, t := range targets {
-		server, _, one := splitTarget(t)
-		if !one && !slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Name == server }) &&
-			!slices.ContainsFunc(cfg.Rejected, func(r config.Rejected) bool { return r.Name == server }) && strings.Contains(server, "__") {
-			return cfg, nil // a tool's public name: which server lists it is known once they are connected
+		server, _, _, one := pins.SplitTarget(t, names)
+		if !one && !slices.Contains(names, server) {
+			return cfg, nil // a tool's public name, maybe: which server lists it is known once they are connected
 		}
 		want[server] = true
 	}
@@ -385,7 +388,7 @@ func (r *pinsRun) list(asJSON bool) error {
 		// Commands for one of them, as an example: TOOL, SERVER and --all
 		// work alike.
 		approve := first.Approve
-		diff := pinSuffix.ReplaceAllString(strings.Replace(approve, "switchboard pins approve ", "switchboard pins diff ", 1), "")
+		diff := withoutPin(approve)
 		fmt.Fprintf(r.stdout, "\n%s not as pinned. See what changed, and approve it, with (SERVER/TOOL, SERVER or --all):\n  %s\n  %s\n",
 			count(notPinned, "tool"), printableLine(diff), printableLine(approve))
 	}
@@ -462,7 +465,7 @@ func (r *pinsRun) diff(targets []string, asJSON bool) error {
 	}
 	tps := r.pins()
 	for _, t := range targets {
-		server, tool, one := splitTarget(t)
+		server, tool, one := r.split(t)
 		s, _ := r.st.Server(server)
 		if why := r.unchecked(s); why != "" {
 			errs = append(errs, fmt.Errorf("pins diff %q: server %q: %s", t, server, why))
@@ -481,7 +484,7 @@ func (r *pinsRun) diff(targets []string, asJSON bool) error {
 	}
 	var shown []switchboard.ToolPin
 	for _, tp := range tps {
-		if tp.State != switchboard.PinPinned && matches(targets, tp) {
+		if tp.State != switchboard.PinPinned && r.matches(targets, tp) {
 			shown = append(shown, tp)
 		}
 	}
@@ -521,13 +524,13 @@ func isAsPinned(what string, n int) string {
 
 // matches reports whether targets (SERVER or SERVER/TOOL) name tp; no
 // target names every tool.
-func matches(targets []string, tp switchboard.ToolPin) bool {
+func (r *pinsRun) matches(targets []string, tp switchboard.ToolPin) bool {
 	if len(targets) == 0 {
 		return true
 	}
 	for _, t := range targets {
-		server, tool, one := splitTarget(t)
-		if server == tp.Server && (!one || tool == tp.Tool) || !one && server == tp.Name {
+		server, tool, one := r.split(t)
+		if server == tp.Server && (!one || tool == tp.Tool) {
 			return true
 		}
 	}
@@ -795,7 +798,7 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 		}
 	}
 	for _, t := range targets {
-		server, _, _ := splitTarget(t)
+		server, _, _ := r.split(t)
 		s, known := r.st.Server(server)
 		if known && s.State != switchboard.StateConnected && !s.Rejected && s.Pinning != config.PinningOff {
 			errs = append(errs, fmt.Errorf("pins approve %q: server %q: %s", t, server, r.unchecked(s)))
@@ -813,7 +816,7 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 	// The tools of the whole servers approved that were as pinned already.
 	whole := map[string]bool{}
 	for _, t := range ready {
-		if server, _, one := splitTarget(t); !one {
+		if server, _, one := r.split(t); !one {
 			whole[server] = true
 		}
 	}
@@ -846,13 +849,71 @@ func (r *pinsRun) approve(ctx context.Context, targets []string) error {
 	return err
 }
 
-// splitTarget splits a target of the pins verbs, SERVER[/TOOL][@PIN], into
-// its server and tool; one reports a tool. The pin is the library's to
-// check.
-func splitTarget(t string) (server, tool string, one bool) {
-	t, _, _ = strings.Cut(t, "@")
-	return strings.Cut(t, "/")
+// configNames returns the names of cfg's servers, rejected ones included.
+func configNames(cfg *config.Config) []string {
+	var names []string
+	for _, s := range cfg.Servers {
+		names = append(names, s.Name)
+	}
+	for _, r := range cfg.Rejected {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
-// pinSuffix is the pin an approve command names, which diff does not take.
-var pinSuffix = regexp.MustCompile(`@[0-9a-f]+`)
+// split splits a target of the pins verbs, SERVER[/TOOL][@PIN], against
+// the config's servers; one reports a tool. The pin is the library's to
+// check.
+func (r *pinsRun) split(t string) (server, tool string, one bool) {
+	server, tool, _, one = pins.SplitTarget(t, configNames(r.cfg))
+	return server, tool, one
+}
+
+// resolve returns targets with each tool named by its public name (as
+// lists show it) named by its server and its name there, as the rest
+// expects; a name that is neither is an error of op.
+func (r *pinsRun) resolve(targets []string, op string) ([]string, error) {
+	names := configNames(r.cfg)
+	out := slices.Clone(targets)
+	for i, t := range targets {
+		server, _, pin, one := pins.SplitTarget(t, names)
+		if one || slices.Contains(names, server) {
+			continue
+		}
+		j := slices.IndexFunc(r.m.Pins(), func(tp switchboard.ToolPin) bool { return tp.Name == server })
+		if j < 0 {
+			return nil, fmt.Errorf("%s: %q: %w (the config has %s), nor a tool of that name", op, server, switchboard.ErrUnknownServer, serverNames(r.cfg))
+		}
+		tp := r.m.Pins()[j]
+		out[i] = tp.Server + "/" + tp.Tool
+		if pin != "" {
+			out[i] += "@" + pin
+		}
+	}
+	return out, nil
+}
+
+// withoutPin returns the approve command cmd as the diff command of the
+// same tool, which takes no pin.
+func withoutPin(cmd string) string {
+	const approve, diff = "switchboard pins approve ", "switchboard pins diff "
+	if !strings.HasPrefix(cmd, approve) {
+		return cmd
+	}
+	target, rest, flags := strings.Cut(strings.TrimPrefix(cmd, approve), " --config ")
+	quoted := strings.HasPrefix(target, "'") && strings.HasSuffix(target, "'") && len(target) > 1
+	bare := strings.Trim(target, "'")
+	if i := strings.LastIndexByte(bare, '@'); i >= 0 && pinHex.MatchString(bare[i+1:]) {
+		target = bare[:i]
+		if quoted {
+			target = "'" + target + "'"
+		}
+	}
+	if flags {
+		rest = " --config " + rest
+	}
+	return diff + target + rest
+}
+
+// pinHex is the pin an approve command names.
+var pinHex = regexp.MustCompile(`^[0-9a-f]{8,64}$`)

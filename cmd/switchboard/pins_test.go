@@ -116,6 +116,10 @@ func TestPinsFirstUseThenChange(t *testing.T) {
 	if strings.Contains(out, "srv/echo") {
 		t.Errorf("pins diff shows echo, which did not change:\n%s", out)
 	}
+	// A tool may be named as lists show it.
+	if out, stderr, code := cli(t, "pins", "diff", "srv__greet", "--config", cfg); code != 0 || !strings.Contains(out, "srv/greet: changed") {
+		t.Errorf("pins diff srv__greet: exit %d, stderr %s:\n%s", code, stderr, out)
+	}
 	out, _, code = cli(t, "pins", "diff", "srv/echo", "--config", cfg)
 	if code != 0 || !strings.Contains(out, "No changes") {
 		t.Errorf("pins diff srv/echo: exit %d, want 0 and no changes:\n%s", code, out)
@@ -281,6 +285,18 @@ func TestPinsOffAndDown(t *testing.T) {
 	for _, s := range p.Servers {
 		if s.Checked != (s.Name == "srv") {
 			t.Errorf("pins --json: server %s checked = %v", s.Name, s.Checked)
+		}
+	}
+}
+
+func TestWithoutPin(t *testing.T) {
+	for in, want := range map[string]string{
+		"switchboard pins approve srv/add@0123456789abcdef --config /a/mcp.json":       "switchboard pins diff srv/add --config /a/mcp.json",
+		"switchboard pins approve 'srv/a b@0123456789abcdef' --config '/a@01234567/x'": "switchboard pins diff 'srv/a b' --config '/a@01234567/x'",
+		"switchboard pins approve srv/mail@send":                                       "switchboard pins diff srv/mail@send",
+	} {
+		if got := withoutPin(in); got != want {
+			t.Errorf("withoutPin(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
