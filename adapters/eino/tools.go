@@ -1,0 +1,164 @@
+// Package einotools gives an Eino agent every tool of a Switchboard
+// manager, as Eino tools.
+//
+// Each tool is a [tool.InvokableTool]: its [Tool.Info] carries the tool's
+// public name, description and input schema exactly, and its
+// [Tool.InvokableRun] calls [switchboard.Manager.CallTool] with the model's
+// JSON arguments, so that a call is routed, validated, replayed after a
+// reconnect and cancelled with Eino's context as any call through the
+// manager is.
+//
+// Eino's ToolsNode ends the whole run when a tool returns an error, so a
+// tool's failure reaches the model as text instead: an error result as
+// its text, and an error of the manager (a server that is down, unknown
+// arguments) as the text that [switchboard.DefaultErrorFormatter] gives,
+// or the manager's own Options.FormatError. Only a cancellation of the
+// caller's context is returned as an error.
+//
+// [Tools] returns the tools of the moment. The manager's tool set changes
+// (list_changed, reconnects, reloads), so call it at each turn and hand the
+// result to the run, e.g. with react.WithTools or compose.WithToolList;
+// see the package example.
+package einotools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/schema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/switchboard-mcp/switchboard"
+)
+
+// Tool is one of the manager's tools as an Eino [tool.InvokableTool]. It
+// is safe for concurrent use: the ToolsNode runs calls in parallel.
+type Tool struct {
+	m    *switchboard.Manager
+	q    *switchboard.Query
+	info *schema.ToolInfo
+}
+
+var _ tool.InvokableTool = (*Tool)(nil)
+
+// NewTool returns t, a tool of m, as an Eino tool whose calls go through m
+// for q (which may be nil). It fails only if t's input schema cannot be
+// read as JSON.
+func NewTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) (*Tool, error) {
+	params, err := convertSchema(t.InputSchema())
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
+	}
+	return &Tool{m: m, q: q, info: &schema.ToolInfo{
+		Name:        t.Name,
+		Desc:        t.Description,
+		ParamsOneOf: schema.NewParamsOneOfByJSONSchema(params),
+	}}, nil
+}
+
+// Tools returns the tools that m exposes to q (which may be nil) now, as
+// Eino tools, in the manager's order (by public name). Call it again to see
+// changes: the tools it returned keep calling through m, and a call of a
+// tool that has gone reaches the model as the manager's "no tool named"
+// text.
+func Tools(ctx context.Context, m *switchboard.Manager, q *switchboard.Query) ([]tool.BaseTool, error) {
+	return convert(m, q, m.Tools(ctx, q))
+}
+
+// Search returns the tools that [switchboard.Manager.SearchTools] finds for
+// query, best first, as Eino tools: a set to offer the model for one
+// turn, for a host with more tools than a model takes at once. Eino
+// v0.7.36 has no dynamic tool selection middleware to plug it into; hand
+// the set to the turn as [Tools]' is handed.
+func Search(ctx context.Context, m *switchboard.Manager, query string, opts *switchboard.SearchOptions) ([]tool.BaseTool, error) {
+	matches, err := m.SearchTools(ctx, query, opts)
+	if err != nil {
+		return nil, err
+	}
+	var q *switchboard.Query
+	if opts != nil {
+		q = opts.Query
+	}
+	found := make([]switchboard.Tool, len(matches))
+	for i, mt := range matches {
+		found[i] = mt.Tool
+	}
+	return convert(m, q, found)
+}
+
+func convert(m *switchboard.Manager, q *switchboard.Query, ts []switchboard.Tool) ([]tool.BaseTool, error) {
+	out := make([]tool.BaseTool, 0, len(ts))
+	var errs []error
+	for _, t := range ts {
+		et, err := NewTool(m, q, t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, et)
+	}
+	return out, errors.Join(errs...)
+}
+
+// Info returns the tool's name, description and parameters, as the model
+// is to see them. The caller may change the result.
+func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) {
+	info := *t.info
+	return &info, nil
+}
+
+// InvokableRun calls the tool through the manager with argumentsInJSON, a
+// JSON object ("" means {}), and returns the result's text. An error
+// result, and an error of the manager, return text for the model and a nil
+// error (see the package documentation); a cancelled ctx returns its
+// error.
+func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
+	var args json.RawMessage
+	if strings.TrimSpace(argumentsInJSON) != "" {
+		args = json.RawMessage(argumentsInJSON)
+	}
+	res, err := t.m.CallTool(ctx, t.q, &mcp.CallToolParams{Name: t.info.Name, Arguments: args})
+	if err != nil {
+		res = switchboard.DefaultErrorFormatter(ctx, t.info.Name, err)
+		if res == nil {
+			return "", err
+		}
+	}
+	return Text(res), nil
+}
+
+// Text returns what a model reads of res: its text contents, one per
+// line; the text of embedded text resources; a line naming each resource
+// link, image, audio or binary resource, which a string cannot hold; and,
+// when there is no text at all, the structured content as JSON.
+func Text(res *mcp.CallToolResult) string {
+	var lines []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			lines = append(lines, c.Text)
+		case *mcp.ImageContent:
+			lines = append(lines, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			lines = append(lines, fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			lines = append(lines, fmt.Sprintf("[resource: %s]", c.URI))
+		case *mcp.EmbeddedResource:
+			if r := c.Resource; r != nil && r.Blob == nil {
+				lines = append(lines, r.Text)
+			} else if r != nil {
+				lines = append(lines, fmt.Sprintf("[resource: %s, %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+			}
+		}
+	}
+	if len(lines) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
