@@ -17,11 +17,12 @@ import (
 // *jsonschema.Schema so that the schema marshals back to the same JSON.
 //
 // Eino's Schema decodes only the keywords it has fields for, and turns an
-// empty subschema {} into true; its Extras are marshaled but never decoded.
+// empty schema {} into true unless its Extras are set; its Extras are marshaled but never decoded.
 // So each keyword is converted on its own and kept in a field only if that
 // field marshals back to the keyword's value; any other keyword (x-...,
-// draft-07's definitions and dependencies, a value of an unexpected type,
-// an empty subschema) goes to Extras as it is.
+// draft-07's definitions and dependencies, a value of an unexpected type)
+// goes to Extras as it is. Subschemas keep their structure (Properties, Items ...) for the model
+// clients that walk it rather than marshal it.
 func convertSchema(v any) (*jsonschema.Schema, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -39,7 +40,9 @@ func convertSchema(v any) (*jsonschema.Schema, error) {
 
 // convertObject converts one schema object, keyword by keyword.
 func convertObject(m map[string]any) *jsonschema.Schema {
-	s := new(jsonschema.Schema)
+	// Non-nil Extras, even empty, make an empty schema marshal as {}, not
+	// as true.
+	s := &jsonschema.Schema{Extras: make(map[string]any)}
 	dst := reflect.ValueOf(s).Elem()
 	for _, k := range sortedKeys(m) {
 		v := m[k]
@@ -50,9 +53,6 @@ func convertObject(m map[string]any) *jsonschema.Schema {
 				dst.Field(i).Set(src.Field(i))
 			}
 			continue
-		}
-		if s.Extras == nil {
-			s.Extras = make(map[string]any)
 		}
 		s.Extras[k] = v
 	}

@@ -144,6 +144,9 @@ func TestInfoCarriesTheToolExactly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if info.Name == "s__rich" && (js.Properties == nil || js.Properties.Len() != 8 || js.Properties.Value("q").Enum == nil) {
+			t.Errorf("%s: properties not kept as structure: %+v", info.Name, js.Properties)
+		}
 		got, err := json.Marshal(js)
 		if err != nil {
 			t.Fatal(err)
