@@ -121,7 +121,15 @@ func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...to
 	if strings.TrimSpace(argumentsInJSON) != "" {
 		args = json.RawMessage(argumentsInJSON)
 	}
-	res, err := t.m.CallTool(ctx, t.q, &mcp.CallToolParams{Name: t.info.Name, Arguments: args})
+	var res *mcp.CallToolResult
+	var err error
+	if args != nil && !json.Valid(args) {
+		// The manager would send it, fail to encode it, and report a call
+		// that may have run.
+		err = fmt.Errorf("arguments are not JSON: %w", switchboard.ErrInvalidArguments)
+	} else {
+		res, err = t.m.CallTool(ctx, t.q, &mcp.CallToolParams{Name: t.info.Name, Arguments: args})
+	}
 	if err != nil {
 		res = switchboard.DefaultErrorFormatter(ctx, t.info.Name, err)
 		if res == nil {

@@ -187,6 +187,7 @@ func TestToolsNodeCallsThroughTheManager(t *testing.T) {
 		[2]string{"s__add", `{"a":2,"b":3}`},
 		[2]string{"s__fail", ``},
 		[2]string{"s__add", `{"a":"two"}`},
+		[2]string{"s__echo", `{"a":`},
 	)
 	if err != nil {
 		t.Fatalf("ToolsNode.Invoke: %v, want the error result as text", err)
@@ -203,6 +204,9 @@ func TestToolsNodeCallsThroughTheManager(t *testing.T) {
 	}
 	if got["d"] != "tool add: arguments a and b must be numbers" {
 		t.Errorf("bad arguments: %q, want the server's error result", got["d"])
+	}
+	if !strings.HasPrefix(got["e"], "The arguments of tool s__echo were invalid: arguments are not JSON") {
+		t.Errorf("arguments that are not JSON: %q, want DefaultErrorFormatter's invalid-arguments text", got["e"])
 	}
 	if calls := srv["s"].Counts().Calls; calls != 4 {
 		t.Errorf("the server saw %d calls, want the node's 4", calls)
