@@ -6,8 +6,10 @@ replace github.com/switchboard-mcp/switchboard => ../..
 
 require (
 	github.com/firebase/genkit/go v1.4.0
+	github.com/google/go-cmp v0.7.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/switchboard-mcp/switchboard v0.0.0-00010101000000-000000000000
+	go.uber.org/goleak v1.3.0
 )
 
 require (
