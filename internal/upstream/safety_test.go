@@ -601,3 +601,15 @@ func TestLossOfAnHTTPServerNamesWhatBrokeIt(t *testing.T) {
 		t.Errorf("cause of loss = %q, want what the call met, not the DELETE", msg)
 	}
 }
+
+// TestRawArgumentsThatAreNotAnObject: raw JSON that is not an object, or not
+// JSON, is refused as invalid arguments before anything is sent, with or
+// without required arguments, rather than failing to encode once counted
+// as sent.
+func TestRawArgumentsThatAreNotAnObject(t *testing.T) {
+	for _, raw := range []string{`{"a":`, `[1]`, `"text"`, `not json`} {
+		if _, err := checkArguments(nil, json.RawMessage(raw)); !errors.Is(err, ErrInvalidArguments) {
+			t.Errorf("checkArguments(%s) = %v, want ErrInvalidArguments", raw, err)
+		}
+	}
+}

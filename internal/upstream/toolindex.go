@@ -77,6 +77,14 @@ func checkArguments(info *toolInfo, args any) (any, error) {
 	if isNull(args) {
 		args = map[string]any{}
 	}
+	if raw, ok := args.(json.RawMessage); ok {
+		// Raw JSON that is not an object is refused here: sent, the
+		// request's encoding would fail after the call counted as sent,
+		// and look as if it may have run.
+		if _, ok := objectKeys(raw); !ok {
+			return nil, fmt.Errorf("%w: arguments must be a JSON object", ErrInvalidArguments)
+		}
+	}
 	if info == nil || len(info.required) == 0 {
 		return args, nil
 	}
