@@ -46,7 +46,7 @@
 // is, one part a line; structured content, when there is no text, as its
 // JSON; a text resource as its text. Images, audio and binary resources
 // cannot be held by a string: each is named in a line such as
-// "[image: image/png, 1234 bytes]".
+// "[image: image/png, 1234 bytes]" (see [switchboard.ResultText]).
 package lcgtools
 
 import (
@@ -199,11 +199,11 @@ func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, nam
 		var res *mcp.CallToolResult
 		res, err = m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err == nil {
-			return Text(res), nil
+			return switchboard.ResultText(res), nil
 		}
 	}
 	if res := switchboard.DefaultErrorFormatter(ctx, name, err); res != nil {
-		return Text(res), nil
+		return switchboard.ResultText(res), nil
 	}
 	return "", fmt.Errorf("lcgtools: call tool %q: %w", name, err)
 }
@@ -220,42 +220,4 @@ func arguments(input string) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: the input must be a JSON object of the arguments: %v", switchboard.ErrInvalidArguments, err)
 	}
 	return args, nil
-}
-
-// Text returns a tool's result as the text a LangChainGo tool returns: see
-// "Content" in the package documentation.
-func Text(res *mcp.CallToolResult) string {
-	if res == nil {
-		return ""
-	}
-	var lines []string
-	hasText := false
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			lines = append(lines, c.Text)
-			hasText = true
-		case *mcp.ImageContent:
-			lines = append(lines, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.AudioContent:
-			lines = append(lines, fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.ResourceLink:
-			lines = append(lines, fmt.Sprintf("[resource link: %s %s]", c.URI, c.Name))
-		case *mcp.EmbeddedResource:
-			switch r := c.Resource; {
-			case r == nil:
-			case r.Blob == nil:
-				lines = append(lines, r.Text)
-				hasText = true
-			default:
-				lines = append(lines, fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
-			}
-		}
-	}
-	if !hasText && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			lines = append(lines, string(b))
-		}
-	}
-	return strings.Join(lines, "\n")
 }
