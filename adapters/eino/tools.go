@@ -19,6 +19,10 @@
 // (list_changed, reconnects, reloads), so call it at each turn and hand the
 // result to the run, e.g. with react.WithTools or compose.WithToolList;
 // see the package example.
+//
+// A string holds no image: [EnhancedTools] gives the same tools as Eino
+// enhanced tools, whose results carry images and audio as multimodal
+// parts (see [Result]).
 package einotools
 
 import (
