@@ -83,3 +83,69 @@ func Example() {
 	// Hello, Ada!
 	// validating "arguments": validating root: validating /properties/name: type: 42 has type "integer", want "string"
 }
+
+// camera stands for a real MCP server whose tool returns an image.
+func camera() *mcp.Server {
+	server := mcp.NewServer(&mcp.Implementation{Name: "camera", Version: "v1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "snap", Description: "Takes a picture.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "A picture:"},
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte("\x89PNG")},
+			}}, nil
+		})
+	return server
+}
+
+// Enhanced tools in a ToolsNode: an image reaches the model as an image
+// part of the tool message.
+func ExampleEnhancedTools() {
+	cfg, err := config.Parse("mcp.json", []byte(`{"mcpServers": {"cam": {"command": "camera-server"}}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	opts := &switchboard.Options{
+		Dial: func(ctx context.Context, _ config.Server) (mcp.Transport, error) {
+			serverSide, clientSide := mcp.NewInMemoryTransports()
+			if _, err := camera().Connect(ctx, serverSide, nil); err != nil {
+				return nil, err
+			}
+			return clientSide, nil
+		},
+		StartupGate: -1,
+		Cache:       switchboard.CacheOff,
+	}
+	ctx := context.Background()
+
+	m := switchboard.New(cfg, opts)
+	defer m.Close()
+	if err := m.Connect(ctx); err != nil {
+		log.Fatal(err)
+	}
+	tools, err := einotools.EnhancedTools(ctx, m, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: tools})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	out, err := node.Invoke(ctx, &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{
+		{ID: "1", Function: schema.FunctionCall{Name: "cam__snap", Arguments: `{}`}},
+	}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, part := range out[0].UserInputMultiContent {
+		switch part.Type {
+		case schema.ChatMessagePartTypeText:
+			fmt.Println(part.Type, part.Text)
+		case schema.ChatMessagePartTypeImageURL:
+			fmt.Println(part.Type, part.Image.MIMEType, *part.Image.Base64Data)
+		}
+	}
+	// Output:
+	// text A picture:
+	// image_url image/png iVBORw==
+}

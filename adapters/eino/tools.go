@@ -19,6 +19,10 @@
 // (list_changed, reconnects, reloads), so call it at each turn and hand the
 // result to the run, e.g. with react.WithTools or compose.WithToolList;
 // see the package example.
+//
+// A string holds no image: [EnhancedTools] gives the same tools as Eino
+// enhanced tools, whose results carry images and audio as multimodal
+// parts (see [Result]).
 package einotools
 
 import (
@@ -117,6 +121,17 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) {
 // error (see the package documentation); a cancelled ctx returns its
 // error.
 func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...tool.Option) (string, error) {
+	res, err := call(ctx, t.m, t.q, t.info.Name, argumentsInJSON)
+	if err != nil {
+		return "", err
+	}
+	return Text(res), nil
+}
+
+// call calls the tool name through m with argumentsInJSON, and returns an
+// error of the manager as [switchboard.DefaultErrorFormatter]'s result; the
+// error it returns is only a cancellation's.
+func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, name, argumentsInJSON string) (*mcp.CallToolResult, error) {
 	var args json.RawMessage
 	if strings.TrimSpace(argumentsInJSON) != "" {
 		args = json.RawMessage(argumentsInJSON)
@@ -128,15 +143,15 @@ func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...to
 		// that may have run.
 		err = fmt.Errorf("arguments are not JSON: %w", switchboard.ErrInvalidArguments)
 	} else {
-		res, err = t.m.CallTool(ctx, t.q, &mcp.CallToolParams{Name: t.info.Name, Arguments: args})
+		res, err = m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
 	}
 	if err != nil {
-		res = switchboard.DefaultErrorFormatter(ctx, t.info.Name, err)
+		res = switchboard.DefaultErrorFormatter(ctx, name, err)
 		if res == nil {
-			return "", err
+			return nil, err
 		}
 	}
-	return Text(res), nil
+	return res, nil
 }
 
 // Text returns what a model reads of res: its text contents, one per
