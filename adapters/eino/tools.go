@@ -125,7 +125,7 @@ func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...to
 	if err != nil {
 		return "", err
 	}
-	return Text(res), nil
+	return switchboard.ResultText(res), nil
 }
 
 // call calls the tool name through m with argumentsInJSON, and returns an
@@ -152,36 +152,4 @@ func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, nam
 		}
 	}
 	return res, nil
-}
-
-// Text returns what a model reads of res: its text contents, one per
-// line; the text of embedded text resources; a line naming each resource
-// link, image, audio or binary resource, which a string cannot hold; and,
-// when there is no text at all, the structured content as JSON.
-func Text(res *mcp.CallToolResult) string {
-	var lines []string
-	for _, c := range res.Content {
-		switch c := c.(type) {
-		case *mcp.TextContent:
-			lines = append(lines, c.Text)
-		case *mcp.ImageContent:
-			lines = append(lines, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.AudioContent:
-			lines = append(lines, fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *mcp.ResourceLink:
-			lines = append(lines, fmt.Sprintf("[resource: %s]", c.URI))
-		case *mcp.EmbeddedResource:
-			if r := c.Resource; r != nil && r.Blob == nil {
-				lines = append(lines, r.Text)
-			} else if r != nil {
-				lines = append(lines, fmt.Sprintf("[resource: %s, %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
-			}
-		}
-	}
-	if len(lines) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(b)
-		}
-	}
-	return strings.Join(lines, "\n")
 }

@@ -343,23 +343,3 @@ func TestSearch(t *testing.T) {
 		t.Errorf("calling what was found: %q, %v", got["a"], err)
 	}
 }
-
-func TestText(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		res  *mcp.CallToolResult
-		want string
-	}{
-		{"texts", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}}, "a\nb"},
-		{"image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shot:"}, &mcp.ImageContent{MIMEType: "image/png", Data: []byte("png")}}}, "shot:\n[image: image/png, 3 bytes]"},
-		{"embedded text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a", Text: "body"}}}}, "body"},
-		{"structured only", &mcp.CallToolResult{StructuredContent: map[string]any{"n": 1}}, `{"n":1}`},
-		{"structured and text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"n": 1}`}}, StructuredContent: map[string]any{"n": 1}}, `{"n": 1}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Text(tc.res); got != tc.want {
-				t.Errorf("Text = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
