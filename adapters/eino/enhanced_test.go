@@ -171,7 +171,7 @@ func TestEnhancedToolsErrorsReachTheModelAsText(t *testing.T) {
 	if s := one("a"); s != "tool fail failed" {
 		t.Errorf("an error result: %q", s)
 	}
-	if s := one("b"); !strings.HasPrefix(s, "The arguments of tool s__echo were invalid: arguments are not JSON") {
+	if s := one("b"); !strings.HasPrefix(s, "The arguments of tool s__echo were invalid: ") || !strings.Contains(s, "arguments must be a JSON object") {
 		t.Errorf("arguments that are not JSON: %q", s)
 	}
 	if s := one("c"); !strings.Contains(s, "unavailable") || !strings.Contains(s, "Do not retry") {

@@ -136,15 +136,7 @@ func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, nam
 	if strings.TrimSpace(argumentsInJSON) != "" {
 		args = json.RawMessage(argumentsInJSON)
 	}
-	var res *mcp.CallToolResult
-	var err error
-	if args != nil && !json.Valid(args) {
-		// The manager would send it, fail to encode it, and report a call
-		// that may have run.
-		err = fmt.Errorf("arguments are not JSON: %w", switchboard.ErrInvalidArguments)
-	} else {
-		res, err = m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
-	}
+	res, err := m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		res = switchboard.DefaultErrorFormatter(ctx, name, err)
 		if res == nil {
@@ -152,4 +144,21 @@ func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, nam
 		}
 	}
 	return res, nil
+}
+
+// UnknownTool returns a handler for Eino's
+// compose.ToolsNodeConfig.UnknownToolsHandler. A tool that the model made up,
+// or that the node's tool list does not have, is called through the
+// manager all the same: one its servers list now runs, and any other gets
+// the manager's answer as its output (there is no tool of that name, and
+// the names the model may have meant), so that the run goes on where Eino's
+// own answer would end it.
+func UnknownTool(m *switchboard.Manager, q *switchboard.Query) func(ctx context.Context, name, input string) (string, error) {
+	return func(ctx context.Context, name, input string) (string, error) {
+		res, err := call(ctx, m, q, name, input)
+		if err != nil {
+			return "", err
+		}
+		return switchboard.ResultText(res), nil
+	}
 }

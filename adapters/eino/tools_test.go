@@ -205,7 +205,7 @@ func TestToolsNodeCallsThroughTheManager(t *testing.T) {
 	if got["d"] != "tool add: arguments a and b must be numbers" {
 		t.Errorf("bad arguments: %q, want the server's error result", got["d"])
 	}
-	if !strings.HasPrefix(got["e"], "The arguments of tool s__echo were invalid: arguments are not JSON") {
+	if !strings.HasPrefix(got["e"], "The arguments of tool s__echo were invalid: ") || !strings.Contains(got["e"], "arguments must be a JSON object") {
 		t.Errorf("arguments that are not JSON: %q, want DefaultErrorFormatter's invalid-arguments text", got["e"])
 	}
 	if calls := srv["s"].Counts().Calls; calls != 4 {
@@ -341,5 +341,38 @@ func TestSearch(t *testing.T) {
 	got, err := run(t, t.Context(), found, [2]string{"s__screenshot", `{"url":"x"}`})
 	if err != nil || got["a"] != `{"url":"x"}` {
 		t.Errorf("calling what was found: %q, %v", got["a"], err)
+	}
+}
+
+// TestUnknownTool: with UnknownTool as the node's handler, a tool the model
+// made up gets the manager's answer, and one that is not in the node's list
+// but that the server lists now runs; without it, Eino ends the run.
+func TestUnknownTool(t *testing.T) {
+	m, _ := connect(t, nil, map[string]mcptest.Script{"s": {Tools: []mcptest.ToolSpec{{Name: "echo"}}}})
+	msg := &schema.Message{Role: schema.Assistant, ToolCalls: []schema.ToolCall{
+		{ID: "a", Type: "function", Function: schema.FunctionCall{Name: "s__ecko", Arguments: `{}`}},
+		{ID: "b", Type: "function", Function: schema.FunctionCall{Name: "s__echo", Arguments: `{"x":1}`}},
+	}}
+	bare, err := compose.NewToolNode(t.Context(), &compose.ToolsNodeConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Invoke(t.Context(), msg); err == nil {
+		t.Fatal("Eino's own answer to an unknown tool did not end the run: the test proves nothing")
+	}
+	node, err := compose.NewToolNode(t.Context(), &compose.ToolsNodeConfig{UnknownToolsHandler: UnknownTool(m, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := node.Invoke(t.Context(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range out {
+		got[o.ToolCallID] = o.Content
+	}
+	if !strings.Contains(got["a"], `There is no tool named s__ecko; did you mean "s__echo"?`) || got["b"] != `{"x":1}` {
+		t.Errorf("answers %q", got)
 	}
 }

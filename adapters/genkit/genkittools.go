@@ -1,7 +1,7 @@
 // Package genkittools gives a Genkit program every tool of a Switchboard
 // manager as a native Genkit tool, ready for [ai.WithTools]:
 //
-//	m := switchboard.New(cfg, nil)
+//	m := switchboard.New(cfg, &switchboard.Options{StartupGate: -1}) // Connect waits for every server
 //	defer m.Close()
 //	if err := m.Connect(ctx); err != nil { ... }
 //	resp, err := genkit.Generate(ctx, g, ai.WithPrompt("..."),

@@ -1,7 +1,7 @@
 // Package lcgtools gives a LangChainGo agent every tool of a Switchboard
 // [switchboard.Manager], as native tools of github.com/tmc/langchaingo:
 //
-//	m := switchboard.New(cfg, nil)
+//	m := switchboard.New(cfg, &switchboard.Options{StartupGate: -1}) // Connect waits for every server
 //	defer m.Close()
 //	if err := m.Connect(ctx); err != nil { ... }
 //	agent := agents.NewOneShotAgent(llm, lcgtools.Tools(ctx, m, nil))
