@@ -4,7 +4,7 @@
 //	m := switchboard.New(cfg, &switchboard.Options{StartupGate: -1}) // Connect waits for every server
 //	defer m.Close()
 //	if err := m.Connect(ctx); err != nil { ... }
-//	agent := agents.NewOneShotAgent(llm, lcgtools.Tools(ctx, m, nil))
+//	agent := agents.NewOneShotAgent(llm, lcgtools.DescribeInputs(lcgtools.Tools(ctx, m, nil))) // its prompt shows no schemas: the descriptions carry them
 //	out, err := chains.Run(ctx, agents.NewExecutor(agent), "What is 2 + 3?")
 //
 // [Tools] returns each tool as a [tools.Tool]: its Name is the public name,
@@ -191,33 +191,21 @@ func ToolMessages(ctx context.Context, m *switchboard.Manager, q *switchboard.Qu
 	return msgs, nil
 }
 
-// call is the one way a tool runs: it decodes input, calls name through m,
-// and turns what comes back into the text for the model.
+// call is the one way a tool runs: it calls name through m with the
+// model's input as it is (the manager refuses one that is not a JSON
+// object, before anything is sent; decoding it here would round its large
+// numbers), and turns what comes back into the text for the model.
 func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, name, input string) (string, error) {
-	args, err := arguments(input)
+	var args json.RawMessage
+	if input = strings.TrimSpace(input); input != "" {
+		args = json.RawMessage(input)
+	}
+	res, err := m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err == nil {
-		var res *mcp.CallToolResult
-		res, err = m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err == nil {
-			return switchboard.ResultText(res), nil
-		}
+		return switchboard.ResultText(res), nil
 	}
 	if res := switchboard.DefaultErrorFormatter(ctx, name, err); res != nil {
 		return switchboard.ResultText(res), nil
 	}
 	return "", fmt.Errorf("lcgtools: call tool %q: %w", name, err)
-}
-
-// arguments decodes the model's input, a JSON object or nothing. Nil
-// arguments go out as {}.
-func arguments(input string) (map[string]any, error) {
-	input = strings.TrimSpace(input)
-	if input == "" {
-		return nil, nil
-	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(input), &args); err != nil {
-		return nil, fmt.Errorf("%w: the input must be a JSON object of the arguments: %v", switchboard.ErrInvalidArguments, err)
-	}
-	return args, nil
 }

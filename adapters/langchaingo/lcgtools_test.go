@@ -109,7 +109,7 @@ func TestExecutorRunsTools(t *testing.T) {
 		"5",
 		"tool fail failed",
 		"The arguments of tool s__add were invalid: ",
-		"The arguments of tool s__add were invalid: invalid arguments: the input must be a JSON object of the arguments: ",
+		"The arguments of tool s__add were invalid: server \"s\": call tool \"add\": invalid arguments: arguments must be a JSON object.",
 		`{"x":1}`,
 	}
 	if len(got) != len(want) {
