@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/tmc/langchaingo/agents"
@@ -67,43 +68,51 @@ func TestServerCrashesMidSession(t *testing.T) {
 // new tool to the model, and a tool kept from the old set answers, as the
 // manager does, that it is gone.
 func TestToolsChange(t *testing.T) {
-	f := newFleet(t)
-	srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old", Description: "The old tool."}}})
-	m := f.manager(nil)
-	ctx := t.Context()
-	before := lcgtools.Tools(ctx, m, nil)
+	synctest.Test(t, func(t *testing.T) {
+		f := newFleet(t)
+		srv := f.add("s", mcptest.Script{Tools: []mcptest.ToolSpec{{Name: "old", Description: "The old tool."}}})
+		m := f.manager(nil)
+		ctx := t.Context()
+		before := lcgtools.Tools(ctx, m, nil)
 
-	changed := mcptest.Await(m.Subscribe, func(ev switchboard.Event) bool {
-		return ev.Kind == switchboard.EventChanged && slices.Contains(ev.Tools.Added, "s__new")
+		changed := mcptest.Await(m.Subscribe, func(ev switchboard.Event) bool {
+			return ev.Kind == switchboard.EventChanged && slices.Contains(ev.Tools.Added, "s__new")
+		})
+		srv.SetTools([]mcptest.ToolSpec{{Name: "new", Description: "The new tool."}})
+		mcptest.PassTime(time.Second) // past go-sdk's debounce of list_changed
+		synctest.Wait()
+		select {
+		case <-changed:
+		default:
+			t.Fatal("no change event after the server's tools changed")
+		}
+
+		after := lcgtools.Tools(ctx, m, nil)
+		if diff := cmp.Diff([]string{"s__new"}, toolNames(after)); diff != "" {
+			t.Errorf("tools after the change (-want +got):\n%s", diff)
+		}
+		defs := lcgtools.Definitions(ctx, m, nil)
+		if len(defs) != 1 || defs[0].Function.Name != "s__new" || defs[0].Function.Description != "The new tool." {
+			t.Errorf("definitions after the change = %+v, want s__new alone", defs)
+		}
+
+		// The agent of the last turn still holds s__old.
+		model := newModel(act("s__old", `{}`), final("gone"))
+		got := observations(run(ctx, t, agents.NewOneShotAgent(model, before)))
+		if len(got) != 1 || !strings.HasPrefix(got[0], "There is no tool named s__old") {
+			t.Errorf("observation of a removed tool = %q, want the manager's unknown-tool text", got)
+		}
+
+		// The next turn's agent offers s__new, and it runs.
+		model = newModel(act("s__new", `{"k": "v"}`), final("done"))
+		got = observations(run(ctx, t, agents.NewOneShotAgent(model, after)))
+		if diff := cmp.Diff([]string{`{"k":"v"}`}, got); diff != "" {
+			t.Errorf("observations of the new tool (-want +got):\n%s", diff)
+		}
+		if p := model.prompt(0); !strings.Contains(p, "- s__new: The new tool.") || strings.Contains(p, "s__old") {
+			t.Errorf("the next turn's prompt does not offer s__new alone:\n%s", p)
+		}
 	})
-	srv.SetTools([]mcptest.ToolSpec{{Name: "new", Description: "The new tool."}})
-	<-changed
-
-	after := lcgtools.Tools(ctx, m, nil)
-	if diff := cmp.Diff([]string{"s__new"}, toolNames(after)); diff != "" {
-		t.Errorf("tools after the change (-want +got):\n%s", diff)
-	}
-	defs := lcgtools.Definitions(ctx, m, nil)
-	if len(defs) != 1 || defs[0].Function.Name != "s__new" || defs[0].Function.Description != "The new tool." {
-		t.Errorf("definitions after the change = %+v, want s__new alone", defs)
-	}
-
-	// The agent of the last turn still holds s__old.
-	model := newModel(act("s__old", `{}`), final("gone"))
-	got := observations(run(ctx, t, agents.NewOneShotAgent(model, before)))
-	if len(got) != 1 || !strings.HasPrefix(got[0], "There is no tool named s__old") {
-		t.Errorf("observation of a removed tool = %q, want the manager's unknown-tool text", got)
-	}
-
-	// The next turn's agent offers s__new, and it runs.
-	model = newModel(act("s__new", `{"k": "v"}`), final("done"))
-	got = observations(run(ctx, t, agents.NewOneShotAgent(model, after)))
-	if diff := cmp.Diff([]string{`{"k":"v"}`}, got); diff != "" {
-		t.Errorf("observations of the new tool (-want +got):\n%s", diff)
-	}
-	if p := model.prompt(0); !strings.Contains(p, "- s__new: The new tool.") || strings.Contains(p, "s__old") {
-		t.Errorf("the next turn's prompt does not offer s__new alone:\n%s", p)
-	}
 }
 
 func toolNames(ts []tools.Tool) []string {
