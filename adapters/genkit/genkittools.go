@@ -9,8 +9,9 @@
 //
 // Each tool is made with [ai.NewMultipartTool], so it needs no registry:
 // Generate registers it in a child registry of its own for that call. It
-// carries the tool's public name, description and input schema exactly,
-// and a call goes through [switchboard.Manager.CallTool], with the tool
+// carries the tool's public name and description exactly, and its input
+// schema as sanitized below, and a call goes through
+// [switchboard.Manager.CallTool], with the tool
 // context as its context: routing, validation, waiting for a reconnect,
 // safe replay and cancellation are the manager's.
 //
@@ -28,6 +29,21 @@
 // Genkit checks the model's arguments against the input schema before it
 // runs a tool, and ends the generation if they do not match: such a call
 // never reaches the manager.
+//
+// # Input schemas
+//
+// A server's schema is not trusted, and Genkit's check (gojsonschema)
+// fetches a "$ref" to an http(s) URL at every call, reads a "$ref" to a
+// file:// URL, and ends the generation on a "pattern" that Go's regexp
+// cannot compile, such as a JavaScript lookahead. So Genkit gets a copy of
+// each schema without any "$ref" that is not a local JSON pointer ("#..."),
+// any "pattern" Go cannot compile, or any "patternProperties" entry whose
+// key Go cannot compile; the rest is kept as it is. The arguments the model
+// sends are then checked by the manager against the server's own schema.
+// [Tools] compiles each copy as Genkit will, and leaves out a tool whose
+// copy still does not compile (a "$ref" to a missing definition, an unknown
+// type), silently, as the adapter has no logger: one bad schema would
+// otherwise end every generation whose model calls that tool.
 //
 // # Results
 //
@@ -60,19 +76,37 @@ import (
 // Tools returns the tools m exposes for q (which may be nil), as
 // [switchboard.Manager.Tools] lists them, as Genkit tools for
 // [ai.WithTools]. Each element is an [ai.Tool]. Call it for every Generate
-// so that the model sees the current tools.
+// so that the model sees the current tools. A tool whose input schema
+// Genkit could not compile, even sanitized (see the package doc), is left
+// out.
 func Tools(ctx context.Context, m *switchboard.Manager, q *switchboard.Query) []ai.ToolRef {
 	list := m.Tools(ctx, q)
 	tools := make([]ai.ToolRef, 0, len(list))
 	for _, t := range list {
-		tools = append(tools, Tool(m, t, q))
+		tool, err := newTool(m, t, q)
+		if err != nil {
+			continue // its schema would end every generation; see Tools
+		}
+		tools = append(tools, tool)
 	}
 	return tools
 }
 
 // Tool returns t, a tool of m, as a Genkit tool whose calls go through
-// m.CallTool for q (which may be nil).
+// m.CallTool for q (which may be nil). Its input schema is t's, sanitized
+// as the package doc says. If even the sanitized schema does not compile, the
+// tool is still returned, and every generation that offers it ends with
+// Genkit's error when the model calls it; [Tools] leaves such a tool out.
 func Tool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) ai.Tool {
+	tool, _ := newTool(m, t, q)
+	return tool
+}
+
+// newTool returns Tool(m, t, q) and the error of compiling its sanitized
+// input schema as Genkit will.
+func newTool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) (ai.Tool, error) {
+	schema := sanitizeSchema(t.InputSchema())
+	err := compileSchema(schema)
 	name := t.Name
 	call := func(tc *ai.ToolContext, input any) (*ai.MultipartToolResponse, error) {
 		args, _ := input.(map[string]any)
@@ -85,7 +119,7 @@ func Tool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) ai.T
 		}
 		return response(res), nil
 	}
-	return ai.NewMultipartTool(name, t.Description, call, ai.WithInputSchema(t.InputSchema()))
+	return ai.NewMultipartTool(name, t.Description, call, ai.WithInputSchema(schema)), err
 }
 
 // response turns an MCP tool result into a Genkit multipart tool response.
