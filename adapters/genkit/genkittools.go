@@ -109,8 +109,9 @@ func newTool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) (
 	err := compileSchema(schema)
 	name := t.Name
 	call := func(tc *ai.ToolContext, input any) (*ai.MultipartToolResponse, error) {
-		args, _ := input.(map[string]any)
-		res, err := m.CallTool(tc, q, &mcp.CallToolParams{Name: name, Arguments: args})
+		// As Genkit decoded it: the manager sends nil as {}, and checks
+		// the rest against the tool's required arguments.
+		res, err := m.CallTool(tc, q, &mcp.CallToolParams{Name: name, Arguments: input})
 		if err != nil {
 			res = switchboard.DefaultErrorFormatter(tc, name, err)
 			if res == nil {
