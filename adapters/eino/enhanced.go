@@ -51,7 +51,8 @@ func EnhancedTools(ctx context.Context, m *switchboard.Manager, q *switchboard.Q
 }
 
 // Info returns the tool's name, description and parameters, as the model
-// is to see them. The caller may change the result.
+// is to see them. The caller may change the result, but not the
+// parameters' schema, which the tools of later turns share.
 func (t *EnhancedTool) Info(context.Context) (*schema.ToolInfo, error) {
 	info := *t.info
 	return &info, nil

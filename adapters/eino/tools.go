@@ -34,6 +34,7 @@ import (
 
 	"github.com/cloudwego/eino/components/tool"
 	"github.com/cloudwego/eino/schema"
+	"github.com/eino-contrib/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
@@ -57,11 +58,15 @@ func NewTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) (
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 	}
+	return newTool(m, q, t, params), nil
+}
+
+func newTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool, params *jsonschema.Schema) *Tool {
 	return &Tool{m: m, q: q, info: &schema.ToolInfo{
 		Name:        t.Name,
 		Desc:        t.Description,
 		ParamsOneOf: schema.NewParamsOneOfByJSONSchema(params),
-	}}, nil
+	}}
 }
 
 // Tools returns the tools that m exposes to q (which may be nil) now, as
@@ -69,6 +74,10 @@ func NewTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) (
 // changes: the tools it returned keep calling through m, and a call of a
 // tool that has gone reaches the model as the manager's "no tool named"
 // text.
+//
+// A tool's input schema is converted once, and reused while
+// [switchboard.Tool.Same] reports the tool unchanged, so that calling
+// Tools at each turn costs little more than the manager's list.
 func Tools(ctx context.Context, m *switchboard.Manager, q *switchboard.Query) ([]tool.BaseTool, error) {
 	return convert(m, q, m.Tools(ctx, q))
 }
@@ -94,22 +103,28 @@ func Search(ctx context.Context, m *switchboard.Manager, query string, opts *swi
 	return convert(m, q, found)
 }
 
+// convert returns ts, tools of m, as Eino tools, reusing the schemas that
+// m's cache holds for them, and drops from the cache the tools m no
+// longer has.
 func convert(m *switchboard.Manager, q *switchboard.Query, ts []switchboard.Tool) ([]tool.BaseTool, error) {
+	c := cacheOf(m)
+	c.keep(m, ts)
 	out := make([]tool.BaseTool, 0, len(ts))
 	var errs []error
 	for _, t := range ts {
-		et, err := NewTool(m, q, t)
+		params, err := c.params(t)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("tool %s: %w", t.Name, err))
 			continue
 		}
-		out = append(out, et)
+		out = append(out, newTool(m, q, t, params))
 	}
 	return out, errors.Join(errs...)
 }
 
 // Info returns the tool's name, description and parameters, as the model
-// is to see them. The caller may change the result.
+// is to see them. The caller may change the result, but not the
+// parameters' schema, which the tools of later turns share.
 func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) {
 	info := *t.info
 	return &info, nil

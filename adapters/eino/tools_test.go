@@ -23,7 +23,7 @@ import (
 
 // connect returns a connected manager over scripts, one in-memory server
 // per name, and the servers. Both are closed when the test ends.
-func connect(t *testing.T, opts *switchboard.Options, scripts map[string]mcptest.Script) (*switchboard.Manager, map[string]*mcptest.Server) {
+func connect(t testing.TB, opts *switchboard.Options, scripts map[string]mcptest.Script) (*switchboard.Manager, map[string]*mcptest.Server) {
 	t.Helper()
 	servers := make(map[string]*mcptest.Server)
 	var cfg config.Config
