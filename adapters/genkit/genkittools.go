@@ -83,7 +83,7 @@ func Tools(ctx context.Context, m *switchboard.Manager, q *switchboard.Query) []
 	list := m.Tools(ctx, q)
 	tools := make([]ai.ToolRef, 0, len(list))
 	for _, t := range list {
-		tool, err := newTool(m, t, q)
+		tool, err := newTool(m, q, t)
 		if err != nil {
 			continue // its schema would end every generation; see Tools
 		}
@@ -97,14 +97,14 @@ func Tools(ctx context.Context, m *switchboard.Manager, q *switchboard.Query) []
 // as the package doc says. If even the sanitized schema does not compile, the
 // tool is still returned, and every generation that offers it ends with
 // Genkit's error when the model calls it; [Tools] leaves such a tool out.
-func Tool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) ai.Tool {
-	tool, _ := newTool(m, t, q)
+func Tool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) ai.Tool {
+	tool, _ := newTool(m, q, t)
 	return tool
 }
 
-// newTool returns Tool(m, t, q) and the error of compiling its sanitized
+// newTool returns Tool(m, q, t) and the error of compiling its sanitized
 // input schema as Genkit will.
-func newTool(m *switchboard.Manager, t switchboard.Tool, q *switchboard.Query) (ai.Tool, error) {
+func newTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) (ai.Tool, error) {
 	schema := sanitizeSchema(t.InputSchema())
 	err := compileSchema(schema)
 	name := t.Name
