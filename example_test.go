@@ -340,6 +340,29 @@ func ExampleManager_CallTool() {
 	// true There is no tool named hello__wave. Use one of the tools listed.
 }
 
+// An agent framework's loop ends on a tool's error: CallToolForModel gives
+// the model a result to act on instead, and ends the loop only when the
+// caller's context does.
+func ExampleManager_CallToolForModel() {
+	m := connected(`{"mcpServers": {"hello": {"command": "greeter-server"}}}`,
+		map[string]*mcp.Server{"hello": greeter()}, nil)
+	defer m.Close()
+
+	res, err := m.CallToolForModel(context.Background(), nil, &mcp.CallToolParams{Name: "hello__wave"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, switchboard.ResultText(res))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = m.CallToolForModel(ctx, nil, &mcp.CallToolParams{Name: "hello__greet", Arguments: map[string]any{"name": "Ada"}})
+	fmt.Println(errors.Is(err, context.Canceled))
+	// Output:
+	// true There is no tool named hello__wave. Use one of the tools listed.
+	// true
+}
+
 // notebook returns an MCP server with a prompt and a resource.
 func notebook() *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: "notebook", Version: "v1"}, nil)

@@ -298,3 +298,19 @@ func DefaultErrorFormatter(ctx context.Context, tool string, err error) *mcp.Cal
 	}
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
+
+// CallToolForModel calls a tool as [Manager.CallTool] does, for hosts whose
+// agent loop ends on a tool's error (the agent frameworks do): an error
+// becomes a result for the model instead, Options.FormatError's or, when
+// that is unset or gives nil, [DefaultErrorFormatter]'s. An error is
+// returned only once ctx is done, for the loop to end.
+func (m *Manager) CallToolForModel(ctx context.Context, q *Query, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	res, err := m.CallTool(ctx, q, params)
+	if err == nil {
+		return res, nil
+	}
+	if res := DefaultErrorFormatter(ctx, params.Name, err); res != nil {
+		return res, nil
+	}
+	return nil, err
+}

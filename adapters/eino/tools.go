@@ -143,22 +143,16 @@ func (t *Tool) InvokableRun(ctx context.Context, argumentsInJSON string, _ ...to
 	return switchboard.ResultText(res), nil
 }
 
-// call calls the tool name through m with argumentsInJSON, and returns an
-// error of the manager as [switchboard.DefaultErrorFormatter]'s result; the
-// error it returns is only a cancellation's.
+// call calls the tool name through m with argumentsInJSON, as they are,
+// and returns an error of the manager as a result for the model (see
+// [switchboard.Manager.CallToolForModel]); it returns an error only once
+// ctx is done.
 func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, name, argumentsInJSON string) (*mcp.CallToolResult, error) {
 	var args json.RawMessage
 	if strings.TrimSpace(argumentsInJSON) != "" {
 		args = json.RawMessage(argumentsInJSON)
 	}
-	res, err := m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		res = switchboard.DefaultErrorFormatter(ctx, name, err)
-		if res == nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return m.CallToolForModel(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
 }
 
 // UnknownTool returns a handler for Eino's

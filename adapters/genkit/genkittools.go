@@ -111,12 +111,9 @@ func newTool(m *switchboard.Manager, q *switchboard.Query, t switchboard.Tool) (
 	call := func(tc *ai.ToolContext, input any) (*ai.MultipartToolResponse, error) {
 		// As Genkit decoded it: the manager sends nil as {}, and checks
 		// the rest against the tool's required arguments.
-		res, err := m.CallTool(tc, q, &mcp.CallToolParams{Name: name, Arguments: input})
+		res, err := m.CallToolForModel(tc, q, &mcp.CallToolParams{Name: name, Arguments: input})
 		if err != nil {
-			res = switchboard.DefaultErrorFormatter(tc, name, err)
-			if res == nil {
-				return nil, err // the context is done
-			}
+			return nil, err // the context is done
 		}
 		return response(res), nil
 	}

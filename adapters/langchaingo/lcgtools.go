@@ -200,12 +200,9 @@ func call(ctx context.Context, m *switchboard.Manager, q *switchboard.Query, nam
 	if input = strings.TrimSpace(input); input != "" {
 		args = json.RawMessage(input)
 	}
-	res, err := m.CallTool(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err == nil {
-		return switchboard.ResultText(res), nil
+	res, err := m.CallToolForModel(ctx, q, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", fmt.Errorf("lcgtools: call tool %q: %w", name, err) // the context is done
 	}
-	if res := switchboard.DefaultErrorFormatter(ctx, name, err); res != nil {
-		return switchboard.ResultText(res), nil
-	}
-	return "", fmt.Errorf("lcgtools: call tool %q: %w", name, err)
+	return switchboard.ResultText(res), nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/switchboard-mcp/switchboard"
-	"github.com/switchboard-mcp/switchboard/adapters/langchaingo"
+	lcgtools "github.com/switchboard-mcp/switchboard/adapters/langchaingo"
 	"github.com/switchboard-mcp/switchboard/config"
 )
 
