@@ -39,6 +39,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/switchboard-mcp/switchboard/internal/userfile"
 )
 
 // Genesis is the prev of the first line of a log: 64 zeros.
@@ -159,7 +161,7 @@ type Log struct {
 	// it starts).
 	w         io.Writer
 	file      *os.File // the file w is; nil for stdout
-	lock      *os.File // held while the log is open (see lock); nil for stdout
+	lock      *os.File // held while the log is open (see Open); nil for stdout
 	size      int64    // of file
 	prev      string
 	seq       int64
@@ -186,18 +188,23 @@ func Open(path string, opts *Options) (*Log, error) {
 		if l.maxFiles <= 0 {
 			l.maxFiles = DefaultMaxFiles
 		}
-		held, err := lock(path)
+		// Two writers of one chain would break it where their lines
+		// interleave, which reads as tampering: one writer per file.
+		held, err := userfile.Lock(path+".lock", false)
+		if errors.Is(err, userfile.ErrLocked) {
+			return nil, fmt.Errorf("audit log %s: %w", path, ErrInUse)
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("audit log %s: %w", path, err)
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
-			closeLock(held)
+			userfile.Unlock(held)
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
 		if err := l.continueFrom(path, f); err != nil {
 			f.Close()
-			closeLock(held)
+			userfile.Unlock(held)
 			return nil, err
 		}
 		l.w, l.file, l.lock = f, f, held
@@ -330,16 +337,9 @@ func (l *Log) Close() error {
 		if l.file != nil {
 			err = l.file.Close()
 		}
-		closeLock(l.lock)
+		userfile.Unlock(l.lock)
 	})
 	return err
-}
-
-// closeLock lets go of a lock that lock took, if any.
-func closeLock(f *os.File) {
-	if f != nil {
-		f.Close()
-	}
 }
 
 // ErrInUse means another process writes the audit log: each gateway, each

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -187,11 +188,11 @@ var prepareHook func(tmp string) error
 // file of this version (corrupt, unreadable or newer), it keeps that file
 // as path+".bak-<UTC time>".
 func Save(path string, f *File) error {
-	l, err := lock(path)
+	l, err := lockFile(path)
 	if err != nil {
 		return err
 	}
-	defer unlock(l)
+	defer userfile.Unlock(l)
 	return save(path, f)
 }
 
@@ -254,11 +255,11 @@ func backupUnreadable(path string) error {
 // The lock blocks until it is free: fn must not wait on another update of
 // the same file.
 func Update(path string, fn func(*File) error) error {
-	l, err := lock(path)
+	l, err := lockFile(path)
 	if err != nil {
 		return err
 	}
-	defer unlock(l)
+	defer userfile.Unlock(l)
 	f, err := Load(path)
 	if err != nil {
 		return err
@@ -322,4 +323,17 @@ func position(b []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = int(offset) - bytes.LastIndexByte(before, '\n')
 	return line, col
+}
+
+// lockFile takes the pins file at path for this caller alone, waiting for
+// it, with a lock on path+".lock", made with its directory if need be.
+func lockFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("pins file %s: %w", path, err)
+	}
+	l, err := userfile.Lock(path+".lock", true)
+	if err != nil {
+		return nil, fmt.Errorf("pins file %s: %w", path, err)
+	}
+	return l, nil
 }
