@@ -797,37 +797,35 @@ func (p *pinner) close() { p.writes.Close() }
 // heldChanges returns an EventHeld for each server whose held tools differ
 // between two views, in configured order.
 func heldChanges(before, after *view) []Event {
+	byServer := make(map[string]*Diff)
+	diffNamed(heldNames(before), heldNames(after), func(n named, added bool) {
+		d := byServer[n.server]
+		if d == nil {
+			d = &Diff{}
+			byServer[n.server] = d
+		}
+		if added {
+			d.Added = append(d.Added, n.name)
+		} else {
+			d.Removed = append(d.Removed, n.name)
+		}
+	})
 	var out []Event
 	for _, up := range after.servers {
-		name := up.Name()
-		was, now := heldNames(before, name), heldNames(after, name)
-		var d Diff
-		for _, n := range now {
-			if !slices.Contains(was, n) {
-				d.Added = append(d.Added, n)
-			}
-		}
-		for _, n := range was {
-			if !slices.Contains(now, n) {
-				d.Removed = append(d.Removed, n)
-			}
-		}
-		if !d.empty() {
-			out = append(out, Event{Kind: EventHeld, At: time.Now(), Server: name, Tools: d})
+		if d := byServer[up.Name()]; d != nil {
+			out = append(out, Event{Kind: EventHeld, At: time.Now(), Server: up.Name(), Tools: *d})
 		}
 	}
 	return out
 }
 
-// heldNames returns the sorted public names of server's held tools in v.
-func heldNames(v *view, server string) []string {
-	var out []string
+// heldNames returns the held tools of v, sorted by public name.
+func heldNames(v *view) []named {
+	out := make([]named, 0, len(v.held))
 	for name, h := range v.held {
-		if h.server == server {
-			out = append(out, name)
-		}
+		out = append(out, named{name, h.server})
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b named) int { return strings.Compare(a.name, b.name) })
 	return out
 }
 
