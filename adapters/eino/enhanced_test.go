@@ -67,7 +67,8 @@ func connectMedia(t *testing.T) *switchboard.Manager {
 	return m
 }
 
-// runParts invokes a ToolsNode like run, and returns each tool message by
+// runParts invokes a ToolsNode over tools with one assistant message that
+// calls each of calls (name, JSON arguments), and returns each tool message by
 // call ID.
 func runParts(t *testing.T, ctx context.Context, tools []tool.BaseTool, calls ...[2]string) (map[string]*schema.Message, error) {
 	t.Helper()

@@ -55,25 +55,13 @@ func connect(t testing.TB, opts *switchboard.Options, scripts map[string]mcptest
 // content by call ID.
 func run(t *testing.T, ctx context.Context, tools []tool.BaseTool, calls ...[2]string) (map[string]string, error) {
 	t.Helper()
-	node, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{Tools: tools})
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg := &schema.Message{Role: schema.Assistant}
-	for i, c := range calls {
-		msg.ToolCalls = append(msg.ToolCalls, schema.ToolCall{
-			ID:       string(rune('a' + i)),
-			Type:     "function",
-			Function: schema.FunctionCall{Name: c[0], Arguments: c[1]},
-		})
-	}
-	out, err := node.Invoke(ctx, msg)
+	msgs, err := runParts(t, ctx, tools, calls...)
 	if err != nil {
 		return nil, err
 	}
-	got := make(map[string]string)
-	for _, m := range out {
-		got[m.ToolCallID] = m.Content
+	got := make(map[string]string, len(msgs))
+	for id, m := range msgs {
+		got[id] = m.Content
 	}
 	return got, nil
 }
